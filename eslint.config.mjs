@@ -1,0 +1,27 @@
+// @ts-check
+import eslint from '@eslint/js';
+import prettierRecommended from 'eslint-plugin-prettier/recommended';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', '.weft/**', 'coverage/**', 'eslint.config.mjs', 'bench/results/**'] },
+  eslint.configs.recommended,
+  ...tseslint.configs.recommended,
+  prettierRecommended,
+  {
+    languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly' } },
+    rules: {
+      // Small modules with one job each.
+      'max-lines': ['error', { max: 400, skipBlankLines: false, skipComments: false }],
+      complexity: ['error', { max: 15 }],
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-floating-promises': 'off',
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', globalThis: 'readonly' } },
+    rules: { '@typescript-eslint/no-require-imports': 'off' },
+  },
+);

@@ -1,0 +1,224 @@
+/** Base of every error Weft shows to users; `code` is stable across releases. */
+export abstract class WeftError extends Error {
+  abstract readonly code: string;
+  constructor(message: string) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class InvalidConfigurationError extends WeftError {
+  readonly code = 'WEFT_INVALID_CONFIGURATION';
+  constructor(
+    readonly option: string,
+    detail: string,
+  ) {
+    super(`Invalid Weft option "${option}": ${detail}`);
+  }
+}
+
+export class DatabaseUnavailableError extends WeftError {
+  readonly code = 'WEFT_DATABASE_UNAVAILABLE';
+  constructor(
+    readonly host: string,
+    readonly port: number,
+    cause: string,
+  ) {
+    super(
+      `Cannot reach PostgreSQL at ${host}:${port} (${cause}). Check DATABASE_URL / the "database" option and that the server is running.`,
+    );
+  }
+}
+
+export class EmbeddedDatabaseError extends WeftError {
+  readonly code = 'WEFT_EMBEDDED_DATABASE';
+  constructor(detail: string) {
+    super(`The embedded PostgreSQL could not start: ${detail}`);
+  }
+}
+
+/** Internal: the versioned compare-and-swap on a workflow row lost. */
+export class WorkflowVersionConflictError extends WeftError {
+  readonly code = 'WEFT_VERSION_CONFLICT';
+  constructor(
+    readonly workflowId: string,
+    readonly expectedVersion: number,
+  ) {
+    super(`Workflow "${workflowId}" was advanced by another writer (expected version ${expectedVersion}); nothing was written.`);
+  }
+}
+
+export class WorkflowNotFoundError extends WeftError {
+  readonly code = 'WEFT_WORKFLOW_NOT_FOUND';
+  constructor(readonly workflowId: string) {
+    super(`No workflow with id "${workflowId}". Check the id, or start it first.`);
+  }
+}
+
+export class WorkflowTypeNotRegisteredError extends WeftError {
+  readonly code = 'WEFT_WORKFLOW_TYPE_NOT_REGISTERED';
+  constructor(readonly workflowType: string) {
+    super(
+      `Workflow type "${workflowType}" is not registered on this engine. Register the class (or decorate it with @Workflow) before starting it.`,
+    );
+  }
+}
+
+export class WorkflowAlreadyStartedError extends WeftError {
+  readonly code = 'WEFT_WORKFLOW_ALREADY_STARTED';
+  constructor(
+    readonly workflowId: string,
+    readonly status: string,
+  ) {
+    super(
+      `Workflow "${workflowId}" already exists (status ${status}) and idPolicy is 'reject-duplicate'. Use another id or idPolicy 'return-existing'.`,
+    );
+  }
+}
+
+export class WorkflowNotRunningError extends WeftError {
+  readonly code = 'WEFT_WORKFLOW_NOT_RUNNING';
+  constructor(
+    readonly workflowId: string,
+    readonly status: string,
+  ) {
+    super(`Workflow "${workflowId}" is ${status}; this operation needs it to be running.`);
+  }
+}
+
+export class InvalidWorkflowIdError extends WeftError {
+  readonly code = 'WEFT_INVALID_WORKFLOW_ID';
+  constructor(
+    readonly workflowId: unknown,
+    reason: string,
+  ) {
+    super(`Invalid workflow id: ${reason}. Use 1 to 255 printable characters.`);
+  }
+}
+
+export class InvalidDurationError extends WeftError {
+  readonly code = 'WEFT_INVALID_DURATION';
+  constructor(
+    readonly value: unknown,
+    readonly option: string,
+  ) {
+    super(
+      `Invalid duration for ${option}: ${JSON.stringify(String(value))}. Use non-negative milliseconds or a string like '500ms', '10s', '5m', '2h', '1d'.`,
+    );
+  }
+}
+
+export class InvalidArgumentError extends WeftError {
+  readonly code = 'WEFT_INVALID_ARGUMENT';
+  constructor(
+    readonly argument: string,
+    detail: string,
+  ) {
+    super(`Invalid ${argument}: ${detail}`);
+  }
+}
+
+export class PayloadNotSerializableError extends WeftError {
+  readonly code = 'WEFT_PAYLOAD_NOT_SERIALIZABLE';
+  constructor(
+    readonly what: string,
+    readonly path: string,
+    reason: string,
+  ) {
+    super(`${what} is not JSON-serializable at ${path}: ${reason}. Pass plain JSON values (no BigInt, functions, symbols, cycles).`);
+  }
+}
+
+export class PayloadTooLargeError extends WeftError {
+  readonly code = 'WEFT_PAYLOAD_TOO_LARGE';
+  constructor(
+    readonly what: string,
+    readonly bytes: number,
+    readonly limit: number,
+  ) {
+    super(
+      `${what} is ${bytes} bytes, over the limit of ${limit} bytes. Store large data elsewhere and pass a reference, or raise maxPayloadBytes.`,
+    );
+  }
+}
+
+export class NonDeterminismError extends WeftError {
+  readonly code = 'WEFT_NON_DETERMINISM';
+  constructor(
+    readonly workflowId: string,
+    readonly seq: number,
+    readonly recorded: { kind: string; name: string },
+    readonly replayed: { kind: string; name: string },
+  ) {
+    super(
+      `Workflow "${workflowId}" is not deterministic at operation ${seq}: history has ${recorded.kind} "${recorded.name}" but the code now calls ${replayed.kind} "${replayed.name}". The workflow is suspended; deploy code that matches its history and resume it.`,
+    );
+  }
+}
+
+export class OutsideWorkflowError extends WeftError {
+  readonly code = 'WEFT_OUTSIDE_WORKFLOW';
+  constructor(readonly method: string) {
+    super(`ctx.${method}() was called outside a running workflow. Only call ctx methods from inside run() while it is executing.`);
+  }
+}
+
+export class ResultTimeoutError extends WeftError {
+  readonly code = 'WEFT_RESULT_TIMEOUT';
+  constructor(
+    readonly workflowId: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`Workflow "${workflowId}" did not finish within ${timeoutMs} ms. It is still running; call result() again later.`);
+  }
+}
+
+/** Raised by result() when the workflow ended in a state other than completed. */
+export class WorkflowFailedError extends WeftError {
+  readonly code = 'WEFT_WORKFLOW_FAILED';
+  constructor(
+    readonly workflowId: string,
+    readonly status: string,
+    readonly failure: { name?: string; message?: string } | null,
+  ) {
+    super(`Workflow "${workflowId}" ended ${status}${failure?.message ? `: ${failure.message}` : ''}.`);
+  }
+}
+
+export class StepTimeoutError extends WeftError {
+  readonly code = 'WEFT_STEP_TIMEOUT';
+  constructor(
+    readonly stepName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`Step "${stepName}" attempt exceeded its timeout of ${timeoutMs} ms.`);
+  }
+}
+
+/** Raised by ctx.step when every attempt failed; carries the last error's name and message. */
+export class StepFailedError extends WeftError {
+  readonly code = 'WEFT_STEP_FAILED';
+  constructor(
+    readonly stepName: string,
+    readonly attempts: number,
+    readonly causeName: string,
+    readonly causeMessage: string,
+  ) {
+    super(`Step "${stepName}" failed after ${attempts} attempt(s): ${causeName}: ${causeMessage}`);
+  }
+}
+
+export class EngineDisposedError extends WeftError {
+  readonly code = 'WEFT_ENGINE_DISPOSED';
+  constructor() {
+    super('This WeftEngine has been disposed; create a new one.');
+  }
+}
+
+/** Internal: a fenced write was refused because this engine no longer owns the workflow. */
+export class EngineDeposedError extends WeftError {
+  readonly code = 'WEFT_ENGINE_DEPOSED';
+  constructor(readonly workflowId?: string) {
+    super(workflowId ? `This engine no longer owns workflow "${workflowId}".` : 'This engine no longer holds the global lease.');
+  }
+}

@@ -1,0 +1,11 @@
+import type { WeftDatabaseOption } from './storage/data-source';
+
+/** Options shared by the plain engine and WeftModule (DESIGN §5). */
+export interface WeftOptions {
+  /** `{ url }`, an existing TypeORM DataSource, or absent for the embedded PostgreSQL. */
+  database?: WeftDatabaseOption;
+  /** Schema for Weft's tables, created if absent (default 'public'). */
+  schema?: string;
+  /** Identifies this engine in claims and logs (default: a random UUID per process). */
+  engineId?: string;
+}

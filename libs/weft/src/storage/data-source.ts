@@ -1,0 +1,126 @@
+import { DataSource } from 'typeorm';
+import { DatabaseUnavailableError, InvalidConfigurationError } from '../errors';
+import { WEFT_ENTITIES } from './entities';
+import { migrateWeftSchema } from './migrate';
+import { validateSchemaName } from './schema-name';
+import { SqlClient } from './sql-client';
+
+export interface WeftUrlDatabase {
+  url: string;
+  /** Pool size of the DataSource Weft creates (default 10). */
+  poolSize?: number;
+}
+
+/** `{ url }`, an existing TypeORM DataSource, or undefined for the embedded server. */
+export type WeftDatabaseOption = WeftUrlDatabase | DataSource | undefined;
+
+export interface OpenedDatabase {
+  dataSource: DataSource;
+  sql: SqlClient;
+  schema: string;
+  /** Where it is, for logs and health details; never carries credentials. */
+  target: { host: string; port: number; kind: 'url' | 'embedded' | 'datasource' };
+  close(): Promise<void>;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', 'ECONNRESET']);
+
+function hostPort(url: string): { host: string; port: number } {
+  try {
+    const u = new URL(url);
+    return { host: u.hostname || 'localhost', port: u.port ? Number(u.port) : 5432 };
+  } catch {
+    throw new InvalidConfigurationError('database.url', 'is not a valid postgres:// URL');
+  }
+}
+
+function describeConnectError(err: unknown): string | null {
+  const e = err as { code?: string; message?: string };
+  if (e?.code && NETWORK_CODES.has(e.code)) return e.code;
+  if (e?.code === '3D000' || e?.code === '28P01' || e?.code === '28000') return e.message ?? e.code;
+  if (/timeout|terminated|connect/i.test(e?.message ?? '')) return e.message ?? 'connection failed';
+  return null;
+}
+
+async function openUrl(url: string, schema: string, poolSize: number, kind: 'url' | 'embedded'): Promise<OpenedDatabase> {
+  const { host, port } = hostPort(url);
+  const dataSource = new DataSource({
+    type: 'postgres',
+    url,
+    schema,
+    entities: WEFT_ENTITIES,
+    synchronize: false,
+    migrationsRun: false,
+    applicationName: 'weft',
+    poolSize,
+    connectTimeoutMS: 5000,
+    extra: { max: poolSize, idleTimeoutMillis: 30000 },
+  });
+  try {
+    await dataSource.initialize();
+  } catch (err) {
+    const cause = describeConnectError(err);
+    if (cause) throw new DatabaseUnavailableError(host, port, cause);
+    throw err;
+  }
+  return {
+    dataSource,
+    sql: new SqlClient(dataSource),
+    schema,
+    target: { host, port, kind },
+    close: async () => {
+      if (dataSource.isInitialized) await dataSource.destroy();
+    },
+  };
+}
+
+/**
+ * Opens (and migrates) the database Weft runs on. A DataSource passed in stays the caller's:
+ * Weft never destroys it.
+ */
+export async function openDatabase(opts: {
+  database?: WeftDatabaseOption;
+  schema?: string;
+  log?: (line: string) => void;
+}): Promise<OpenedDatabase> {
+  const schema = validateSchemaName(opts.schema ?? 'public');
+  const db = opts.database;
+  let opened: OpenedDatabase;
+  if (db instanceof DataSource) {
+    if (!db.isInitialized) await db.initialize();
+    const o = db.options as { host?: string; port?: number; url?: string };
+    const where = o.url ? hostPort(o.url) : { host: o.host ?? 'localhost', port: o.port ?? 5432 };
+    opened = {
+      dataSource: db,
+      sql: new SqlClient(db),
+      schema,
+      target: { ...where, kind: 'datasource' },
+      close: async () => undefined,
+    };
+  } else if (db && typeof db === 'object' && typeof db.url === 'string') {
+    opened = await openUrl(db.url, schema, db.poolSize ?? 10, 'url');
+  } else if (db === undefined || db === null) {
+    const { startEmbeddedPostgres } = await import('./embedded/embedded-postgres');
+    const server = await startEmbeddedPostgres({ log: opts.log });
+    const inner = await openUrl(server.url, schema, 10, 'embedded').catch(async (err) => {
+      await server.stop();
+      throw err;
+    });
+    opened = {
+      ...inner,
+      close: async () => {
+        await inner.close();
+        await server.stop();
+      },
+    };
+  } else {
+    throw new InvalidConfigurationError('database', 'expected { url }, a TypeORM DataSource, or nothing for the embedded server');
+  }
+  try {
+    await migrateWeftSchema(opened.dataSource, schema);
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
+  return opened;
+}

@@ -1,0 +1,52 @@
+import { Column, Entity, Index, PrimaryColumn, VersionColumn } from 'typeorm';
+
+export type WorkflowStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+
+export const TERMINAL_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
+
+@Entity({ name: 'weft_workflows' })
+@Index('weft_workflows_status_type_idx', ['status', 'type'])
+@Index('weft_workflows_parent_idx', ['parentId'])
+export class WorkflowEntity {
+  @PrimaryColumn({ type: 'varchar', length: 255 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 255 })
+  type!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status!: WorkflowStatus;
+
+  @Column({ type: 'json', nullable: true })
+  input!: unknown;
+
+  @Column({ type: 'json', nullable: true })
+  output!: unknown;
+
+  @Column({ type: 'json', nullable: true })
+  error!: unknown;
+
+  @Column({ name: 'parent_id', type: 'varchar', length: 255, nullable: true })
+  parentId!: string | null;
+
+  @Column({ name: 'run_number', type: 'integer', default: 1 })
+  runNumber!: number;
+
+  @Column({ type: 'timestamptz', nullable: true })
+  deadline!: Date | null;
+
+  @Column({ name: 'start_at', type: 'timestamptz', nullable: true })
+  startAt!: Date | null;
+
+  @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
+  createdAt!: Date;
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt!: Date;
+
+  @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
+  completedAt!: Date | null;
+
+  @VersionColumn({ type: 'integer' })
+  version!: number;
+}

@@ -1,0 +1,70 @@
+import { DataSource } from 'typeorm';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { InvalidConfigurationError } from '../errors';
+import { openDatabase } from './data-source';
+
+describe('migrations', () => {
+  let tdb: TestDatabase;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+  });
+  afterAll(async () => tdb?.drop());
+
+  it('replicas migrating at once apply each migration exactly once, in the configured schema', async () => {
+    const dbs = await Promise.all(Array.from({ length: 4 }, () => openDatabase({ database: { url: tdb.url }, schema: 'replica_s' })));
+    try {
+      const applied = await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM replica_s.weft_schema_migrations');
+      expect(applied[0].n).toBe(1);
+      const tables = await tdb.query<{ table_name: string }>(
+        `SELECT table_name FROM information_schema.tables WHERE table_schema = 'replica_s' ORDER BY table_name`,
+      );
+      expect(tables.map((t) => t.table_name)).toEqual([
+        'weft_global_lease',
+        'weft_messages',
+        'weft_operations',
+        'weft_ownership_marker',
+        'weft_schema_migrations',
+        'weft_timers',
+        'weft_workflow_claims',
+        'weft_workflows',
+      ]);
+      const idx = await tdb.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = 'replica_s'`);
+      const names = idx.map((i) => i.indexname);
+      for (const want of [
+        'weft_timers_fire_at_idx',
+        'weft_messages_unconsumed_idx',
+        'weft_workflows_status_type_idx',
+        'weft_workflow_claims_engine_idx',
+        'weft_workflow_claims_expires_idx',
+      ]) {
+        expect(names).toContain(want);
+      }
+    } finally {
+      await Promise.all(dbs.map((d) => d.close()));
+    }
+  });
+
+  it('accepts an existing DataSource and leaves it open', async () => {
+    const ds = new DataSource({ type: 'postgres', url: tdb.url });
+    const db = await openDatabase({ database: ds, schema: 'from_ds' });
+    await db.close();
+    expect(ds.isInitialized).toBe(true);
+    const rows = await ds.query(`SELECT count(*)::int AS n FROM from_ds.weft_workflows`);
+    expect(rows[0].n).toBe(0);
+    await ds.destroy();
+  });
+
+  it('refuses a schema name that is not a plain identifier before connecting', async () => {
+    await expect(openDatabase({ database: { url: tdb.url }, schema: 'x"; drop' })).rejects.toBeInstanceOf(InvalidConfigurationError);
+  });
+
+  it('names host and port when the server is unreachable', async () => {
+    await expect(openDatabase({ database: { url: 'postgres://u:secret@127.0.0.1:1/db' } })).rejects.toMatchObject({
+      code: 'WEFT_DATABASE_UNAVAILABLE',
+      message: expect.stringContaining('127.0.0.1:1'),
+    });
+    await expect(openDatabase({ database: { url: 'postgres://u:secret@127.0.0.1:1/db' } })).rejects.toMatchObject({
+      message: expect.not.stringContaining('secret'),
+    });
+  });
+});

@@ -1,0 +1,7 @@
+import { MigrationInterface } from 'typeorm';
+import { initialSchemaMigration } from './1733140000000-initial-schema';
+
+/** Ordered; ids are never reused. */
+export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
+  return [{ id: 1733140000000, migration: initialSchemaMigration(schema) }];
+}

@@ -1,0 +1,136 @@
+import { qualify } from '../schema-name';
+
+/**
+ * SQL for weft_workflows. `advance` is the checkpoint compare-and-swap: ONE statement whose
+ * data-modifying CTEs only write for the workflows whose versioned UPDATE matched, so an
+ * advance costs one round trip and one implicit transaction, a lost race writes nothing, and
+ * many workflows' advances can share the statement (group commit). See docs/decisions/0001.
+ */
+export function workflowSql(schema: string) {
+  const wf = qualify(schema, 'weft_workflows');
+  const ops = qualify(schema, 'weft_operations');
+  const timers = qualify(schema, 'weft_timers');
+  const msgs = qualify(schema, 'weft_messages');
+  const claims = qualify(schema, 'weft_workflow_claims');
+  return {
+    advance: `
+      WITH cmd AS (
+        SELECT * FROM json_to_recordset($1::json) AS c(
+          id text, expected int, status text, set_output boolean, output json, set_error boolean, error json,
+          completed boolean, ops json, clear_timers boolean, del_timers json, timers json, msgs json,
+          consume json, fence_engine text, fence_epoch bigint)
+      ),
+      fence AS (
+        SELECT cl.workflow_id FROM ${claims} cl JOIN cmd c ON cl.workflow_id = c.id
+        WHERE c.fence_engine IS NOT NULL AND cl.engine_id = c.fence_engine AND cl.epoch = c.fence_epoch
+        FOR SHARE OF cl
+      ),
+      upd AS (
+        UPDATE ${wf} w SET
+          status = COALESCE(c.status, w.status),
+          output = CASE WHEN c.set_output THEN c.output ELSE w.output END,
+          error = CASE WHEN c.set_error THEN c.error ELSE w.error END,
+          completed_at = CASE WHEN c.completed THEN clock_timestamp() ELSE w.completed_at END,
+          updated_at = clock_timestamp(),
+          version = w.version + 1
+        FROM cmd c
+        WHERE w.id = c.id AND w.version = c.expected
+          AND (c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))
+        RETURNING w.id, w.version
+      ),
+      ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id),
+      ins_ops AS (
+        INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, started_at)
+        SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at
+        FROM ok, json_to_recordset(ok.ops)
+          AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz)
+      ),
+      del_timers AS (
+        DELETE FROM ${timers} t USING ok
+        WHERE t.workflow_id = ok.id
+          AND (ok.clear_timers OR (t.kind, t.seq) IN (
+            SELECT d.kind, d.seq FROM json_to_recordset(ok.del_timers) AS d(kind text, seq int)))
+      ),
+      ins_timers AS (
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+        SELECT ok.id, x.kind, x.seq, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+        FROM ok, json_to_recordset(ok.timers) AS x(kind text, seq int, delay_ms double precision)
+        ON CONFLICT (workflow_id, kind, seq) DO NOTHING
+      ),
+      ins_msgs AS (
+        INSERT INTO ${msgs} (workflow_id, kind, name, payload)
+        SELECT m.workflow_id, m.kind, m.name, m.payload
+        FROM ok, json_to_recordset(ok.msgs) AS m(workflow_id text, kind text, name text, payload json)
+        RETURNING workflow_id
+      ),
+      consume AS (
+        UPDATE ${msgs} m SET consumed_seq = x.seq, status = COALESCE(x.status, 'consumed'), result = x.result
+        FROM ok, json_to_recordset(ok.consume) AS x(id bigint, seq int, status text, result json)
+        WHERE m.id = x.id AND m.workflow_id = ok.id
+      )
+      SELECT c.id, upd.version,
+             (c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence)) AS fenced
+      FROM cmd c LEFT JOIN upd ON upd.id = c.id`,
+
+    /** Start: insert if absent. Returns the row either way so the caller applies the id policy. */
+    insert: `
+      WITH ins AS (
+        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version)
+        VALUES ($1, $2, $3, $4::json, $5,
+                CASE WHEN $6::double precision IS NULL THEN NULL ELSE clock_timestamp() + $6 * interval '1 millisecond' END,
+                CASE WHEN $7::double precision IS NULL THEN NULL ELSE clock_timestamp() + $7 * interval '1 millisecond' END,
+                1)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, status, version, true AS inserted
+      ),
+      ins_timers AS (
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+        SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+        FROM ins, json_to_recordset($8::json) AS x(kind text, delay_ms double precision)
+      )
+      SELECT id, status, version, inserted FROM ins
+      UNION ALL
+      SELECT id, status, version, false FROM ${wf} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
+
+    /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
+    restart: `
+      UPDATE ${wf} SET type = $3, status = $4, input = $5::json, output = NULL, error = NULL, parent_id = $6,
+        deadline = CASE WHEN $7::double precision IS NULL THEN NULL ELSE clock_timestamp() + $7 * interval '1 millisecond' END,
+        start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
+        run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
+        completed_at = NULL, version = version + 1
+      WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
+      RETURNING id, status, version`,
+    clearHistory: [
+      `DELETE FROM ${ops} WHERE workflow_id = $1`,
+      `DELETE FROM ${msgs} WHERE workflow_id = $1`,
+      `DELETE FROM ${timers} WHERE workflow_id = $1`,
+    ],
+    insertTimers: `
+      INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+      SELECT $1, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+      FROM json_to_recordset($2::json) AS x(kind text, delay_ms double precision)`,
+
+    /** Everything a replay needs, in one round trip. */
+    load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
+                  w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now,
+                  COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
+                      'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts) ORDER BY o.seq)
+                    FROM ${ops} o WHERE o.workflow_id = w.id), '[]'::json) AS history,
+                  COALESCE((SELECT json_agg(json_build_object('kind', t.kind, 'seq', t.seq, 'fire_at', t.fire_at))
+                    FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
+           FROM ${wf} w WHERE w.id = $1`,
+    get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
+                 created_at, updated_at, completed_at, version
+          FROM ${wf} WHERE id = $1`,
+    list: `SELECT id, type, status, parent_id, created_at, updated_at, completed_at, version,
+                  created_at::text AS cursor_at
+           FROM ${wf}
+           WHERE ($1::varchar[] IS NULL OR status = ANY($1)) AND ($2::varchar IS NULL OR type = $2)
+             AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4))
+           ORDER BY created_at, id LIMIT $5`,
+    runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2`,
+  };
+}
+
+export type WorkflowSql = ReturnType<typeof workflowSql>;

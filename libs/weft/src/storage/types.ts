@@ -1,0 +1,82 @@
+import type { TimerKind, WorkflowStatus } from './entities';
+
+export interface OperationRecord {
+  seq: number;
+  kind: string;
+  name: string;
+  status: 'completed' | 'failed';
+  result?: unknown;
+  error?: unknown;
+  attempts?: number;
+  startedAt?: string | null;
+}
+
+export interface TimerRequest {
+  kind: TimerKind;
+  seq: number;
+  delayMs: number;
+}
+
+export interface MessageInsert {
+  workflowId: string;
+  kind: 'signal' | 'update' | 'child';
+  name: string;
+  payload: unknown;
+}
+
+export interface MessageConsume {
+  id: string;
+  seq: number;
+  status?: string;
+  result?: unknown;
+}
+
+export interface ClaimFence {
+  engineId: string;
+  epoch: string;
+}
+
+/** Everything one advance of one workflow writes; applied only if `expectedVersion` matches. */
+export interface AdvanceCommand {
+  workflowId: string;
+  expectedVersion: number;
+  status?: WorkflowStatus;
+  output?: { value: unknown };
+  error?: { value: unknown };
+  completed?: boolean;
+  operations?: OperationRecord[];
+  clearTimers?: boolean;
+  deleteTimers?: Array<{ kind: TimerKind; seq: number }>;
+  timers?: TimerRequest[];
+  messages?: MessageInsert[];
+  consume?: MessageConsume[];
+  fence?: ClaimFence;
+}
+
+export type AdvanceOutcome =
+  { workflowId: string; ok: true; version: number } | { workflowId: string; ok: false; reason: 'version' | 'fence' };
+
+export interface WorkflowRow {
+  id: string;
+  type: string;
+  status: WorkflowStatus;
+  input: unknown;
+  output: unknown;
+  error: unknown;
+  parentId: string | null;
+  runNumber: number;
+  deadline: Date | null;
+  startAt: Date | null;
+  createdAt: Date;
+  updatedAt: Date;
+  completedAt: Date | null;
+  version: number;
+}
+
+export interface TimerRow {
+  id: string;
+  workflowId: string;
+  kind: TimerKind;
+  seq: number;
+  fireAt: Date;
+}

@@ -1,0 +1,95 @@
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { WorkflowVersionConflictError } from '../errors';
+import { openDatabase, OpenedDatabase } from './data-source';
+import { WorkflowStore } from './workflow-store';
+
+describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
+  let tdb: TestDatabase;
+  let db: OpenedDatabase;
+  let store: WorkflowStore;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ database: { url: tdb.url, poolSize: 20 }, schema: 'weft' });
+    store = new WorkflowStore(db.sql, db.schema);
+  });
+  afterAll(async () => {
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  const start = (id: string) =>
+    store.insert({ id, type: 't', status: 'running', input: { n: 1 }, parentId: null, deadlineInMs: null, startInMs: null, timers: [] });
+
+  it('inserts once and reports the existing row on a second insert', async () => {
+    const first = await start('dup-1');
+    const second = await start('dup-1');
+    expect(first).toEqual({ inserted: true, status: 'running', version: 1 });
+    expect(second).toEqual({ inserted: false, status: 'running', version: 1 });
+  });
+
+  it('50 racing pairs: exactly one advance of each pair wins and the loser writes nothing', async () => {
+    const ids = Array.from({ length: 50 }, (_, i) => `race-${i}`);
+    await Promise.all(ids.map(start));
+    const attempt = (id: string, who: 'a' | 'b') =>
+      store
+        .advance({
+          workflowId: id,
+          expectedVersion: 1,
+          operations: [{ seq: 0, kind: 'step', name: `by-${who}`, status: 'completed', result: who }],
+          timers: [{ kind: 'sleep', seq: who === 'a' ? 1 : 2, delayMs: 60_000 }],
+          messages: [{ workflowId: id, kind: 'signal', name: `from-${who}`, payload: null }],
+        })
+        .then(
+          (version) => ({ who, version }),
+          (err: unknown) => ({ who, err }),
+        );
+    const results = await Promise.all(ids.map((id) => Promise.all([attempt(id, 'a'), attempt(id, 'b')])));
+
+    for (const [i, pair] of results.entries()) {
+      const winners = pair.filter((r) => 'version' in r);
+      const losers = pair.filter((r) => 'err' in r);
+      expect(winners).toHaveLength(1);
+      expect(losers).toHaveLength(1);
+      expect((losers[0] as { err: unknown }).err).toBeInstanceOf(WorkflowVersionConflictError);
+      const win = winners[0].who;
+      const lose = losers[0].who;
+      const id = ids[i];
+      const ops = await db.sql.query<{ name: string }>(`SELECT name FROM weft.weft_operations WHERE workflow_id = $1`, [id]);
+      expect(ops.map((o) => o.name)).toEqual([`by-${win}`]);
+      const timers = await db.sql.query<{ seq: number }>(`SELECT seq FROM weft.weft_timers WHERE workflow_id = $1`, [id]);
+      expect(timers.map((t) => t.seq)).toEqual([win === 'a' ? 1 : 2]);
+      const msgs = await db.sql.query<{ name: string }>(`SELECT name FROM weft.weft_messages WHERE workflow_id = $1`, [id]);
+      expect(msgs.map((m) => m.name)).toEqual([`from-${win}`]);
+      expect(msgs.map((m) => m.name)).not.toContain(`from-${lose}`);
+      const row = await store.get(id);
+      expect(row?.version).toBe(2);
+    }
+  });
+
+  it('group commit keeps each workflow version check independent', async () => {
+    await Promise.all(['g-1', 'g-2', 'g-3'].map(start));
+    const out = await store.advanceMany([
+      { workflowId: 'g-1', expectedVersion: 1, status: 'completed', output: { value: 1 }, completed: true },
+      { workflowId: 'g-2', expectedVersion: 7, status: 'completed', output: { value: 2 } },
+      { workflowId: 'g-3', expectedVersion: 1, operations: [{ seq: 0, kind: 'step', name: 's', status: 'completed', result: 3 }] },
+    ]);
+    expect(out.map((o) => o.ok)).toEqual([true, false, true]);
+    expect((await store.get('g-1'))?.status).toBe('completed');
+    expect((await store.get('g-2'))?.status).toBe('running');
+    expect(await store.history('g-3')).toEqual([expect.objectContaining({ seq: 0, name: 's', result: 3 })]);
+  });
+
+  it('a fenced advance is refused when the claim does not name the engine at that epoch', async () => {
+    await start('f-1');
+    await db.sql.query(`INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id) VALUES ('f-1', 3, 'e1')`);
+    const refused = await store.advanceMany([
+      { workflowId: 'f-1', expectedVersion: 1, status: 'completed', fence: { engineId: 'e1', epoch: '2' } },
+    ]);
+    expect(refused[0]).toEqual({ workflowId: 'f-1', ok: false, reason: 'fence' });
+    const accepted = await store.advanceMany([
+      { workflowId: 'f-1', expectedVersion: 1, status: 'completed', fence: { engineId: 'e1', epoch: '3' } },
+    ]);
+    expect(accepted[0]).toEqual({ workflowId: 'f-1', ok: true, version: 2 });
+  });
+});

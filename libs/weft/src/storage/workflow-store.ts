@@ -1,0 +1,231 @@
+import type { PoolClient } from 'pg';
+import { WorkflowVersionConflictError } from '../errors';
+import type { WorkflowStatus } from './entities';
+import { SqlClient } from './sql-client';
+import { operationSql } from './sql/operations.sql';
+import { timerSql } from './sql/timers.sql';
+import { workflowSql } from './sql/workflows.sql';
+import type { AdvanceCommand, AdvanceOutcome, OperationRecord, TimerRow, WorkflowRow } from './types';
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+const nonEmpty = <T, R>(items: T[] | undefined, map: (t: T) => R): R[] | null => (items?.length ? items.map(map) : null);
+
+const opJson = (o: OperationRecord) => ({
+  seq: o.seq,
+  kind: o.kind,
+  name: o.name,
+  status: o.status,
+  result: o.result ?? null,
+  error: o.error ?? null,
+  attempts: o.attempts ?? 1,
+  started_at: o.startedAt ?? null,
+});
+
+function toCommandJson(c: AdvanceCommand) {
+  return {
+    id: c.workflowId,
+    expected: c.expectedVersion,
+    status: c.status ?? null,
+    set_output: c.output !== undefined,
+    output: c.output?.value ?? null,
+    set_error: c.error !== undefined,
+    error: c.error?.value ?? null,
+    completed: c.completed === true,
+    ops: nonEmpty(c.operations, opJson),
+    clear_timers: c.clearTimers === true,
+    del_timers: nonEmpty(c.deleteTimers, (t) => t),
+    timers: nonEmpty(c.timers, (t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs })),
+    msgs: nonEmpty(c.messages, (m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null })),
+    consume: nonEmpty(c.consume, (m) => ({ ...m, result: m.result ?? null })),
+    fence_engine: c.fence?.engineId ?? null,
+    fence_epoch: c.fence?.epoch ?? null,
+  };
+}
+
+export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
+  return {
+    id: r.id as string,
+    type: r.type as string,
+    status: r.status as WorkflowStatus,
+    input: r.input,
+    output: r.output,
+    error: r.error,
+    parentId: (r.parent_id as string | null) ?? null,
+    runNumber: r.run_number as number,
+    deadline: (r.deadline as Date | null) ?? null,
+    startAt: (r.start_at as Date | null) ?? null,
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+    completedAt: (r.completed_at as Date | null) ?? null,
+    version: r.version as number,
+  };
+}
+
+export interface InsertWorkflow {
+  id: string;
+  type: string;
+  status: 'pending' | 'running';
+  input: unknown;
+  parentId: string | null;
+  deadlineInMs: number | null;
+  startInMs: number | null;
+  timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }>;
+}
+
+export interface LoadedWorkflow {
+  row: WorkflowRow;
+  dbNow: Date;
+  history: OperationRecord[];
+  timers: Array<{ kind: string; seq: number; fireAt: Date }>;
+}
+
+/** Repository over the workflow tables. Every advance goes through `advance`. */
+export class WorkflowStore {
+  private readonly wf: ReturnType<typeof workflowSql>;
+  private readonly ops: ReturnType<typeof operationSql>;
+  private readonly tm: ReturnType<typeof timerSql>;
+
+  constructor(
+    readonly sql: SqlClient,
+    readonly schema: string,
+  ) {
+    this.wf = workflowSql(schema);
+    this.ops = operationSql(schema);
+    this.tm = timerSql(schema);
+  }
+
+  /** Applies many workflows' advances in one statement; each keeps its own version check. */
+  async advanceMany(commands: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
+    if (commands.length === 0) return [];
+    const rows = await this.sql.query<{ id: string; version: number | null; fenced: boolean }>(this.wf.advance, [
+      JSON.stringify(commands.map(toCommandJson)),
+    ]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    return commands.map((c): AdvanceOutcome => {
+      const r = byId.get(c.workflowId);
+      if (r && r.version !== null) return { workflowId: c.workflowId, ok: true, version: r.version };
+      return { workflowId: c.workflowId, ok: false, reason: r && !r.fenced ? 'fence' : 'version' };
+    });
+  }
+
+  /** One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
+  async advance(command: AdvanceCommand): Promise<number> {
+    const [outcome] = await this.advanceMany([command]);
+    if (!outcome.ok) throw new WorkflowVersionConflictError(command.workflowId, command.expectedVersion);
+    return outcome.version;
+  }
+
+  /** Inserts the workflow if its id is free; otherwise returns the existing row's status. */
+  async insert(w: InsertWorkflow): Promise<{ inserted: boolean; status: WorkflowStatus; version: number }> {
+    const rows = await this.sql.query<{ status: WorkflowStatus; version: number; inserted: boolean }>(this.wf.insert, [
+      w.id,
+      w.type,
+      w.status,
+      json(w.input),
+      w.parentId,
+      w.deadlineInMs,
+      w.startInMs,
+      JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
+    ]);
+    const { inserted, status, version } = rows[0];
+    return { inserted, status, version };
+  }
+
+  /** Replaces a terminal run under the same id with a fresh one, history cleared, atomically. */
+  async restart(w: InsertWorkflow, expectedVersion: number): Promise<number | null> {
+    return this.sql.transaction(async (client: PoolClient) => {
+      const res = await client.query(this.wf.restart, [
+        w.id,
+        expectedVersion,
+        w.type,
+        w.status,
+        json(w.input),
+        w.parentId,
+        w.deadlineInMs,
+        w.startInMs,
+      ]);
+      if (res.rowCount !== 1) return null;
+      for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
+      const timers = w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
+      if (timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timers)]);
+      return res.rows[0].version as number;
+    });
+  }
+
+  async load(id: string): Promise<LoadedWorkflow | null> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.wf.load, [id]);
+    if (!rows.length) return null;
+    const r = rows[0];
+    return {
+      row: mapWorkflowRow(r),
+      dbNow: r.db_now as Date,
+      history: r.history as OperationRecord[],
+      timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
+        kind: t.kind,
+        seq: t.seq,
+        fireAt: new Date(t.fire_at),
+      })),
+    };
+  }
+
+  async get(id: string): Promise<WorkflowRow | null> {
+    const rows = await this.sql.query(this.wf.get, [id]);
+    return rows.length ? mapWorkflowRow(rows[0]) : null;
+  }
+
+  async history(id: string): Promise<OperationRecord[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.ops.history, [id]);
+    return rows.map((r) => ({
+      seq: r.seq as number,
+      kind: r.kind as string,
+      name: r.name as string,
+      status: r.status as 'completed' | 'failed',
+      result: r.result,
+      error: r.error,
+      attempts: r.attempts as number,
+      startedAt: r.started_at ? (r.started_at as Date).toISOString() : null,
+    }));
+  }
+
+  async list(filter: {
+    statuses?: WorkflowStatus[];
+    type?: string;
+    after?: { at: string; id: string };
+    limit: number;
+  }): Promise<Array<WorkflowRow & { cursorAt: string }>> {
+    const rows = await this.sql.query(this.wf.list, [
+      filter.statuses?.length ? filter.statuses : null,
+      filter.type ?? null,
+      filter.after?.at ?? null,
+      filter.after?.id ?? null,
+      filter.limit,
+    ]);
+    return rows.map((r) => ({ ...mapWorkflowRow(r), cursorAt: r.cursor_at as string }));
+  }
+
+  async runningPage(afterId: string, limit: number): Promise<Array<{ id: string; type: string }>> {
+    return this.sql.query(this.wf.runningIds, [afterId, limit]);
+  }
+
+  async takeDueTimers(limit: number, retryAfterMs: number): Promise<TimerRow[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.tm.takeDue, [limit, retryAfterMs]);
+    return rows.map((r) => ({
+      id: String(r.id),
+      workflowId: r.workflow_id as string,
+      kind: r.kind as TimerRow['kind'],
+      seq: r.seq as number,
+      fireAt: r.fire_at as Date,
+    }));
+  }
+
+  async timersOf(id: string): Promise<Array<{ kind: string; seq: number; fireAt: Date }>> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.tm.forWorkflow, [id]);
+    return rows.map((r) => ({ kind: r.kind as string, seq: r.seq as number, fireAt: r.fire_at as Date }));
+  }
+
+  async nextTimerAt(): Promise<Date | null> {
+    const rows = await this.sql.query<{ next: Date | null }>(this.tm.nextFireAt);
+    return rows[0]?.next ?? null;
+  }
+}

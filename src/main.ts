@@ -1,0 +1,22 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { WeftError } from '@weft/nest';
+import { AppModule } from './app.module';
+import { StartupLogger } from './startup-logger';
+
+async function bootstrap(): Promise<void> {
+  const logger = new Logger('Main');
+  const app = await NestFactory.create(AppModule, { abortOnError: false, logger: new StartupLogger() });
+  app.enableShutdownHooks();
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port, process.env.HOST ?? '127.0.0.1');
+  logger.log(`Weft demo listening on ${await app.getUrl()} (health: ${await app.getUrl()}/health)`);
+}
+
+bootstrap().catch((err: unknown) => {
+  // One line a human can act on; no stack trace loop for configuration problems.
+  const line = err instanceof WeftError ? `${err.code}: ${err.message}` : `Start-up failed: ${(err as Error)?.stack ?? String(err)}`;
+  process.stderr.write(`${line}\n`);
+  process.exit(1);
+});
