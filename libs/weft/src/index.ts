@@ -7,3 +7,10 @@ export { WEFT_MODULE_OPTIONS, WEFT_ASYNC_OPTIONS_TYPE, WEFT_OPTIONS_TYPE } from 
 export type { WeftModuleOptions } from './nest/weft.module-definition';
 export { WeftHealthIndicator } from './nest/weft-health.indicator';
 export { WEFT_DATABASE } from './nest/weft-database.provider';
+export { WeftEngine } from './engine/engine';
+export type { WeftEngineOptions } from './engine/options';
+export { WorkflowContext } from './engine/context';
+export { WorkflowHandle } from './engine/handle';
+export { currentWorkflowContext } from './engine/als';
+export type { Duration } from './engine/duration';
+export type * from './engine/types';

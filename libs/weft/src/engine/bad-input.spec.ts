@@ -1,0 +1,110 @@
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { EnginePool } from '../../../../test/support/engine';
+import type { WorkflowContext } from './context';
+import type { WeftEngine } from './engine';
+
+let leaked: WorkflowContext | undefined;
+
+class Echo {
+  async run(ctx: WorkflowContext, input: unknown) {
+    leaked = ctx;
+    return input;
+  }
+}
+
+class BadStep {
+  async run(ctx: WorkflowContext, input: { kind: string }) {
+    try {
+      await ctx.step('bad', () => (input.kind === 'bigint' ? { n: BigInt(1) } : { f: () => 1 }));
+      return 'recorded';
+    } catch (err) {
+      return (err as { code?: string }).code;
+    }
+  }
+}
+
+class BadSleep {
+  async run(ctx: WorkflowContext, input: { d: string | number }) {
+    try {
+      await ctx.sleep(input.d);
+      return 'slept';
+    } catch (err) {
+      return (err as { code?: string }).code;
+    }
+  }
+}
+
+describe('bad input is refused with a typed error and nothing written', () => {
+  let tdb: TestDatabase;
+  let pool: EnginePool;
+  let engine: WeftEngine;
+  const count = async () => (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_workflows'))[0].n;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    pool = new EnginePool(tdb.url);
+    engine = await pool.create({ maxPayloadBytes: 1000 }, (e) =>
+      e.register('echo', Echo).register('bad-step', BadStep).register('bad-sleep', BadSleep),
+    );
+    await engine.bootstrap();
+  });
+  afterAll(async () => {
+    await pool?.disposeAll();
+    await tdb?.drop();
+  });
+
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+
+  it.each([
+    ['unknown workflow type', () => engine.start('nope', {}), 'WEFT_WORKFLOW_TYPE_NOT_REGISTERED'],
+    ['BigInt input', () => engine.start('echo', { n: BigInt(5) }), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+    ['function input', () => engine.start('echo', { f: () => 1 }), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+    ['cyclic input', () => engine.start('echo', cyclic), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+    ['oversized input', () => engine.start('echo', { s: 'x'.repeat(2000) }), 'WEFT_PAYLOAD_TOO_LARGE'],
+    ['empty id', () => engine.start('echo', {}, { workflowId: '' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['long id', () => engine.start('echo', {}, { workflowId: 'x'.repeat(256) }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['control characters in id', () => engine.start('echo', {}, { workflowId: 'a\nb' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['negative startAfter', () => engine.start('echo', {}, { startAfter: -5 }), 'WEFT_INVALID_DURATION'],
+    ['unparsable executionTimeout', () => engine.start('echo', {}, { executionTimeout: 'soon' }), 'WEFT_INVALID_DURATION'],
+    ['unknown id policy', () => engine.start('echo', {}, { idPolicy: 'whatever' as never }), 'WEFT_INVALID_ARGUMENT'],
+  ])('%s', async (_what, call, code) => {
+    const before = await count();
+    await expect(call()).rejects.toMatchObject({ code });
+    expect(await count()).toBe(before);
+  });
+
+  it('reports a duplicate id under reject-duplicate without writing', async () => {
+    await engine.start('echo', 1, { workflowId: 'dup' });
+    const before = await count();
+    await expect(engine.start('echo', 2, { workflowId: 'dup', idPolicy: 'reject-duplicate' })).rejects.toMatchObject({
+      code: 'WEFT_WORKFLOW_ALREADY_STARTED',
+    });
+    expect(await count()).toBe(before);
+    expect((await engine.describe('dup')).input).toBe(1);
+  });
+
+  it.each(['bigint', 'function'])('a step result holding a %s is refused and not recorded', async (kind) => {
+    const h = await engine.start('bad-step', { kind });
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('WEFT_PAYLOAD_NOT_SERIALIZABLE');
+    expect((await h.describe()).history).toHaveLength(0);
+  });
+
+  it.each([-1, 'ten seconds'])('ctx.sleep(%p) is refused', async (d) => {
+    const h = await engine.start('bad-sleep', { d });
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('WEFT_INVALID_DURATION');
+  });
+
+  it('ctx methods called outside run() are refused', async () => {
+    await engine.start('echo', 'x').then((h) => h.result({ timeout: '5s' }));
+    expect(leaked).toBeDefined();
+    await expect(leaked!.step('late', () => 1)).rejects.toMatchObject({ code: 'WEFT_OUTSIDE_WORKFLOW' });
+    expect(() => leaked!.now()).toThrow(expect.objectContaining({ code: 'WEFT_OUTSIDE_WORKFLOW' }));
+  });
+
+  it('unknown workflow ids are a typed error', async () => {
+    await expect(engine.describe('missing')).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
+    await expect(engine.result('missing')).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
+    await expect(engine.cancel('missing')).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
+  });
+});

@@ -1,0 +1,57 @@
+import { InvalidConfigurationError } from '../errors';
+import type { WeftOptions } from '../options';
+import { Duration, parseDuration } from './duration';
+import type { WeftLogger } from './types';
+
+export interface WeftEngineOptions extends WeftOptions {
+  logger?: WeftLogger;
+  /** Parked workflows kept in memory; beyond this the least recently parked are evicted (default 10,000). */
+  maxCachedWorkflows?: number;
+  /** How often due timers are polled when no local timer is sooner (default 1s). */
+  timerPollInterval?: Duration;
+  /** Largest input, output, step result or message payload, in bytes (default 1 MiB). */
+  maxPayloadBytes?: number;
+  /** 'manual' turns every background loop off; call runMaintenance() (default 'auto'). */
+  backgroundTasks?: 'auto' | 'manual';
+  /** How long dispose() lets running steps finish before aborting them (default 5s). */
+  shutdownGracePeriod?: Duration;
+}
+
+export interface ResolvedEngineOptions {
+  engineId: string;
+  logger: WeftLogger;
+  maxCachedWorkflows: number;
+  timerPollMs: number;
+  maxPayloadBytes: number;
+  backgroundTasks: 'auto' | 'manual';
+  shutdownGraceMs: number;
+}
+
+function positiveInt(value: number | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new InvalidConfigurationError(option, `must be a positive integer (got ${value})`);
+  return value;
+}
+
+const consoleLogger: WeftLogger = {
+  log: (m) => console.log(`[weft] ${m}`),
+  warn: (m) => console.warn(`[weft] ${m}`),
+  error: (m) => console.error(`[weft] ${m}`),
+};
+
+export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): ResolvedEngineOptions {
+  if (o.backgroundTasks !== undefined && o.backgroundTasks !== 'auto' && o.backgroundTasks !== 'manual') {
+    throw new InvalidConfigurationError('backgroundTasks', `must be 'auto' or 'manual' (got ${JSON.stringify(o.backgroundTasks)})`);
+  }
+  const timerPollMs = parseDuration(o.timerPollInterval ?? 1000, 'timerPollInterval');
+  if (timerPollMs < 10) throw new InvalidConfigurationError('timerPollInterval', `must be at least 10ms (got ${timerPollMs})`);
+  return {
+    engineId,
+    logger: o.logger ?? consoleLogger,
+    maxCachedWorkflows: positiveInt(o.maxCachedWorkflows, 'maxCachedWorkflows', 10_000),
+    timerPollMs,
+    maxPayloadBytes: positiveInt(o.maxPayloadBytes, 'maxPayloadBytes', 1024 * 1024),
+    backgroundTasks: o.backgroundTasks ?? 'auto',
+    shutdownGraceMs: parseDuration(o.shutdownGracePeriod ?? 5000, 'shutdownGracePeriod'),
+  };
+}

@@ -1,0 +1,29 @@
+import { InvalidArgumentError, WorkflowTypeNotRegisteredError } from '../errors';
+import type { WorkflowDefinition, WorkflowInstance } from './types';
+
+export type WorkflowClass = new (...args: never[]) => WorkflowInstance;
+
+export class WorkflowRegistry {
+  private readonly defs = new Map<string, WorkflowDefinition>();
+
+  register(def: WorkflowDefinition): void {
+    if (!def.name || typeof def.name !== 'string') throw new InvalidArgumentError('workflow name', 'must be a non-empty string');
+    if (typeof def.factory !== 'function') throw new InvalidArgumentError(`workflow "${def.name}"`, 'needs a factory function');
+    if (this.defs.has(def.name)) throw new InvalidArgumentError(`workflow "${def.name}"`, 'is already registered on this engine');
+    this.defs.set(def.name, def);
+  }
+
+  get(name: string): WorkflowDefinition {
+    const def = this.defs.get(name);
+    if (!def) throw new WorkflowTypeNotRegisteredError(name);
+    return def;
+  }
+
+  has(name: string): boolean {
+    return this.defs.has(name);
+  }
+
+  names(): string[] {
+    return [...this.defs.keys()];
+  }
+}

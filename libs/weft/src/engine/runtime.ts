@@ -1,0 +1,227 @@
+import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
+import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store';
+import { workflowContextStorage } from './als';
+import { NonDeterminismStop, WorkflowContext } from './context';
+import { Change, Execution, ExecutionHost } from './execution';
+import { GroupCommitter } from './group-committer';
+import type { ResolvedEngineOptions } from './options';
+import type { WorkflowRegistry } from './registry';
+import { describeError } from './step-runner';
+import type { WorkflowDefinition } from './types';
+import { toStoredJson } from './validation';
+
+export interface Settled {
+  status: string;
+  output: unknown;
+  error: unknown;
+}
+
+/**
+ * Runs executions: launch, replay from storage, finish, park/evict, and the single commit
+ * path every workflow write goes through (`commitCommand`).
+ */
+export class Runtime implements ExecutionHost {
+  readonly live = new Map<string, Execution>();
+  private readonly parkedLru = new Map<string, Execution>();
+  private readonly loading = new Map<string, Promise<void>>();
+  private readonly settledWaiters = new Map<string, Set<(s: Settled) => void>>();
+  private readonly retryTimers = new Set<NodeJS.Timeout>();
+  /** Adds the ownership fence to every command (none under ownership 'none'). */
+  fenceFor: (workflowId: string) => AdvanceCommand['fence'] = () => undefined;
+  onTimerScheduled: (workflowId: string, delayMs: number) => void = () => undefined;
+  closed = false;
+
+  constructor(
+    readonly store: WorkflowStore,
+    readonly committer: GroupCommitter,
+    readonly registry: WorkflowRegistry,
+    readonly options: ResolvedEngineOptions,
+  ) {}
+
+  get maxPayloadBytes(): number {
+    return this.options.maxPayloadBytes;
+  }
+  get logger() {
+    return this.options.logger;
+  }
+
+  /** The one commit path. */
+  commitCommand(command: AdvanceCommand): Promise<AdvanceOutcome> {
+    const fence = this.fenceFor(command.workflowId);
+    return this.committer.submit(fence ? { ...command, fence } : command);
+  }
+
+  commit(_exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
+    return this.commitCommand(command);
+  }
+
+  launch(def: WorkflowDefinition, exec: Execution): void {
+    this.live.set(exec.workflowId, exec);
+    const ctx = new WorkflowContext(exec);
+    const run = () => {
+      const instance = def.factory();
+      return instance.run(ctx, exec.input);
+    };
+    void workflowContextStorage
+      .run(ctx, () => Promise.resolve().then(run))
+      .then(
+        (output) => this.finish(exec, { output }),
+        (error) => this.finish(exec, { error }),
+      );
+  }
+
+  /** Starts a brand-new run that has no history. */
+  launchNew(def: WorkflowDefinition, workflowId: string, input: unknown, version: number, runNumber: number): void {
+    this.launch(def, new Execution(this, workflowId, def, input, runNumber, version, new Map(), new Map(), new Date(0)));
+  }
+
+  /** Replays a running workflow from storage and drives it on; coalesces concurrent calls. */
+  drive(workflowId: string, firedSleepSeq?: number): Promise<void> {
+    const live = this.live.get(workflowId);
+    if (live) {
+      if (firedSleepSeq !== undefined) live.fireTimer(firedSleepSeq);
+      return Promise.resolve();
+    }
+    const inFlight = this.loading.get(workflowId);
+    if (inFlight) return inFlight;
+    const p = this.loadAndLaunch(workflowId, firedSleepSeq).finally(() => this.loading.delete(workflowId));
+    this.loading.set(workflowId, p);
+    return p;
+  }
+
+  private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
+    if (this.closed) return;
+    const loaded = await this.store.load(workflowId);
+    if (!loaded || loaded.row.status !== 'running' || this.live.has(workflowId) || this.closed) return;
+    if (!this.registry.has(loaded.row.type)) {
+      this.logger.warn(`Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left alone.`);
+      return;
+    }
+    const exec = this.executionFrom(loaded);
+    if (firedSleepSeq !== undefined) exec.firedTimers.add(firedSleepSeq);
+    this.launch(exec.definition, exec);
+  }
+
+  private executionFrom(l: LoadedWorkflow): Execution {
+    const def = this.registry.get(l.row.type);
+    const history = new Map(l.history.map((op) => [op.seq, op]));
+    const timers = new Map(l.timers.filter((t) => t.kind === 'sleep').map((t) => [t.seq, t.fireAt]));
+    return new Execution(this, l.row.id, def, l.row.input, l.row.runNumber, l.row.version, history, timers, l.dbNow);
+  }
+
+  private async finish(exec: Execution, outcome: { output: unknown } | { error: unknown }): Promise<void> {
+    if (exec.state !== 'active') return;
+    if ('error' in outcome && outcome.error instanceof NonDeterminismStop) return;
+    let change: Change;
+    if ('output' in outcome) {
+      try {
+        const output = toStoredJson(outcome.output, 'Workflow output', this.maxPayloadBytes);
+        change = { status: 'completed', output: { value: output }, completed: true, clearTimers: true };
+      } catch (err) {
+        change = { status: 'failed', error: { value: describeError(err) }, completed: true, clearTimers: true };
+      }
+    } else {
+      change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers: true };
+    }
+    exec.state = 'finished';
+    await exec.commit(change, true);
+    this.forget(exec);
+    this.settle(exec.workflowId, { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null });
+  }
+
+  onNonDeterminism(exec: Execution, err: Error): void {
+    if (exec.state !== 'active') return;
+    this.logger.error(err.message);
+    exec.state = 'finished';
+    const error = { ...describeError(err), ...(err as object) };
+    void exec.commit({ status: 'suspended', error: { value: error } }, true).then(() => {
+      exec.stop();
+      this.forget(exec);
+    });
+  }
+
+  onStale(exec: Execution, reason: 'version' | 'fence' | 'error', err?: unknown): void {
+    this.forget(exec);
+    if (reason === 'error')
+      this.logger.warn(`Commit for workflow "${exec.workflowId}" failed (${(err as Error)?.message}); retrying from storage.`);
+    if (reason === 'fence') return; // ownership moved: the new owner drives it
+    // Someone else advanced it (cancel, suspend, timeout) or the database hiccuped: re-read and go on.
+    this.retryLater(() => this.drive(exec.workflowId), reason === 'error' ? 1000 : 10);
+  }
+
+  onParked(exec: Execution): void {
+    this.parkedLru.delete(exec.workflowId);
+    this.parkedLru.set(exec.workflowId, exec);
+    while (this.parkedLru.size > this.options.maxCachedWorkflows) {
+      const [oldest] = this.parkedLru.values();
+      this.parkedLru.delete(oldest.workflowId);
+      if (!oldest.parked) continue;
+      oldest.stop(false);
+      this.live.delete(oldest.workflowId);
+    }
+  }
+
+  /** Removes a run from memory (it stays in storage). */
+  forget(exec: Execution): void {
+    if (this.live.get(exec.workflowId) === exec) this.live.delete(exec.workflowId);
+    this.parkedLru.delete(exec.workflowId);
+  }
+
+  /** Stops the live run of a workflow an external transition just ended or suspended. */
+  stopLive(workflowId: string): void {
+    const exec = this.live.get(workflowId);
+    if (!exec) return;
+    exec.stop(true);
+    this.forget(exec);
+  }
+
+  settle(workflowId: string, s: Settled): void {
+    const waiters = this.settledWaiters.get(workflowId);
+    if (!waiters) return;
+    this.settledWaiters.delete(workflowId);
+    for (const w of waiters) w(s);
+  }
+
+  /** Resolves when this engine sees the workflow settle, or after `ms` (to re-poll storage). */
+  waitSettled(workflowId: string, ms: number): Promise<Settled | null> {
+    return new Promise((resolve) => {
+      const set = this.settledWaiters.get(workflowId) ?? new Set();
+      this.settledWaiters.set(workflowId, set);
+      const done = (s: Settled | null) => {
+        clearTimeout(t);
+        set.delete(done);
+        if (set.size === 0 && this.settledWaiters.get(workflowId) === set) this.settledWaiters.delete(workflowId);
+        resolve(s);
+      };
+      const t = setTimeout(() => done(null), ms);
+      set.add(done);
+    });
+  }
+
+  retryLater(fn: () => Promise<unknown>, ms: number): void {
+    if (this.closed) return;
+    const t = setTimeout(() => {
+      this.retryTimers.delete(t);
+      fn().catch((err) => this.logger.warn(`Retry failed: ${(err as Error).message}`));
+    }, ms);
+    this.retryTimers.add(t);
+  }
+
+  inflightSteps(): number {
+    let n = 0;
+    for (const e of this.live.values()) n += e.inflightSteps;
+    return n;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const t of this.retryTimers) clearTimeout(t);
+    this.retryTimers.clear();
+    await Promise.allSettled([...this.loading.values()]);
+    for (const exec of [...this.live.values()]) {
+      exec.stop(true);
+      this.forget(exec);
+    }
+    await this.committer.idle();
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Single-flight poll loop: runs `tick` every interval, sooner when nudged by a local timer,
+ * never two ticks at once, and stops cleanly.
+ */
+export class TimerLoop {
+  private handle: NodeJS.Timeout | undefined;
+  private nextAt = Infinity;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+
+  constructor(
+    private readonly tick: () => Promise<void>,
+    private readonly intervalMs: number,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  /** Makes sure a tick runs at or soon after `at` (epoch ms). */
+  nudgeAt(at: number): void {
+    if (this.stopped) return;
+    if (at < this.nextAt) this.schedule(Math.max(0, at - Date.now()));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.handle) clearTimeout(this.handle);
+    this.handle = undefined;
+    await this.running;
+  }
+
+  /** One tick now (also used by runMaintenance). */
+  runOnce(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      try {
+        do {
+          this.again = false;
+          await this.tick();
+        } while (this.again && !this.stopped);
+      } catch (err) {
+        this.onError(err);
+      } finally {
+        this.running = undefined;
+      }
+    })();
+    return this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.handle) clearTimeout(this.handle);
+    this.nextAt = Date.now() + delayMs;
+    this.handle = setTimeout(() => {
+      this.handle = undefined;
+      this.nextAt = Infinity;
+      void this.runOnce().finally(() => {
+        if (!this.stopped && !this.handle) this.schedule(this.intervalMs);
+      });
+    }, delayMs);
+  }
+}

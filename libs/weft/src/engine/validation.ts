@@ -1,0 +1,55 @@
+import { InvalidWorkflowIdError, PayloadNotSerializableError, PayloadTooLargeError } from '../errors';
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+export function validateWorkflowId(id: unknown): string {
+  if (typeof id !== 'string') throw new InvalidWorkflowIdError(id, 'it must be a string');
+  if (id.length === 0) throw new InvalidWorkflowIdError(id, 'it is empty');
+  if (id.length > 255) throw new InvalidWorkflowIdError(id, `it is ${id.length} characters long`);
+  if (CONTROL.test(id)) throw new InvalidWorkflowIdError(id, 'it contains control characters');
+  return id;
+}
+
+function kindOf(v: unknown): string | null {
+  switch (typeof v) {
+    case 'bigint':
+      return 'a BigInt';
+    case 'function':
+      return 'a function';
+    case 'symbol':
+      return 'a symbol';
+    case 'number':
+      return Number.isFinite(v) ? null : `the number ${v}`;
+    default:
+      return null;
+  }
+}
+
+/** Refuses values JSON would silently change or drop: BigInt, functions, symbols, cycles, NaN. */
+export function assertJsonSerializable(value: unknown, what: string): void {
+  const seen = new Set<object>();
+  const visit = (v: unknown, path: string): void => {
+    const bad = kindOf(v);
+    if (bad) throw new PayloadNotSerializableError(what, path, `found ${bad}`);
+    if (v === null || typeof v !== 'object') return;
+    if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return; // Date and friends
+    if (seen.has(v)) throw new PayloadNotSerializableError(what, path, 'found a reference cycle');
+    seen.add(v);
+    if (Array.isArray(v)) v.forEach((x, i) => visit(x, `${path}[${i}]`));
+    else if (v instanceof Map || v instanceof Set) throw new PayloadNotSerializableError(what, path, `found a ${v.constructor.name}`);
+    else for (const [k, x] of Object.entries(v)) if (x !== undefined) visit(x, `${path}.${k}`);
+    seen.delete(v);
+  };
+  visit(value, '$');
+}
+
+/** Serializes once, checking size; returns the JSON round-trip of the value (what replay returns). */
+export function toStoredJson(value: unknown, what: string, maxBytes: number): unknown {
+  assertJsonSerializable(value, what);
+  if (value === undefined) return null;
+  const text = JSON.stringify(value);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > maxBytes) throw new PayloadTooLargeError(what, bytes, maxBytes);
+  return JSON.parse(text);
+}

@@ -1,0 +1,66 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DEFAULT_SRC_ROOTS, makeTempDir, transpileTree } from './transpile';
+
+/** Transpiles the sources once per test file; returns the path of a fixture's .js. */
+export function buildFixtures(): { dir: string; fixture(name: string): string; cleanup(): void } {
+  const dir = transpileTree(DEFAULT_SRC_ROOTS, makeTempDir('weft-fixtures-'));
+  return {
+    dir,
+    fixture: (name) => path.join(dir, 'test', 'fixtures', `${name}.js`),
+    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export interface Child {
+  proc: ChildProcess;
+  events: Array<Record<string, unknown>>;
+  stderr: string[];
+  waitEvent(name: string, timeoutMs?: number): Promise<Record<string, unknown>>;
+  exited: Promise<number | null>;
+}
+
+/** Spawns `node script` and collects its JSON-line events. */
+export function spawnChild(script: string, env: Record<string, string>): Child {
+  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const events: Array<Record<string, unknown>> = [];
+  const stderr: string[] = [];
+  const listeners = new Set<() => void>();
+  let buf = '';
+  proc.stdout!.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      try {
+        events.push(JSON.parse(line));
+      } catch {
+        stderr.push(line);
+      }
+      listeners.forEach((l) => l());
+    }
+  });
+  proc.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const waitEvent = (name: string, timeoutMs = 30_000) =>
+    new Promise<Record<string, unknown>>((resolve, reject) => {
+      const check = () => {
+        const e = events.find((x) => x.event === name);
+        if (e) {
+          listeners.delete(check);
+          clearTimeout(t);
+          resolve(e);
+        }
+      };
+      const t = setTimeout(() => {
+        listeners.delete(check);
+        reject(new Error(`child ${proc.pid} sent no "${name}" within ${timeoutMs} ms; stderr: ${stderr.join('').slice(-2000)}`));
+      }, timeoutMs);
+      listeners.add(check);
+      proc.once('exit', () => setTimeout(check, 0));
+      check();
+    });
+  return { proc, events, stderr, waitEvent, exited };
+}
