@@ -70,6 +70,9 @@ export class WorkflowContext {
 
     exec.inflightSteps++;
     try {
+      // A body's side effects may only follow what earlier calls recorded.
+      await exec.durable();
+      if (exec.state !== 'active') return NEVER;
       const startedAt = new Date().toISOString();
       const idempotencyKey = `${exec.workflowId}:${seq}`;
       const out = await runAttempts(fn as (a: StepArgs) => unknown, { name, idempotencyKey, retry, timeoutMs, signal: exec.abort.signal });
@@ -81,7 +84,9 @@ export class WorkflowContext {
       } else {
         op = { seq, kind: 'step', name, status: 'failed', error: describeError(out.error), attempts: out.attempts, startedAt };
       }
-      await exec.commit({ operations: [op] });
+      // Not awaited: the run goes on at once; the next step body, wait or the completion
+      // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
+      void exec.commit({ operations: [op] });
       exec.history.set(seq, op);
       return fromRecord(op) as T;
     } finally {

@@ -29,6 +29,20 @@ const TIMER_RETRY_MS = 30_000;
 
 const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
 
+export interface EngineHealthSnapshot {
+  engineId: string;
+  ownership: 'none' | 'lease' | 'workflow-lease';
+  bootstrapped: boolean;
+  disposed: boolean;
+  backgroundTasks: 'auto' | 'manual';
+  /** Start of the last background pass (renewal pass under ownership, timer tick under 'none'). */
+  lastBackgroundPassAt: Date | null;
+  backgroundIntervalMs: number;
+  liveWorkflows: number;
+  claimsHeld: number;
+  renewalFailures: number;
+}
+
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {
   readonly engineId: string;
@@ -39,6 +53,7 @@ export class WeftEngine {
   private readonly timers: TimerLoop;
   private disposed: Promise<void> | undefined;
   private started = false;
+  private lastPassAt: Date | null = null;
 
   constructor(
     readonly database: OpenedDatabase,
@@ -156,15 +171,20 @@ export class WeftEngine {
     const timeoutMs = opts.timeout === undefined ? Infinity : parseDuration(opts.timeout, 'result timeout');
     const deadline = Date.now() + timeoutMs;
     let pollMs = 20;
-    for (;;) {
-      const row = await this.store.get(workflowId);
-      if (!row) throw new WorkflowNotFoundError(workflowId);
-      if (isTerminal(row.status)) return settledValue<O>(workflowId, row);
-      const left = deadline - Date.now();
-      if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
-      const s = await this.runtime.waitSettled(workflowId, Math.min(pollMs, left));
-      if (s) return settledValue<O>(workflowId, s);
-      pollMs = Math.min(pollMs * 2, 500);
+    const sub = this.runtime.subscribeSettled(workflowId);
+    try {
+      for (;;) {
+        const row = await this.store.get(workflowId);
+        if (!row) throw new WorkflowNotFoundError(workflowId);
+        if (isTerminal(row.status)) return settledValue<O>(workflowId, row);
+        const left = deadline - Date.now();
+        if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
+        const s = await sub.wait(Math.min(pollMs, left));
+        if (s) return settledValue<O>(workflowId, s);
+        pollMs = Math.min(pollMs * 2, 500);
+      }
+    } finally {
+      sub.cancel();
     }
   }
 
@@ -275,6 +295,22 @@ export class WeftEngine {
     return this.disposed;
   }
 
+  /** What health checks need; cheap, no I/O. */
+  healthSnapshot(): EngineHealthSnapshot {
+    return {
+      engineId: this.engineId,
+      ownership: 'none',
+      bootstrapped: this.started,
+      disposed: this.disposed !== undefined,
+      backgroundTasks: this.options.backgroundTasks,
+      lastBackgroundPassAt: this.lastPassAt,
+      backgroundIntervalMs: this.options.timerPollMs,
+      liveWorkflows: this.runtime.live.size,
+      claimsHeld: 0,
+      renewalFailures: 0,
+    };
+  }
+
   get isDisposed(): boolean {
     return this.disposed !== undefined;
   }
@@ -285,6 +321,7 @@ export class WeftEngine {
 
   /** Due timers: one query per batch, then each wakes its workflow. */
   private async processDueTimers(): Promise<number> {
+    this.lastPassAt = new Date();
     let total = 0;
     for (;;) {
       const due = await this.store.takeDueTimers(TIMER_BATCH, TIMER_RETRY_MS);

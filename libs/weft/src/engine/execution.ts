@@ -57,6 +57,7 @@ export class Execution {
   private lazyOps: OperationRecord[] = [];
   private queue: Array<{ change: Change; resolve(): void }> = [];
   private committing = false;
+  private flushScheduled = false;
   private parkCheckScheduled = false;
   readonly maxRecordedSeq: number;
 
@@ -88,8 +89,27 @@ export class Execution {
     if (this.state !== 'active' && !(terminal && this.state === 'finished')) return NEVER;
     return new Promise<void>((resolve) => {
       this.queue.push({ change, resolve });
+      this.scheduleFlush();
+    });
+  }
+
+  /**
+   * Flushes on the next macrotask, so changes the run makes before its next wait (e.g. a
+   * step's record and the completion right after it) share one commit.
+   */
+  private scheduleFlush(): void {
+    if (this.committing || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
       if (!this.committing) void this.flush();
     });
+  }
+
+  /** Resolves once everything queued so far is durable (never, if the execution goes stale). */
+  durable(): Promise<void> {
+    if (this.queue.length === 0 && !this.committing && this.lazyOps.length === 0) return Promise.resolve();
+    return this.commit({});
   }
 
   private async flush(): Promise<void> {

@@ -182,20 +182,34 @@ export class Runtime implements ExecutionHost {
     for (const w of waiters) w(s);
   }
 
-  /** Resolves when this engine sees the workflow settle, or after `ms` (to re-poll storage). */
-  waitSettled(workflowId: string, ms: number): Promise<Settled | null> {
-    return new Promise((resolve) => {
-      const set = this.settledWaiters.get(workflowId) ?? new Set();
-      this.settledWaiters.set(workflowId, set);
-      const done = (s: Settled | null) => {
-        clearTimeout(t);
-        set.delete(done);
-        if (set.size === 0 && this.settledWaiters.get(workflowId) === set) this.settledWaiters.delete(workflowId);
-        resolve(s);
-      };
-      const t = setTimeout(() => done(null), ms);
-      set.add(done);
-    });
+  /**
+   * Subscribes before the caller reads storage, so a settle that lands between the read and
+   * the wait is not missed. `wait(ms)` resolves with the settlement or null after `ms`.
+   */
+  subscribeSettled(workflowId: string): { wait(ms: number): Promise<Settled | null>; cancel(): void } {
+    let settled: Settled | null = null;
+    let wake: (() => void) | undefined;
+    const set = this.settledWaiters.get(workflowId) ?? new Set();
+    this.settledWaiters.set(workflowId, set);
+    const listener = (s: Settled) => {
+      settled = s;
+      wake?.();
+    };
+    set.add(listener);
+    const cancel = () => {
+      set.delete(listener);
+      if (set.size === 0 && this.settledWaiters.get(workflowId) === set) this.settledWaiters.delete(workflowId);
+    };
+    const wait = (ms: number) =>
+      new Promise<Settled | null>((resolve) => {
+        if (settled) return resolve(settled);
+        const t = setTimeout(() => resolve(null), ms);
+        wake = () => {
+          clearTimeout(t);
+          resolve(settled);
+        };
+      });
+    return { wait, cancel };
   }
 
   retryLater(fn: () => Promise<unknown>, ms: number): void {

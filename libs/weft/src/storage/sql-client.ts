@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
 
@@ -6,6 +7,8 @@ import { DataSource } from 'typeorm';
  * with bound parameters and get plain rows back, without TypeORM's per-query runner.
  */
 export class SqlClient {
+  private readonly names = new Map<string, string>();
+
   constructor(private readonly dataSource: DataSource) {}
 
   get pool(): Pool {
@@ -14,9 +17,22 @@ export class SqlClient {
     return pool;
   }
 
+  /**
+   * Every statement is sent as a named prepared statement: the hot-path CTEs cost more to plan
+   * than to run, and pg prepares each name once per connection.
+   */
   async query<R = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
-    const res = await this.pool.query(sql, params);
+    const res = await this.pool.query({ name: this.nameOf(sql), text: sql, values: params });
     return res.rows as R[];
+  }
+
+  private nameOf(sql: string): string {
+    let name = this.names.get(sql);
+    if (!name) {
+      name = `weft_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+      this.names.set(sql, name);
+    }
+    return name;
   }
 
   /** Runs `fn` in one transaction; rolls back explicitly on any error. */

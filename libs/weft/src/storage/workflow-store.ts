@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import { WorkflowVersionConflictError } from '../errors';
 import type { WorkflowStatus } from './entities';
 import { SqlClient } from './sql-client';
+import { advanceSql, AdvanceShape, shapeKey } from './sql/advance.sql';
 import { operationSql } from './sql/operations.sql';
 import { timerSql } from './sql/timers.sql';
 import { workflowSql } from './sql/workflows.sql';
@@ -85,6 +86,7 @@ export class WorkflowStore {
   private readonly wf: ReturnType<typeof workflowSql>;
   private readonly ops: ReturnType<typeof operationSql>;
   private readonly tm: ReturnType<typeof timerSql>;
+  private readonly advanceStatements = new Map<number, string>();
 
   constructor(
     readonly sql: SqlClient,
@@ -98,7 +100,7 @@ export class WorkflowStore {
   /** Applies many workflows' advances in one statement; each keeps its own version check. */
   async advanceMany(commands: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
     if (commands.length === 0) return [];
-    const rows = await this.sql.query<{ id: string; version: number | null; fenced: boolean }>(this.wf.advance, [
+    const rows = await this.sql.query<{ id: string; version: number | null; fenced: boolean }>(this.advanceSqlFor(commands), [
       JSON.stringify(commands.map(toCommandJson)),
     ]);
     const byId = new Map(rows.map((r) => [r.id, r]));
@@ -107,6 +109,25 @@ export class WorkflowStore {
       if (r && r.version !== null) return { workflowId: c.workflowId, ok: true, version: r.version };
       return { workflowId: c.workflowId, ok: false, reason: r && !r.fenced ? 'fence' : 'version' };
     });
+  }
+
+  private advanceSqlFor(commands: AdvanceCommand[]): string {
+    const shape: AdvanceShape = { ops: false, delTimers: false, timers: false, msgs: false, consume: false, fence: false };
+    for (const c of commands) {
+      shape.ops ||= !!c.operations?.length;
+      shape.delTimers ||= !!c.clearTimers || !!c.deleteTimers?.length;
+      shape.timers ||= !!c.timers?.length;
+      shape.msgs ||= !!c.messages?.length;
+      shape.consume ||= !!c.consume?.length;
+      shape.fence ||= !!c.fence;
+    }
+    const key = shapeKey(shape);
+    let sql = this.advanceStatements.get(key);
+    if (!sql) {
+      sql = advanceSql(this.schema, shape);
+      this.advanceStatements.set(key, sql);
+    }
+    return sql;
   }
 
   /** One workflow's advance; throws WorkflowVersionConflictError when the version moved. */

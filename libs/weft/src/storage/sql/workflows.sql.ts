@@ -1,77 +1,12 @@
 import { qualify } from '../schema-name';
 
-/**
- * SQL for weft_workflows. `advance` is the checkpoint compare-and-swap: ONE statement whose
- * data-modifying CTEs only write for the workflows whose versioned UPDATE matched, so an
- * advance costs one round trip and one implicit transaction, a lost race writes nothing, and
- * many workflows' advances can share the statement (group commit). See docs/decisions/0001.
- */
+/** SQL for weft_workflows (the advance statement lives in advance.sql.ts). */
 export function workflowSql(schema: string) {
   const wf = qualify(schema, 'weft_workflows');
   const ops = qualify(schema, 'weft_operations');
   const timers = qualify(schema, 'weft_timers');
   const msgs = qualify(schema, 'weft_messages');
-  const claims = qualify(schema, 'weft_workflow_claims');
   return {
-    advance: `
-      WITH cmd AS (
-        SELECT * FROM json_to_recordset($1::json) AS c(
-          id text, expected int, status text, set_output boolean, output json, set_error boolean, error json,
-          completed boolean, ops json, clear_timers boolean, del_timers json, timers json, msgs json,
-          consume json, fence_engine text, fence_epoch bigint)
-      ),
-      fence AS (
-        SELECT cl.workflow_id FROM ${claims} cl JOIN cmd c ON cl.workflow_id = c.id
-        WHERE c.fence_engine IS NOT NULL AND cl.engine_id = c.fence_engine AND cl.epoch = c.fence_epoch
-        FOR SHARE OF cl
-      ),
-      upd AS (
-        UPDATE ${wf} w SET
-          status = COALESCE(c.status, w.status),
-          output = CASE WHEN c.set_output THEN c.output ELSE w.output END,
-          error = CASE WHEN c.set_error THEN c.error ELSE w.error END,
-          completed_at = CASE WHEN c.completed THEN clock_timestamp() ELSE w.completed_at END,
-          updated_at = clock_timestamp(),
-          version = w.version + 1
-        FROM cmd c
-        WHERE w.id = c.id AND w.version = c.expected
-          AND (c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))
-        RETURNING w.id, w.version
-      ),
-      ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id),
-      ins_ops AS (
-        INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, started_at)
-        SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at
-        FROM ok, json_to_recordset(ok.ops)
-          AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz)
-      ),
-      del_timers AS (
-        DELETE FROM ${timers} t USING ok
-        WHERE t.workflow_id = ok.id
-          AND (ok.clear_timers OR (t.kind, t.seq) IN (
-            SELECT d.kind, d.seq FROM json_to_recordset(ok.del_timers) AS d(kind text, seq int)))
-      ),
-      ins_timers AS (
-        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
-        SELECT ok.id, x.kind, x.seq, clock_timestamp() + x.delay_ms * interval '1 millisecond'
-        FROM ok, json_to_recordset(ok.timers) AS x(kind text, seq int, delay_ms double precision)
-        ON CONFLICT (workflow_id, kind, seq) DO NOTHING
-      ),
-      ins_msgs AS (
-        INSERT INTO ${msgs} (workflow_id, kind, name, payload)
-        SELECT m.workflow_id, m.kind, m.name, m.payload
-        FROM ok, json_to_recordset(ok.msgs) AS m(workflow_id text, kind text, name text, payload json)
-        RETURNING workflow_id
-      ),
-      consume AS (
-        UPDATE ${msgs} m SET consumed_seq = x.seq, status = COALESCE(x.status, 'consumed'), result = x.result
-        FROM ok, json_to_recordset(ok.consume) AS x(id bigint, seq int, status text, result json)
-        WHERE m.id = x.id AND m.workflow_id = ok.id
-      )
-      SELECT c.id, upd.version,
-             (c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence)) AS fenced
-      FROM cmd c LEFT JOIN upd ON upd.id = c.id`,
-
     /** Start: insert if absent. Returns the row either way so the caller applies the id policy. */
     insert: `
       WITH ins AS (
