@@ -222,3 +222,61 @@ export class EngineDeposedError extends WeftError {
     super(workflowId ? `This engine no longer owns workflow "${workflowId}".` : 'This engine no longer holds the global lease.');
   }
 }
+
+export class WorkflowClaimUnavailableError extends WeftError {
+  readonly code = 'WEFT_WORKFLOW_CLAIM_UNAVAILABLE';
+  constructor(
+    readonly workflowId: string,
+    readonly heldBy: string | null,
+  ) {
+    super(
+      `Workflow "${workflowId}" is claimed by engine ${heldBy ?? '(another engine)'}; it cannot be driven here now. Retry after that claim is released or expires.`,
+    );
+  }
+}
+
+export class OwnershipModeMismatchError extends WeftError {
+  readonly code = 'WEFT_OWNERSHIP_MODE_MISMATCH';
+  constructor(
+    readonly configuredMode: string,
+    readonly storedMode: string,
+    readonly establishedAt: Date,
+  ) {
+    super(
+      `This engine is configured with ownership '${configuredMode}', but the database was established with '${storedMode}' at ${establishedAt.toISOString()}. Run every engine of this database with the same mode (see docs/ownership.md for changing it).`,
+    );
+  }
+}
+
+export class EngineLeaseNotHeldError extends WeftError {
+  readonly code = 'WEFT_ENGINE_LEASE_NOT_HELD';
+  constructor(
+    readonly engineId: string,
+    readonly heldBy: string | null,
+  ) {
+    super(
+      `Engine ${engineId} does not hold the global lease (held by ${heldBy ?? 'nobody yet'}); under ownership 'lease' only the holder runs workflows. Raise leaseWaitTimeout, or use ownership 'workflow-lease' to share work.`,
+    );
+  }
+}
+
+export class OwnershipUnsupportedError extends WeftError {
+  readonly code = 'WEFT_OWNERSHIP_UNSUPPORTED';
+  constructor(
+    readonly configuredMode: string,
+    detail: string,
+  ) {
+    super(`Ownership mode '${configuredMode}' needs conditional (fenced) writes, which this storage cannot do: ${detail}`);
+  }
+}
+
+export class UpdateTimeoutError extends WeftError {
+  readonly code = 'WEFT_UPDATE_TIMEOUT';
+  constructor(
+    readonly workflowId: string,
+    readonly updateName: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`Update "${updateName}" on workflow "${workflowId}" got no result within ${timeoutMs} ms; it will not be applied later.`);
+  }
+}

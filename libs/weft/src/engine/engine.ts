@@ -1,33 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import {
   EngineDisposedError,
+  EngineLeaseNotHeldError,
   InvalidArgumentError,
   ResultTimeoutError,
   WorkflowAlreadyStartedError,
-  WorkflowFailedError,
   WorkflowNotFoundError,
-  WorkflowNotRunningError,
 } from '../errors';
-import { TERMINAL_STATUSES, WorkflowStatus } from '../storage/entities';
+import { resolveOwnership } from '../ownership/config';
+import { Ownership } from '../ownership/ownership';
+import type { PassReport } from '../ownership/renewal-scheduler';
 import { openDatabase, OpenedDatabase } from '../storage/data-source';
-import type { TimerRow, WorkflowRow } from '../storage/types';
 import { InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
 import { Duration, parseDuration, parseOptionalDuration } from './duration';
 import { GroupCommitter } from './group-committer';
 import { WorkflowHandle } from './handle';
-import { Change } from './execution';
 import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from './options';
 import { WorkflowClass, WorkflowRegistry } from './registry';
-import { Runtime, Settled } from './runtime';
+import { decodeCursor, encodeCursor, settledValue } from './results';
+import { Runtime } from './runtime';
 import { TimerLoop } from './timer-loop';
+import { isTerminal, Transitions } from './transitions';
 import type { ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription, WorkflowFailure } from './types';
 import { toStoredJson, validateWorkflowId } from './validation';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
-const TIMER_BATCH = 200;
-const TIMER_RETRY_MS = 30_000;
-
-const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
 
 export interface EngineHealthSnapshot {
   engineId: string;
@@ -49,10 +46,13 @@ export class WeftEngine {
   readonly store: WorkflowStore;
   readonly registry = new WorkflowRegistry();
   readonly options: ResolvedEngineOptions;
+  readonly ownership: Ownership;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
-  private disposed: Promise<void> | undefined;
+  private readonly transitions: Transitions;
+  private disposed: Promise<{ released: number; failed: number }> | undefined;
   private started = false;
+  private bootstrapping: Promise<void> | undefined;
   private lastPassAt: Date | null = null;
 
   constructor(
@@ -62,14 +62,47 @@ export class WeftEngine {
   ) {
     this.engineId = options.engineId ?? randomUUID();
     this.options = resolveEngineOptions(options, this.engineId);
+    const ownership = resolveOwnership(options);
     this.store = new WorkflowStore(database.sql, database.schema);
     this.runtime = new Runtime(this.store, new GroupCommitter(this.store), this.registry, this.options);
+    this.ownership = new Ownership(
+      database.sql,
+      database.schema,
+      this.engineId,
+      ownership,
+      this.options.logger,
+      options.metrics,
+      options.onWarning,
+    );
+    this.wireOwnership();
+    this.transitions = new Transitions(this.store, this.runtime, this.registry, this.ownership, this.options.logger);
     this.timers = new TimerLoop(
-      async () => void (await this.processDueTimers()),
+      async () => {
+        this.lastPassAt = new Date();
+        await this.transitions.processDueTimers();
+      },
       this.options.timerPollMs,
       (err) => this.options.logger.warn(`Timer poll failed: ${(err as Error).message}`),
     );
     this.runtime.onTimerScheduled = (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs);
+  }
+
+  private wireOwnership(): void {
+    const o = this.ownership;
+    this.runtime.hooks = {
+      decorate: (c) => o.decorate(c),
+      committed: (c, outcome) => o.committed(c, outcome),
+      holds: (id) => o.holds(id),
+      epochOf: (id) => o.registry?.epochOf(id) ?? o.lease?.fence()?.epoch,
+      wakeCheck: (id, epoch, kind) => o.wakeCheck(id, epoch, kind),
+    };
+    o.attach({
+      stopLive: (id) => this.runtime.stopLive(id),
+      drive: (id) => this.runtime.drive(id),
+      halt: () => this.runtime.halt(),
+      registeredTypes: () => this.registry.names(),
+      poll: async () => 0,
+    });
   }
 
   /** Opens (and migrates) the configured database and builds an engine that closes it on dispose. */
@@ -88,13 +121,23 @@ export class WeftEngine {
     return this;
   }
 
-  /** Recovers running workflows and starts the background loops (unless backgroundTasks is 'manual'). */
+  /**
+   * Ownership bootstrap (gates, lease), then recovery of running workflows, then the
+   * background loops (unless backgroundTasks is 'manual').
+   */
   async bootstrap(): Promise<void> {
     this.assertOpen();
-    if (this.started) return;
-    this.started = true;
-    await this.recoverAll();
-    if (this.options.backgroundTasks === 'auto') this.timers.start();
+    if (this.bootstrapping) return this.bootstrapping;
+    this.bootstrapping = (async () => {
+      await this.ownership.bootstrap();
+      await this.recoverAll();
+      if (this.options.backgroundTasks === 'auto' && !this.disposed) {
+        this.timers.start();
+        this.ownership.scheduler?.start();
+      }
+      this.started = true;
+    })();
+    return this.bootstrapping;
   }
 
   get commitStatements(): number {
@@ -103,7 +146,7 @@ export class WeftEngine {
 
   /** Starts a workflow; with idPolicy 'return-existing' (default) an existing id returns its handle. */
   async start<I>(type: string, input: I, opts: StartOptions = {}): Promise<WorkflowHandle> {
-    this.assertOpen();
+    this.assertCanRun();
     const def = this.registry.get(type);
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
@@ -120,9 +163,14 @@ export class WeftEngine {
       runNumber = (await this.store.get(row.id))?.runNumber ?? 1;
     }
     if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
-    else this.runtime.launchNew(def, row.id, row.input, version, runNumber);
+    else if (await this.claimNew(row.id)) this.runtime.launchNew(def, row.id, row.input, version, runNumber);
     if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
     return this.handle(row.id);
+  }
+
+  /** Claimed before its code runs; if another engine got it first, that engine drives it. */
+  private async claimNew(workflowId: string): Promise<boolean> {
+    return this.ownership.registry ? this.ownership.registry.acquireNew(workflowId) : true;
   }
 
   /** Validates everything about a start before anything is written. */
@@ -235,27 +283,20 @@ export class WeftEngine {
 
   /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
   async cancel(workflowId: string, reason = 'Cancelled'): Promise<void> {
-    await this.external(workflowId, 'cancel', (row) => {
-      if (isTerminal(row.status)) throw new WorkflowNotRunningError(workflowId, row.status);
-      const error = { name: 'WorkflowCancelled', message: reason };
-      return { status: 'cancelled', error: { value: error }, completed: true, clearTimers: true };
-    });
+    this.assertOpen();
+    await this.transitions.cancel(workflowId, reason);
   }
 
   /** Stops a running workflow without ending it; resume() continues it by replay. */
   async suspend(workflowId: string, reason = 'Suspended by an operator'): Promise<void> {
-    await this.external(workflowId, 'suspend', (row) => {
-      if (row.status !== 'running') throw new WorkflowNotRunningError(workflowId, row.status);
-      return { status: 'suspended', error: { value: { name: 'WorkflowSuspended', message: reason } } };
-    });
+    this.assertOpen();
+    await this.transitions.suspend(workflowId, reason);
   }
 
+  /** Continues a suspended workflow here; WorkflowClaimUnavailableError if another engine holds it. */
   async resume(workflowId: string): Promise<void> {
-    await this.external(workflowId, 'resume', (row) => {
-      if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status);
-      return { status: 'running', error: { value: null } };
-    });
-    await this.runtime.drive(workflowId);
+    this.assertOpen();
+    await this.transitions.resume(workflowId);
   }
 
   /** Replays and continues every running workflow of a registered type not already live here. */
@@ -269,28 +310,46 @@ export class WeftEngine {
       after = page[page.length - 1].id;
       const mine = page.filter((w) => this.registry.has(w.type) && !this.runtime.live.has(w.id));
       for (let i = 0; i < mine.length; i += 32) {
-        await Promise.all(mine.slice(i, i + 32).map((w) => this.runtime.drive(w.id)));
+        const batch = await Promise.all(
+          mine.slice(i, i + 32).map(async (w) => {
+            // Background path: a workflow another engine holds is skipped, not an error.
+            if (!(await this.ownership.claimForRecovery(w.id))) return 0;
+            await this.runtime.drive(w.id);
+            return 1;
+          }),
+        );
+        recovered += batch.reduce<number>((a, b) => a + b, 0);
       }
-      recovered += mine.length;
     }
     return { recovered };
   }
 
-  /** One round of background work, for backgroundTasks 'manual'. */
-  async runMaintenance(): Promise<{ timersFired: number }> {
+  /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
+  async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number }> {
     this.assertOpen();
-    const fired = await this.processDueTimers();
-    return { timersFired: fired };
+    const pass = this.ownership.scheduler ? await this.ownership.scheduler.runPass() : null;
+    this.lastPassAt = new Date();
+    const timersFired = await this.transitions.processDueTimers();
+    return { pass, timersFired };
   }
 
-  /** Stops loops, lets running steps finish for the grace period, then drops the rest (they re-run after restart). */
-  dispose(): Promise<void> {
+  /**
+   * Stops the renewal scheduler first (no reclaim lands after), then the timer loop, lets
+   * running steps finish for the grace period, drops the rest (they re-run elsewhere or after a
+   * restart), releases every held claim and closes what it opened. Safe to call twice; reports
+   * whether every release succeeded.
+   */
+  dispose(): Promise<{ released: number; failed: number }> {
     this.disposed ??= (async () => {
+      await this.ownership.scheduler?.stop();
       await this.timers.stop();
+      await this.bootstrapping?.catch(() => undefined);
       const until = Date.now() + this.options.shutdownGraceMs;
       while (this.runtime.inflightSteps() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
       await this.runtime.close();
+      const report = await this.ownership.dispose().catch(() => ({ released: 0, failed: -1 }));
       if (this.ownsDatabase) await this.database.close();
+      return report;
     })();
     return this.disposed;
   }
@@ -299,15 +358,15 @@ export class WeftEngine {
   healthSnapshot(): EngineHealthSnapshot {
     return {
       engineId: this.engineId,
-      ownership: 'none',
+      ownership: this.ownership.mode,
       bootstrapped: this.started,
       disposed: this.disposed !== undefined,
       backgroundTasks: this.options.backgroundTasks,
-      lastBackgroundPassAt: this.lastPassAt,
-      backgroundIntervalMs: this.options.timerPollMs,
+      lastBackgroundPassAt: this.ownership.scheduler ? this.ownership.scheduler.lastPassAt : this.lastPassAt,
+      backgroundIntervalMs: this.ownership.scheduler ? this.ownership.scheduler.intervalMs : this.options.timerPollMs,
       liveWorkflows: this.runtime.live.size,
-      claimsHeld: 0,
-      renewalFailures: 0,
+      claimsHeld: this.ownership.registry?.held.size ?? (this.ownership.lease?.held ? 1 : 0),
+      renewalFailures: this.ownership.registry?.renewalFailures ?? 0,
     };
   }
 
@@ -315,97 +374,13 @@ export class WeftEngine {
     return this.disposed !== undefined;
   }
 
+  /** Under ownership 'lease' only the holder starts anything. */
+  private assertCanRun(): void {
+    this.assertOpen();
+    if (this.ownership.lease && !this.ownership.holds('')) throw new EngineLeaseNotHeldError(this.engineId, null);
+  }
+
   private assertOpen(): void {
     if (this.disposed) throw new EngineDisposedError();
-  }
-
-  /** Due timers: one query per batch, then each wakes its workflow. */
-  private async processDueTimers(): Promise<number> {
-    this.lastPassAt = new Date();
-    let total = 0;
-    for (;;) {
-      const due = await this.store.takeDueTimers(TIMER_BATCH, TIMER_RETRY_MS);
-      total += due.length;
-      await Promise.all(
-        due.map((t) =>
-          this.fire(t).catch((err) => this.options.logger.warn(`Timer ${t.kind} for "${t.workflowId}" failed: ${(err as Error).message}`)),
-        ),
-      );
-      if (due.length < TIMER_BATCH) return total;
-    }
-  }
-
-  private async fire(t: TimerRow): Promise<void> {
-    switch (t.kind) {
-      case 'sleep':
-        return this.runtime.drive(t.workflowId, t.seq);
-      case 'delayed-start':
-        return this.fireDelayedStart(t.workflowId);
-      case 'execution-deadline':
-        await this.external(t.workflowId, 'timeout', (row) =>
-          isTerminal(row.status)
-            ? null
-            : {
-                status: 'timed_out',
-                error: { value: { name: 'WorkflowTimedOut', message: 'Execution timeout reached' } },
-                completed: true,
-                clearTimers: true,
-              },
-        );
-        return;
-      default:
-        return;
-    }
-  }
-
-  private async fireDelayedStart(workflowId: string): Promise<void> {
-    const row = await this.external(workflowId, 'delayed-start', (r) =>
-      r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
-    );
-    if (row) this.runtime.launchNew(this.registry.get(row.type), workflowId, row.input, row.version, row.runNumber);
-  }
-
-  /**
-   * A transition committed from outside the workflow's own run (cancel, suspend, resume,
-   * timeout, delayed start): read, decide, compare-and-swap, retried on a lost race.
-   * Returns the row as committed, or null when `decide` chose to do nothing.
-   */
-  private async external(workflowId: string, what: string, decide: (row: WorkflowRow) => Change | null): Promise<WorkflowRow | null> {
-    validateWorkflowId(workflowId);
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const row = await this.store.get(workflowId);
-      if (!row) throw new WorkflowNotFoundError(workflowId);
-      const change = decide(row);
-      if (!change) return null;
-      const outcome = await this.runtime.commitCommand({ ...change, workflowId, expectedVersion: row.version });
-      if (!outcome.ok) continue;
-      const next = { ...row, ...(change.status && { status: change.status }), version: outcome.version };
-      if (change.status && change.status !== 'running') this.runtime.stopLive(workflowId);
-      if (change.status && isTerminal(change.status)) {
-        this.runtime.settle(workflowId, { status: change.status, output: null, error: change.error?.value ?? null });
-      }
-      return next;
-    }
-    throw new Error(`Could not ${what} workflow "${workflowId}": it kept changing under us`);
-  }
-}
-
-function settledValue<O>(workflowId: string, s: Settled | WorkflowRow): O {
-  if (s.status === 'completed') return s.output as O;
-  throw new WorkflowFailedError(workflowId, s.status, (s.error as WorkflowFailure | null) ?? null);
-}
-
-/** The cursor carries the database's own timestamp text: microseconds survive the round trip. */
-function encodeCursor(r: { cursorAt: string; id: string }): string {
-  return Buffer.from(JSON.stringify([r.cursorAt, r.id])).toString('base64url');
-}
-
-function decodeCursor(cursor: string): { at: string; id: string } {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
-    if (typeof id !== 'string' || typeof at !== 'string' || Number.isNaN(Date.parse(at))) throw new Error('bad');
-    return { at, id };
-  } catch {
-    throw new InvalidArgumentError('cursor', 'is not a cursor returned by list()');
   }
 }

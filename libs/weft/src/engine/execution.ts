@@ -48,6 +48,8 @@ function merge(into: Change, c: Change): Change {
 export class Execution {
   readonly abort = new AbortController();
   state: 'active' | 'stopped' | 'finished' = 'active';
+  /** Claim epoch this run was launched under (wake ownership check). */
+  epoch: string | undefined;
   nextSeq = 0;
   inflightSteps = 0;
   parked = false;

@@ -1,9 +1,15 @@
 import { InvalidConfigurationError } from '../errors';
 import type { WeftOptions } from '../options';
+import type { ClaimMetrics } from '../ownership/claim-registry';
+import type { OwnershipOptions } from '../ownership/config';
 import { Duration, parseDuration } from './duration';
 import type { WeftLogger } from './types';
 
-export interface WeftEngineOptions extends WeftOptions {
+export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
+  /** Called with every Weft warning (claim lost, wake discarded, lease lost); they also go to the logger and process 'warning'. */
+  onWarning?: (warning: Error) => void;
+  /** Metric hooks (WeftMetrics implements them). */
+  metrics?: ClaimMetrics;
   logger?: WeftLogger;
   /** Parked workflows kept in memory; beyond this the least recently parked are evicted (default 10,000). */
   maxCachedWorkflows?: number;

@@ -10,6 +10,14 @@ import { describeError } from './step-runner';
 import type { WorkflowDefinition } from './types';
 import { toStoredJson } from './validation';
 
+export interface RuntimeHooks {
+  decorate(command: AdvanceCommand): AdvanceCommand;
+  committed(command: AdvanceCommand, outcome: AdvanceOutcome): void;
+  holds(workflowId: string): boolean;
+  epochOf(workflowId: string): string | undefined;
+  wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean>;
+}
+
 export interface Settled {
   status: string;
   output: unknown;
@@ -26,8 +34,14 @@ export class Runtime implements ExecutionHost {
   private readonly loading = new Map<string, Promise<void>>();
   private readonly settledWaiters = new Map<string, Set<(s: Settled) => void>>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
-  /** Adds the ownership fence to every command (none under ownership 'none'). */
-  fenceFor: (workflowId: string) => AdvanceCommand['fence'] = () => undefined;
+  /** Ownership hooks; the defaults are ownership 'none'. */
+  hooks: RuntimeHooks = {
+    decorate: (c) => c,
+    committed: () => undefined,
+    holds: () => true,
+    epochOf: () => undefined,
+    wakeCheck: async () => true,
+  };
   onTimerScheduled: (workflowId: string, delayMs: number) => void = () => undefined;
   closed = false;
 
@@ -45,10 +59,12 @@ export class Runtime implements ExecutionHost {
     return this.options.logger;
   }
 
-  /** The one commit path. */
-  commitCommand(command: AdvanceCommand): Promise<AdvanceOutcome> {
-    const fence = this.fenceFor(command.workflowId);
-    return this.committer.submit(fence ? { ...command, fence } : command);
+  /** The one commit path: every workflow write gets its ownership fence here. */
+  async commitCommand(command: AdvanceCommand): Promise<AdvanceOutcome> {
+    const decorated = this.hooks.decorate(command);
+    const outcome = await this.committer.submit(decorated);
+    this.hooks.committed(decorated, outcome);
+    return outcome;
   }
 
   commit(_exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
@@ -56,6 +72,7 @@ export class Runtime implements ExecutionHost {
   }
 
   launch(def: WorkflowDefinition, exec: Execution): void {
+    exec.epoch = this.hooks.epochOf(exec.workflowId);
     this.live.set(exec.workflowId, exec);
     const ctx = new WorkflowContext(exec);
     const run = () => {
@@ -78,10 +95,7 @@ export class Runtime implements ExecutionHost {
   /** Replays a running workflow from storage and drives it on; coalesces concurrent calls. */
   drive(workflowId: string, firedSleepSeq?: number): Promise<void> {
     const live = this.live.get(workflowId);
-    if (live) {
-      if (firedSleepSeq !== undefined) live.fireTimer(firedSleepSeq);
-      return Promise.resolve();
-    }
+    if (live) return firedSleepSeq === undefined ? Promise.resolve() : this.wakeLive(live, firedSleepSeq);
     const inFlight = this.loading.get(workflowId);
     if (inFlight) return inFlight;
     const p = this.loadAndLaunch(workflowId, firedSleepSeq).finally(() => this.loading.delete(workflowId));
@@ -89,10 +103,16 @@ export class Runtime implements ExecutionHost {
     return p;
   }
 
+  /** Wake ownership check before a timer wakes a parked run. */
+  private async wakeLive(exec: Execution, seq: number): Promise<void> {
+    if (!(await this.hooks.wakeCheck(exec.workflowId, exec.epoch, 'timer'))) return;
+    exec.fireTimer(seq);
+  }
+
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
-    if (this.closed) return;
+    if (this.closed || !this.hooks.holds(workflowId)) return;
     const loaded = await this.store.load(workflowId);
-    if (!loaded || loaded.row.status !== 'running' || this.live.has(workflowId) || this.closed) return;
+    if (!loaded || loaded.row.status !== 'running' || this.live.has(workflowId) || this.closed || !this.hooks.holds(workflowId)) return;
     if (!this.registry.has(loaded.row.type)) {
       this.logger.warn(`Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left alone.`);
       return;
@@ -165,6 +185,14 @@ export class Runtime implements ExecutionHost {
   forget(exec: Execution): void {
     if (this.live.get(exec.workflowId) === exec) this.live.delete(exec.workflowId);
     this.parkedLru.delete(exec.workflowId);
+  }
+
+  /** Stops every live run (the engine lost the global lease). */
+  halt(): void {
+    for (const exec of [...this.live.values()]) {
+      exec.stop(true);
+      this.forget(exec);
+    }
   }
 
   /** Stops the live run of a workflow an external transition just ended or suspended. */

@@ -51,6 +51,12 @@ export interface AdvanceCommand {
   messages?: MessageInsert[];
   consume?: MessageConsume[];
   fence?: ClaimFence;
+  /** Global-lease fence (ownership 'lease'). */
+  leaseFence?: ClaimFence;
+  /** Release the fenced claim in the same statement (terminal and suspend commits). */
+  release?: boolean;
+  /** Rotate the claim epoch and clear its holder (external terminal transitions). */
+  rotate?: boolean;
 }
 
 export type AdvanceOutcome =

@@ -41,8 +41,27 @@ function toCommandJson(c: AdvanceCommand) {
     consume: nonEmpty(c.consume, (m) => ({ ...m, result: m.result ?? null })),
     fence_engine: c.fence?.engineId ?? null,
     fence_epoch: c.fence?.epoch ?? null,
+    lease_engine: c.leaseFence?.engineId ?? null,
+    lease_epoch: c.leaseFence?.epoch ?? null,
+    release: c.release === true,
+    rotate: c.rotate === true,
   };
 }
+
+const shapeOf = (c: AdvanceCommand): AdvanceShape => ({
+  ops: !!c.operations?.length,
+  delTimers: !!c.clearTimers || !!c.deleteTimers?.length,
+  timers: !!c.timers?.length,
+  msgs: !!c.messages?.length,
+  consume: !!c.consume?.length,
+  fence: !!c.fence,
+  lease: !!c.leaseFence,
+  release: !!c.release && !!c.fence,
+  rotate: !!c.rotate,
+});
+
+const unionShape = (a: AdvanceShape, b: AdvanceShape): AdvanceShape =>
+  Object.fromEntries(Object.keys(a).map((k) => [k, a[k as keyof AdvanceShape] || b[k as keyof AdvanceShape]])) as unknown as AdvanceShape;
 
 export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
   return {
@@ -112,15 +131,7 @@ export class WorkflowStore {
   }
 
   private advanceSqlFor(commands: AdvanceCommand[]): string {
-    const shape: AdvanceShape = { ops: false, delTimers: false, timers: false, msgs: false, consume: false, fence: false };
-    for (const c of commands) {
-      shape.ops ||= !!c.operations?.length;
-      shape.delTimers ||= !!c.clearTimers || !!c.deleteTimers?.length;
-      shape.timers ||= !!c.timers?.length;
-      shape.msgs ||= !!c.messages?.length;
-      shape.consume ||= !!c.consume?.length;
-      shape.fence ||= !!c.fence;
-    }
+    const shape = commands.map(shapeOf).reduce(unionShape);
     const key = shapeKey(shape);
     let sql = this.advanceStatements.get(key);
     if (!sql) {
@@ -229,8 +240,8 @@ export class WorkflowStore {
     return this.sql.query(this.wf.runningIds, [afterId, limit]);
   }
 
-  async takeDueTimers(limit: number, retryAfterMs: number): Promise<TimerRow[]> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.tm.takeDue, [limit, retryAfterMs]);
+  async takeDueTimers(limit: number, retryAfterMs: number, ownerEngineId: string | null = null): Promise<TimerRow[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.tm.takeDue, [limit, retryAfterMs, ownerEngineId]);
     return rows.map((r) => ({
       id: String(r.id),
       workflowId: r.workflow_id as string,

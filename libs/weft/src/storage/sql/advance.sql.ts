@@ -8,10 +8,14 @@ export interface AdvanceShape {
   msgs: boolean;
   consume: boolean;
   fence: boolean;
+  lease: boolean;
+  release: boolean;
+  rotate: boolean;
 }
 
-export const shapeKey = (s: AdvanceShape) =>
-  (s.ops ? 1 : 0) | (s.delTimers ? 2 : 0) | (s.timers ? 4 : 0) | (s.msgs ? 8 : 0) | (s.consume ? 16 : 0) | (s.fence ? 32 : 0);
+const SHAPE_BITS: Array<keyof AdvanceShape> = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'fence', 'lease', 'release', 'rotate'];
+
+export const shapeKey = (s: AdvanceShape) => SHAPE_BITS.reduce((key, k, i) => key | (s[k] ? 1 << i : 0), 0);
 
 /**
  * The checkpoint compare-and-swap: ONE statement whose data-modifying CTEs only write for the
@@ -27,13 +31,25 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
       SELECT * FROM json_to_recordset($1::json) AS c(
         id text, expected int, status text, set_output boolean, output json, set_error boolean, error json,
         completed boolean, ops json, clear_timers boolean, del_timers json, timers json, msgs json,
-        consume json, fence_engine text, fence_epoch bigint))`,
+        consume json, fence_engine text, fence_epoch bigint, lease_engine text, lease_epoch bigint,
+        release boolean, rotate boolean))`,
   ];
+  const conditions: string[] = [];
   if (shape.fence) {
     parts.push(`fence AS (
       SELECT cl.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
       WHERE c.fence_engine IS NOT NULL AND cl.engine_id = c.fence_engine AND cl.epoch = c.fence_epoch
       FOR SHARE OF cl)`);
+    conditions.push('(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))');
+  }
+  if (shape.lease) {
+    // Under ownership 'lease' every write needs the global lease at the writer's epoch.
+    parts.push(`lease_ok AS (
+      SELECT l.holder, l.epoch FROM ${qualify(schema, 'weft_global_lease')} l
+      WHERE l.id = 1 AND l.holder IS NOT NULL FOR SHARE OF l)`);
+    conditions.push(
+      '(c.lease_engine IS NULL OR EXISTS (SELECT 1 FROM lease_ok lo WHERE lo.holder = c.lease_engine AND lo.epoch = c.lease_epoch))',
+    );
   }
   parts.push(`upd AS (
       UPDATE ${wf} w SET
@@ -44,11 +60,10 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         updated_at = clock_timestamp(),
         version = w.version + 1
       FROM cmd c
-      WHERE w.id = c.id AND w.version = c.expected
-        ${shape.fence ? 'AND (c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))' : ''}
+      WHERE w.id = c.id AND w.version = c.expected ${conditions.map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
-  parts.push(...extraParts(schema, shape));
-  const fenced = shape.fence ? `(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))` : 'true';
+  parts.push(...extraParts(schema, shape), ...claimParts(schema, shape));
+  const fenced = conditions.length ? conditions.join(' AND ') : 'true';
   return `WITH ${parts.join(',\n')}
     SELECT c.id, upd.version, ${fenced} AS fenced FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
 }
@@ -58,7 +73,7 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
   const timers = qualify(schema, 'weft_timers');
   const msgs = qualify(schema, 'weft_messages');
   const out: string[] = [];
-  if (shape.ops || shape.delTimers || shape.timers || shape.msgs || shape.consume) {
+  if (shape.ops || shape.delTimers || shape.timers || shape.msgs || shape.consume || shape.release || shape.rotate) {
     out.push(`ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id)`);
   }
   if (shape.ops) {
@@ -94,6 +109,23 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
       UPDATE ${msgs} m SET consumed_seq = x.seq, status = COALESCE(x.status, 'consumed'), result = x.result
       FROM ok, json_to_recordset(ok.consume) AS x(id bigint, seq int, status text, result json)
       WHERE m.id = x.id AND m.workflow_id = ok.id)`);
+  }
+  return out;
+}
+
+/** Claim changes that ride on the advance: release on terminal/suspend, epoch rotation on external transitions. */
+function claimParts(schema: string, shape: AdvanceShape): string[] {
+  const claims = qualify(schema, 'weft_workflow_claims');
+  const out: string[] = [];
+  if (shape.release) {
+    out.push(`rel AS (
+      UPDATE ${claims} cl SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
+      FROM ok WHERE ok.release AND cl.workflow_id = ok.id AND cl.engine_id = ok.fence_engine AND cl.epoch = ok.fence_epoch)`);
+  }
+  if (shape.rotate) {
+    out.push(`rot AS (
+      UPDATE ${claims} cl SET epoch = cl.epoch + 1, engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
+      FROM ok WHERE ok.rotate AND cl.workflow_id = ok.id)`);
   }
   return out;
 }

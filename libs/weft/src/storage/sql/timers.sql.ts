@@ -2,15 +2,19 @@ import { qualify } from '../schema-name';
 
 export function timerSql(schema: string) {
   const timers = qualify(schema, 'weft_timers');
+  const claims = qualify(schema, 'weft_workflow_claims');
   return {
     /**
      * One query per tick: due timers, locked so concurrent pollers split them, and pushed
      * $2 ms into the future so a crash before the wake commits makes them fire again later.
-     * The commit that consumes a timer deletes it.
+     * The commit that consumes a timer deletes it. With $3 (an engine id, ownership
+     * 'workflow-lease') sleeps are only taken for workflows that engine holds.
      */
     takeDue: `
       WITH due AS (
-        SELECT id, fire_at FROM ${timers} WHERE fire_at <= clock_timestamp()
+        SELECT id, fire_at FROM ${timers} t WHERE fire_at <= clock_timestamp()
+          AND ($3::text IS NULL OR t.kind <> 'sleep' OR EXISTS (
+            SELECT 1 FROM ${claims} c WHERE c.workflow_id = t.workflow_id AND c.engine_id = $3))
         ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED
       )
       UPDATE ${timers} t SET fire_at = clock_timestamp() + $2 * interval '1 millisecond'

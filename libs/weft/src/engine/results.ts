@@ -1,0 +1,24 @@
+import { InvalidArgumentError, WorkflowFailedError } from '../errors';
+import type { WorkflowRow } from '../storage/types';
+import type { Settled } from './runtime';
+import type { WorkflowFailure } from './types';
+
+export function settledValue<O>(workflowId: string, s: Settled | WorkflowRow): O {
+  if (s.status === 'completed') return s.output as O;
+  throw new WorkflowFailedError(workflowId, s.status, (s.error as WorkflowFailure | null) ?? null);
+}
+
+/** The cursor carries the database's own timestamp text: microseconds survive the round trip. */
+export function encodeCursor(r: { cursorAt: string; id: string }): string {
+  return Buffer.from(JSON.stringify([r.cursorAt, r.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { at: string; id: string } {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    if (typeof id !== 'string' || typeof at !== 'string' || Number.isNaN(Date.parse(at))) throw new Error('bad');
+    return { at, id };
+  } catch {
+    throw new InvalidArgumentError('cursor', 'is not a cursor returned by list()');
+  }
+}

@@ -1,0 +1,144 @@
+import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../errors';
+import type { Ownership } from '../ownership/ownership';
+import { TERMINAL_STATUSES, WorkflowStatus } from '../storage/entities';
+import type { TimerRow, WorkflowRow } from '../storage/types';
+import type { WorkflowStore } from '../storage/workflow-store';
+import type { Change } from './execution';
+import type { WorkflowRegistry } from './registry';
+import type { Runtime } from './runtime';
+import type { WeftLogger } from './types';
+import { validateWorkflowId } from './validation';
+
+const TIMER_BATCH = 200;
+const TIMER_RETRY_MS = 30_000;
+
+export const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
+
+/**
+ * Transitions committed from outside a workflow's own run (cancel, suspend, resume, timeout,
+ * delayed start) and the due-timer pass that triggers some of them.
+ */
+export class Transitions {
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly runtime: Runtime,
+    private readonly registry: WorkflowRegistry,
+    private readonly ownership: Ownership,
+    private readonly logger: WeftLogger,
+  ) {}
+
+  cancel(workflowId: string, reason: string): Promise<unknown> {
+    return this.external(workflowId, 'cancel', (row) => {
+      if (isTerminal(row.status)) throw new WorkflowNotRunningError(workflowId, row.status);
+      const error = { name: 'WorkflowCancelled', message: reason };
+      return { status: 'cancelled', error: { value: error }, completed: true, clearTimers: true, rotate: this.rotates };
+    });
+  }
+
+  suspend(workflowId: string, reason: string): Promise<unknown> {
+    return this.external(workflowId, 'suspend', (row) => {
+      if (row.status !== 'running') throw new WorkflowNotRunningError(workflowId, row.status);
+      return { status: 'suspended', error: { value: { name: 'WorkflowSuspended', message: reason } }, rotate: this.rotates };
+    });
+  }
+
+  /** Resume of a suspended run: the claim is acquired first; losing it is a typed error. */
+  async resume(workflowId: string): Promise<void> {
+    validateWorkflowId(workflowId);
+    const row = await this.store.get(workflowId);
+    if (!row) throw new WorkflowNotFoundError(workflowId);
+    if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status);
+    await this.claimOrThrow(workflowId);
+    const done = await this.external(workflowId, 'resume', (r) => {
+      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
+      return { status: 'running', error: { value: null } };
+    }).catch(async (err) => {
+      await this.ownership.registry?.release(workflowId);
+      throw err;
+    });
+    if (done) await this.runtime.drive(workflowId);
+  }
+
+  private async claimOrThrow(workflowId: string): Promise<void> {
+    const registry = this.ownership.registry;
+    if (!registry) {
+      if (!this.ownership.holds(workflowId)) throw new WorkflowClaimUnavailableError(workflowId, null);
+      return;
+    }
+    const r = await registry.acquire(workflowId);
+    if (!r.ok) throw new WorkflowClaimUnavailableError(workflowId, r.reason === 'held' ? r.heldBy : null);
+  }
+
+  private get rotates(): boolean {
+    return this.ownership.mode === 'workflow-lease';
+  }
+
+  /** Due timers: one query per batch, then each wakes its workflow. */
+  async processDueTimers(): Promise<number> {
+    let total = 0;
+    const owner = this.ownership.mode === 'workflow-lease' ? this.ownership.engineId : null;
+    for (;;) {
+      const due = await this.store.takeDueTimers(TIMER_BATCH, TIMER_RETRY_MS, owner);
+      total += due.length;
+      await Promise.all(
+        due.map((t) =>
+          this.fire(t).catch((err) => this.logger.warn(`Timer ${t.kind} for "${t.workflowId}" failed: ${(err as Error).message}`)),
+        ),
+      );
+      if (due.length < TIMER_BATCH) return total;
+    }
+  }
+
+  private async fire(t: TimerRow): Promise<void> {
+    if (t.kind === 'sleep') return this.runtime.drive(t.workflowId, t.seq);
+    if (t.kind === 'delayed-start') return this.fireDelayedStart(t.workflowId);
+    if (t.kind === 'execution-deadline') {
+      await this.external(t.workflowId, 'timeout', (row) =>
+        isTerminal(row.status)
+          ? null
+          : {
+              status: 'timed_out',
+              error: { value: { name: 'WorkflowTimedOut', message: 'Execution timeout reached' } },
+              completed: true,
+              clearTimers: true,
+              rotate: this.rotates,
+            },
+      );
+    }
+  }
+
+  private async fireDelayedStart(workflowId: string): Promise<void> {
+    const registry = this.ownership.registry;
+    if (registry && !registry.held.has(workflowId) && !(await registry.acquire(workflowId)).ok) return; // another engine has it
+    const row = await this.external(workflowId, 'delayed-start', (r) =>
+      r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
+    );
+    if (row) this.runtime.launchNew(this.registry.get(row.type), workflowId, row.input, row.version, row.runNumber);
+    else await registry?.release(workflowId);
+  }
+
+  /**
+   * Read, decide, compare-and-swap; retried on a lost race. Returns the row as committed, or
+   * null when `decide` chose to do nothing.
+   */
+  async external(workflowId: string, what: string, decide: (row: WorkflowRow) => Change | null): Promise<WorkflowRow | null> {
+    validateWorkflowId(workflowId);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const row = await this.store.get(workflowId);
+      if (!row) throw new WorkflowNotFoundError(workflowId);
+      const change = decide(row);
+      if (!change) return null;
+      const outcome = await this.runtime.commitCommand({ ...change, workflowId, expectedVersion: row.version });
+      if (!outcome.ok) {
+        if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);
+        continue;
+      }
+      if (change.status && change.status !== 'running') this.runtime.stopLive(workflowId);
+      if (change.status && isTerminal(change.status)) {
+        this.runtime.settle(workflowId, { status: change.status, output: null, error: change.error?.value ?? null });
+      }
+      return { ...row, ...(change.status && { status: change.status }), version: outcome.version };
+    }
+    throw new Error(`Could not ${what} workflow "${workflowId}": it kept changing under us`);
+  }
+}

@@ -1,0 +1,216 @@
+import type { SqlClient } from '../storage/sql-client';
+import { claimSql, ClaimSql } from '../storage/sql/claims.sql';
+import type { OwnershipConfig } from './config';
+
+export type ClaimOutcome = 'acquired' | 'takeover' | 'lost_race' | 'deposed' | 'backoff_skipped';
+
+/** Optional metric hooks (WeftMetrics implements them). */
+export interface ClaimMetrics {
+  claimAttempt?(outcome: ClaimOutcome): void;
+  claimsActive?(n: number): void;
+  renewalFailure?(): void;
+  renewalPassDuration?(seconds: number): void;
+}
+
+export type AcquireResult =
+  | { ok: true; epoch: string }
+  | { ok: false; reason: 'held'; heldBy: string | null; epoch: string }
+  | { ok: false; reason: 'lost_race' | 'backoff' };
+
+export interface ClaimView {
+  workflowId: string;
+  epoch: string;
+  engineId: string | null;
+  expiresAt: Date | null;
+  claimedAt: Date | null;
+  expired: boolean;
+}
+
+/**
+ * This engine's per-workflow claims: the database side of DESIGN §4. Methods return
+ * discriminated results and never throw on a lost compare-and-swap.
+ */
+export class WorkflowClaimRegistry {
+  /** workflowId → epoch this engine holds. */
+  readonly held = new Map<string, string>();
+  private readonly backoff = new Map<string, { until: number; level: number }>();
+  private readonly q: ClaimSql;
+  renewalFailures = 0;
+
+  constructor(
+    private readonly sql: SqlClient,
+    schema: string,
+    readonly engineId: string,
+    readonly config: OwnershipConfig,
+    private readonly metrics: ClaimMetrics = {},
+  ) {
+    this.q = claimSql(schema);
+  }
+
+  epochOf(workflowId: string): string | undefined {
+    return this.held.get(workflowId);
+  }
+
+  async read(workflowId: string): Promise<ClaimView | null> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.q.read, [workflowId, this.config.graceMs]);
+    if (!rows.length) return null;
+    const r = rows[0];
+    return {
+      workflowId,
+      epoch: r.epoch as string,
+      engineId: (r.engine_id as string | null) ?? null,
+      expiresAt: (r.expires_at as Date | null) ?? null,
+      claimedAt: (r.claimed_at as Date | null) ?? null,
+      expired: r.expired as boolean,
+    };
+  }
+
+  /** Records a claim acquired inside another statement (start). */
+  adopt(workflowId: string, epoch: string): void {
+    this.held.set(workflowId, epoch);
+    this.metrics.claimAttempt?.('acquired');
+    this.metrics.claimsActive?.(this.held.size);
+  }
+
+  /** Acquire for a workflow this engine just created, before its code runs. */
+  async acquireNew(workflowId: string): Promise<boolean> {
+    const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [workflowId, this.engineId, this.config.ttlMs]);
+    if (!rows.length) {
+      this.metrics.claimAttempt?.('lost_race');
+      return false;
+    }
+    this.adopt(workflowId, rows[0].epoch);
+    return true;
+  }
+
+  /** Standalone acquire (recovery, resume): only if nobody holds it. */
+  async acquire(workflowId: string): Promise<AcquireResult> {
+    if (this.inBackoff(workflowId)) {
+      this.metrics.claimAttempt?.('backoff_skipped');
+      return { ok: false, reason: 'backoff' };
+    }
+    await this.sql.query(this.q.ensureRow, [workflowId]);
+    const view = await this.read(workflowId);
+    if (!view) return { ok: false, reason: 'lost_race' };
+    if (view.engineId !== null) return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
+    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [workflowId, this.engineId, view.epoch, this.config.ttlMs]);
+    if (!rows.length) {
+      this.metrics.claimAttempt?.('lost_race');
+      return { ok: false, reason: 'lost_race' };
+    }
+    this.adopt(workflowId, rows[0].epoch);
+    return { ok: true, epoch: rows[0].epoch };
+  }
+
+  /** Takeover of an expired holder, exactly as read. */
+  async takeover(workflowId: string, heldBy: string, epoch: string): Promise<AcquireResult> {
+    if (this.inBackoff(workflowId)) {
+      this.metrics.claimAttempt?.('backoff_skipped');
+      return { ok: false, reason: 'backoff' };
+    }
+    const rows = await this.sql.query<{ epoch: string }>(this.q.takeover, [
+      workflowId,
+      this.engineId,
+      heldBy,
+      epoch,
+      this.config.ttlMs,
+      this.config.graceMs,
+    ]);
+    if (!rows.length) {
+      this.metrics.claimAttempt?.('lost_race');
+      return { ok: false, reason: 'lost_race' };
+    }
+    this.held.set(workflowId, rows[0].epoch);
+    this.metrics.claimAttempt?.('takeover');
+    this.metrics.claimsActive?.(this.held.size);
+    return { ok: true, epoch: rows[0].epoch };
+  }
+
+  /** Reclaim scan: takes over up to `limit` running workflows of `types` with no live holder. */
+  async reclaim(types: string[], limit: number): Promise<Array<{ workflowId: string; epoch: string; previous: string | null }>> {
+    if (limit <= 0 || types.length === 0) return [];
+    const now = Date.now();
+    const skip = [...this.backoff].filter(([, b]) => b.until > now).map(([id]) => id);
+    const rows = await this.sql.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.reclaim, [
+      this.engineId,
+      types,
+      this.config.ttlMs,
+      this.config.graceMs,
+      skip,
+      limit,
+    ]);
+    for (const r of rows) {
+      this.held.set(r.workflow_id, r.epoch);
+      this.metrics.claimAttempt?.(r.previous ? 'takeover' : 'acquired');
+    }
+    if (rows.length) this.metrics.claimsActive?.(this.held.size);
+    return rows.map((r) => ({ workflowId: r.workflow_id, epoch: r.epoch, previous: r.previous }));
+  }
+
+  /** ONE statement for every held claim. Returns the ids that were lost (and forgets them). */
+  async renewAll(): Promise<string[]> {
+    if (this.held.size === 0) return [];
+    const ids = [...this.held.keys()];
+    const epochs = ids.map((id) => this.held.get(id)!);
+    const t0 = performance.now();
+    const rows = await this.sql.query<{ workflow_id: string }>(this.q.renewAll, [this.engineId, ids, epochs, this.config.ttlMs]);
+    this.metrics.renewalPassDuration?.((performance.now() - t0) / 1000);
+    const renewed = new Set(rows.map((r) => r.workflow_id));
+    // A claim re-acquired at another epoch while the statement ran is not lost.
+    const lost = ids.filter((id, i) => !renewed.has(id) && this.held.get(id) === epochs[i]);
+    for (const id of lost) this.lose(id);
+    return lost;
+  }
+
+  /** Forgets a claim that was lost (failed renewal or refused fence) and backs off from it. */
+  lose(workflowId: string): void {
+    if (!this.held.delete(workflowId)) return;
+    this.renewalFailures++;
+    this.metrics.renewalFailure?.();
+    this.metrics.claimAttempt?.('deposed');
+    this.metrics.claimsActive?.(this.held.size);
+    const prev = this.backoff.get(workflowId);
+    const level = prev ? prev.level + 1 : 0;
+    const delay = Math.min(this.config.renewMs * 2 ** level, 4 * this.config.ttlMs);
+    this.backoff.set(workflowId, { until: Date.now() + delay, level });
+  }
+
+  /** Forgets a claim released by a terminal or suspend commit. */
+  forget(workflowId: string): void {
+    if (this.held.delete(workflowId)) this.metrics.claimsActive?.(this.held.size);
+  }
+
+  async release(workflowId: string): Promise<boolean> {
+    const epoch = this.held.get(workflowId);
+    if (epoch === undefined) return false;
+    this.forget(workflowId);
+    await this.sql.query(this.q.release, [workflowId, this.engineId, epoch]);
+    return true;
+  }
+
+  /** Best effort at shutdown: releases everything held in one statement. */
+  async releaseAll(): Promise<{ released: number; failed: number }> {
+    const ids = [...this.held.keys()];
+    if (ids.length === 0) return { released: 0, failed: 0 };
+    const epochs = ids.map((id) => this.held.get(id)!);
+    this.held.clear();
+    this.metrics.claimsActive?.(0);
+    try {
+      const rows = await this.sql.query(this.q.releaseAll, [this.engineId, ids, epochs]);
+      return { released: rows.length, failed: ids.length - rows.length };
+    } catch {
+      return { released: 0, failed: ids.length };
+    }
+  }
+
+  async backfill(): Promise<void> {
+    await this.sql.query(this.q.backfill);
+  }
+
+  private inBackoff(workflowId: string): boolean {
+    const b = this.backoff.get(workflowId);
+    if (!b) return false;
+    if (b.until > Date.now()) return true;
+    return false;
+  }
+}

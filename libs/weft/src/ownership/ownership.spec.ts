@@ -1,0 +1,155 @@
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { EnginePool, waitFor } from '../../../../test/support/engine';
+import type { WorkflowContext } from '../engine/context';
+
+const gates = new Map<string, () => void>();
+const ran: Record<string, string[]> = {};
+
+class Gated {
+  async run(ctx: WorkflowContext, input: { key: string }) {
+    await ctx.step('first', () => 1);
+    await ctx.step('gated', ({ signal }) => {
+      (ran[input.key] ??= []).push('gated');
+      return new Promise<number>((resolve, reject) => {
+        gates.set(input.key, () => resolve(2));
+        signal.addEventListener('abort', () => reject(new Error('aborted')));
+      });
+    });
+    return 'done';
+  }
+}
+
+class Sleepy {
+  async run(ctx: WorkflowContext, input: { ms: number }) {
+    await ctx.sleep(input.ms);
+    return 'woke';
+  }
+}
+
+const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
+const claimOf = async (tdb: TestDatabase, id: string) =>
+  (
+    await tdb.query<{ engine_id: string | null; epoch: string }>(
+      `SELECT engine_id, epoch::text FROM weft.weft_workflow_claims WHERE workflow_id = $1`,
+      [id],
+    )
+  )[0];
+
+describe('ownership: per-workflow claims across engines (real PostgreSQL)', () => {
+  let tdb: TestDatabase;
+  let pool: EnginePool;
+  const warnings: Error[] = [];
+  const onWarning = (w: Error) => warnings.push(w);
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    pool = new EnginePool(tdb.url);
+  });
+  afterEach(async () => pool.disposeAll());
+  afterAll(async () => {
+    await tdb?.drop();
+  });
+
+  const engine = async (id: string, extra = {}) => {
+    const e = await pool.create({ ...WL, engineId: id, onWarning, ...extra }, (x) => x.register('gated', Gated).register('sleepy', Sleepy));
+    await e.bootstrap();
+    return e;
+  };
+
+  it('claims a workflow at start, before its code runs, and releases it on completion', async () => {
+    const a = await engine('A1');
+    const h = await a.start('gated', { key: 'k1' });
+    await waitFor(() => gates.has('k1'), 'gated step');
+    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: 'A1', epoch: '1' });
+    gates.get('k1')!();
+    await h.result({ timeout: '5s' });
+    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '1' });
+  });
+
+  it('a second engine does not touch a live claim; after the owner disposes it takes the workflow over', async () => {
+    const a = await engine('A2');
+    const h = await a.start('gated', { key: 'k2' });
+    await waitFor(() => gates.has('k2'), 'gated step on A');
+    const b = await engine('B2');
+    await b.runMaintenance();
+    expect((await claimOf(tdb, h.workflowId)).engine_id).toBe('A2');
+    gates.delete('k2');
+    const report = await a.dispose();
+    expect(report).toEqual({ released: 1, failed: 0 });
+    await waitFor(() => gates.has('k2'), 'gated step re-run on B', 10_000);
+    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: 'B2', epoch: '2' });
+    gates.get('k2')!();
+    await expect(b.result(h.workflowId, { timeout: '5s' })).resolves.toBe('done');
+  });
+
+  it('a cancel through another engine rotates the epoch and deposes the owner without reaching user code', async () => {
+    const a = await engine('A3');
+    const b = await engine('B3');
+    const h = await a.start('gated', { key: 'k3' });
+    await waitFor(() => gates.has('k3'), 'gated step on A');
+    await b.cancel(h.workflowId);
+    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '2' });
+    gates.get('k3')!(); // A's step finishes late: its record must be refused
+    await waitFor(async () => (await a.describe(h.workflowId)).status === 'cancelled', 'cancelled');
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await a.describe(h.workflowId)).history.map((o) => o.name)).toEqual(['first']);
+  });
+
+  it('a fenced write from an engine whose claim was taken over is refused and warned about', async () => {
+    const a = await engine('A4', { backgroundTasks: 'manual' });
+    const h = await a.start('gated', { key: 'k4' });
+    await waitFor(() => gates.has('k4'), 'gated step on A');
+    const resolveA = gates.get('k4')!;
+    // A stalls (manual mode: no renewals); B takes over once the claim expires.
+    const b = await engine('B4');
+    await waitFor(async () => (await claimOf(tdb, h.workflowId)).engine_id === 'B4', 'takeover by B', 10_000);
+    await waitFor(() => gates.get('k4') !== resolveA, 'B re-runs the in-flight step');
+    resolveA(); // A's late result
+    await waitFor(
+      () =>
+        warnings.some(
+          (w) => w.name === 'WeftWorkflowClaimLostWarning' && (w as never as { workflowId: string }).workflowId === h.workflowId,
+        ),
+      'claim-lost warning',
+    );
+    gates.get('k4')!();
+    await expect(b.result(h.workflowId, { timeout: '5s' })).resolves.toBe('done');
+    const ops = await tdb.query<{ seq: number }>(`SELECT seq FROM weft.weft_operations WHERE workflow_id = $1 ORDER BY seq`, [
+      h.workflowId,
+    ]);
+    expect(ops.map((o) => o.seq)).toEqual([0, 1]); // recorded once each
+    expect(ran.k4).toEqual(['gated', 'gated']);
+  });
+
+  it('resume(id) of a workflow claimed by another engine throws WorkflowClaimUnavailableError', async () => {
+    const a = await engine('A5');
+    const b = await engine('B5');
+    const h = await a.start('sleepy', { ms: 60_000 });
+    await a.suspend(h.workflowId);
+    // Someone else holds the claim now (simulated operator tool).
+    await tdb.query(
+      `UPDATE weft.weft_workflow_claims SET engine_id = 'X', epoch = epoch + 1, expires_at = now() + interval '1 hour' WHERE workflow_id = $1`,
+      [h.workflowId],
+    );
+    await expect(b.resume(h.workflowId)).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_CLAIM_UNAVAILABLE', heldBy: 'X' });
+    expect((await b.describe(h.workflowId)).status).toBe('suspended');
+  });
+
+  it('a parked workflow whose claim moved discards its timer wake', async () => {
+    const a = await engine('A6');
+    const h = await a.start('sleepy', { ms: 400 });
+    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'timer');
+    await tdb.query(`UPDATE weft.weft_workflow_claims SET epoch = epoch + 1 WHERE workflow_id = $1`, [h.workflowId]);
+    await waitFor(
+      () =>
+        warnings.some(
+          (w) =>
+            (w.name === 'WeftWorkflowWakeDiscardedWarning' || w.name === 'WeftWorkflowClaimLostWarning') &&
+            (w as never as { workflowId: string }).workflowId === h.workflowId,
+        ),
+      'wake discarded',
+      5000,
+    );
+    expect((await a.describe(h.workflowId)).history).toHaveLength(0);
+  });
+});

@@ -1,0 +1,174 @@
+import type { WeftLogger } from '../engine/types';
+import {
+  emitWeftWarning,
+  WeftEngineLeaseLostWarning,
+  WeftWorkflowClaimLostWarning,
+  WeftWorkflowWakeDiscardedWarning,
+} from '../observability/warnings';
+import type { SqlClient } from '../storage/sql-client';
+import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
+import { ClaimMetrics, WorkflowClaimRegistry } from './claim-registry';
+import { OwnershipConfig, WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config';
+import { runOwnershipGates } from './gates';
+import { GlobalLease } from './global-lease';
+import { ClaimRenewalScheduler } from './renewal-scheduler';
+
+/** What ownership needs from the engine's runtime. */
+export interface OwnedRuntime {
+  /** Drops the live run of a workflow (abort its signal) without writing anything. */
+  stopLive(workflowId: string): void;
+  /** Replays a workflow from storage and drives it on. */
+  drive(workflowId: string): Promise<void>;
+  /** Stops every live run (lease lost). */
+  halt(): void;
+  registeredTypes(): string[];
+  /** Buffered-message polls (added by the messaging layer); returns workflows woken. */
+  poll(): Promise<number>;
+}
+
+const RELEASING = new Set(['completed', 'failed', 'cancelled', 'timed_out', 'suspended']);
+
+/**
+ * DESIGN §4 on top of the engine: gates, fences on every command, claim bookkeeping,
+ * deposition, wake checks and the renewal scheduler. Mode 'none' makes all of it a no-op.
+ */
+export class Ownership {
+  readonly registry: WorkflowClaimRegistry | undefined;
+  readonly lease: GlobalLease | undefined;
+  readonly scheduler: ClaimRenewalScheduler | undefined;
+  private runtime!: OwnedRuntime;
+  private halted = false;
+
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly schema: string,
+    readonly engineId: string,
+    readonly config: OwnershipConfig,
+    private readonly logger: WeftLogger,
+    metrics: ClaimMetrics = {},
+    private readonly onWarning?: (w: Error) => void,
+  ) {
+    if (config.mode === 'workflow-lease') this.registry = new WorkflowClaimRegistry(sql, schema, engineId, config, metrics);
+    if (config.mode === 'lease') this.lease = new GlobalLease(sql, schema, engineId, config);
+    if (config.mode !== 'none') {
+      this.scheduler = new ClaimRenewalScheduler(
+        { renew: () => this.renew(), reclaim: () => this.reclaim(), poll: () => this.runtime.poll() },
+        config.renewMs,
+        logger,
+      );
+    }
+  }
+
+  get mode() {
+    return this.config.mode;
+  }
+
+  attach(runtime: OwnedRuntime): void {
+    this.runtime = runtime;
+  }
+
+  /** Gates, then the global lease (if any); before any recovery, timer poll or claim. */
+  async bootstrap(): Promise<void> {
+    await runOwnershipGates(this.sql, this.schema, this.config.mode);
+    if (this.lease) await this.lease.acquire();
+    if (this.registry) await this.registry.backfill();
+  }
+
+  /** May this engine drive (replay, run, commit for) this workflow now? */
+  holds(workflowId: string): boolean {
+    if (this.registry) return this.registry.held.has(workflowId);
+    if (this.lease) return this.lease.held && !this.halted;
+    return true;
+  }
+
+  /** Adds this engine's fence to a command; the owner's terminal/suspend commits release the claim. */
+  decorate(cmd: AdvanceCommand): AdvanceCommand {
+    if (this.lease) return { ...cmd, leaseFence: this.lease.fence() ?? { engineId: this.engineId, epoch: '-1' } };
+    if (!this.registry || cmd.rotate) return cmd;
+    const epoch = this.registry.epochOf(cmd.workflowId);
+    const fence = { engineId: this.engineId, epoch: epoch ?? '-1' };
+    return { ...cmd, fence, release: cmd.status !== undefined && RELEASING.has(cmd.status) };
+  }
+
+  committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {
+    if (!this.registry) return;
+    if (outcome.ok && (cmd.release || cmd.rotate)) this.registry.forget(cmd.workflowId);
+    if (!outcome.ok && outcome.reason === 'fence' && cmd.fence) this.deposed(cmd.workflowId, 'fence');
+  }
+
+  /** A fence was refused or a renewal lost: drop the workflow here, warn, never reach user code. */
+  deposed(workflowId: string, reason: 'renewal' | 'fence'): void {
+    if (this.lease) return this.leaseLost();
+    this.registry?.lose(workflowId);
+    this.runtime.stopLive(workflowId);
+    emitWeftWarning(new WeftWorkflowClaimLostWarning(workflowId, this.engineId, reason), (m) => this.logger.warn(m), this.onWarning);
+  }
+
+  /** Standalone acquire before replaying a running workflow at recovery; background: skip if held. */
+  async claimForRecovery(workflowId: string): Promise<boolean> {
+    if (!this.registry) return this.holds(workflowId);
+    if (this.registry.held.has(workflowId)) return true;
+    const r = await this.registry.acquire(workflowId);
+    return r.ok;
+  }
+
+  /** Wake ownership check: the claim must still name this engine at the epoch it parked under. */
+  async wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean> {
+    if (!this.registry) return this.holds(workflowId);
+    const view = await this.registry.read(workflowId);
+    if (view && view.engineId === this.engineId && view.epoch === parkedEpoch) return true;
+    this.registry.lose(workflowId);
+    this.runtime.stopLive(workflowId);
+    emitWeftWarning(new WeftWorkflowWakeDiscardedWarning(workflowId, wakeKind), (m) => this.logger.warn(m), this.onWarning);
+    return false;
+  }
+
+  private async renew(): Promise<{ renewed: number; lost: string[] }> {
+    if (this.lease) {
+      const ok = await this.lease.renew();
+      if (!ok && !this.halted) this.leaseLost();
+      return { renewed: ok ? 1 : 0, lost: [] };
+    }
+    if (!this.registry) return { renewed: 0, lost: [] };
+    const before = this.registry.held.size;
+    const lost = await this.registry.renewAll();
+    for (const id of lost) {
+      this.runtime.stopLive(id);
+      emitWeftWarning(new WeftWorkflowClaimLostWarning(id, this.engineId, 'renewal'), (m) => this.logger.warn(m), this.onWarning);
+    }
+    return { renewed: before - lost.length, lost };
+  }
+
+  private async reclaim(): Promise<number> {
+    if (!this.registry || this.scheduler?.isDisposing) return 0;
+    const room = Math.min(WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS, this.config.maxConcurrent - this.registry.held.size);
+    const taken = await this.registry.reclaim(this.runtime.registeredTypes(), room);
+    for (const t of taken) {
+      this.runtime.stopLive(t.workflowId); // never drive from stale local state
+      this.runtime
+        .drive(t.workflowId)
+        .catch((err) => this.logger.warn(`Driving reclaimed "${t.workflowId}" failed: ${(err as Error).message}`));
+    }
+    return taken.length;
+  }
+
+  private leaseLost(): void {
+    if (this.halted) return;
+    this.halted = true;
+    this.lease?.lose();
+    this.runtime.halt();
+    emitWeftWarning(new WeftEngineLeaseLostWarning(this.engineId), (m) => this.logger.warn(m), this.onWarning);
+  }
+
+  get isHalted(): boolean {
+    return this.halted;
+  }
+
+  /** Scheduler first (no reclaim lands after), then every held claim or the lease is released. */
+  async dispose(): Promise<{ released: number; failed: number }> {
+    await this.scheduler?.stop();
+    if (this.registry) return this.registry.releaseAll();
+    if (this.lease) return { released: (await this.lease.release()) ? 1 : 0, failed: 0 };
+    return { released: 0, failed: 0 };
+  }
+}

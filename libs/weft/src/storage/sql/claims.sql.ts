@@ -1,0 +1,92 @@
+import { qualify } from '../schema-name';
+
+/**
+ * SQL for weft_workflow_claims and weft_global_lease. Every transition is a compare-and-swap;
+ * epochs are always `epoch + 1` of the row as read, and expiry is judged by the database clock.
+ */
+export function claimSql(schema: string) {
+  const claims = qualify(schema, 'weft_workflow_claims');
+  const wf = qualify(schema, 'weft_workflows');
+  const lease = qualify(schema, 'weft_global_lease');
+  const marker = qualify(schema, 'weft_ownership_marker');
+  return {
+    read: `SELECT workflow_id, epoch::text AS epoch, engine_id, expires_at, claimed_at,
+                  (engine_id IS NOT NULL AND expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired
+           FROM ${claims} WHERE workflow_id = $1`,
+    ensureRow: `INSERT INTO ${claims} (workflow_id) VALUES ($1) ON CONFLICT (workflow_id) DO NOTHING`,
+    /** Standalone acquire: only when nobody holds it, at the epoch as read. */
+    acquire: `UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $4 * interval '1 millisecond',
+                     claimed_at = clock_timestamp(), version = version + 1
+              WHERE workflow_id = $1 AND engine_id IS NULL AND epoch = $3::bigint
+              RETURNING epoch::text AS epoch`,
+    /**
+     * Acquire for a workflow this engine just created: one round trip. A first-ever row starts
+     * at epoch 1 (0, "never held", + 1); an existing row (an earlier run of the id) increments.
+     */
+    acquireNew: `INSERT INTO ${claims} AS c (workflow_id, epoch, engine_id, expires_at, claimed_at)
+                 VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
+                 ON CONFLICT (workflow_id) DO UPDATE SET epoch = c.epoch + 1, engine_id = EXCLUDED.engine_id,
+                   expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = c.version + 1
+                 WHERE c.engine_id IS NULL
+                 RETURNING epoch::text AS epoch`,
+    /** Takeover: holder and epoch exactly as read, and expired by the database clock plus grace. */
+    takeover: `UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $5 * interval '1 millisecond',
+                      claimed_at = clock_timestamp(), version = version + 1
+               WHERE workflow_id = $1 AND engine_id = $3 AND epoch = $4::bigint
+                 AND expires_at + $6 * interval '1 millisecond' < clock_timestamp()
+               RETURNING epoch::text AS epoch`,
+    /** ONE statement renews every claim this engine holds; rows missing from the result are lost. */
+    renewAll: `UPDATE ${claims} c SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
+               FROM unnest($2::text[], $3::bigint[]) AS h(id, epoch)
+               WHERE c.workflow_id = h.id AND c.engine_id = $1 AND c.epoch = h.epoch
+               RETURNING c.workflow_id`,
+    release: `UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1
+              WHERE workflow_id = $1 AND engine_id = $2 AND epoch = $3::bigint`,
+    releaseAll: `UPDATE ${claims} c SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = c.version + 1
+                 FROM unnest($2::text[], $3::bigint[]) AS h(id, epoch)
+                 WHERE c.workflow_id = h.id AND c.engine_id = $1 AND c.epoch = h.epoch
+                 RETURNING c.workflow_id`,
+    /**
+     * Reclaim scan and takeover in one statement: running workflows of the given types whose
+     * holder is absent or expired, bounded and locked with SKIP LOCKED so survivors split them.
+     */
+    reclaim: `
+      WITH cand AS (
+        SELECT c.workflow_id, c.engine_id, c.epoch FROM ${claims} c JOIN ${wf} w ON w.id = c.workflow_id
+        WHERE w.status = 'running' AND w.type = ANY($2::text[])
+          AND (c.engine_id IS NULL OR c.expires_at + $4 * interval '1 millisecond' < clock_timestamp())
+          AND NOT (c.workflow_id = ANY($5::text[]))
+        ORDER BY random()
+        LIMIT $6
+        FOR UPDATE OF c SKIP LOCKED
+      )
+      UPDATE ${claims} c SET epoch = c.epoch + 1, engine_id = $1, expires_at = clock_timestamp() + $3 * interval '1 millisecond',
+             claimed_at = clock_timestamp(), version = c.version + 1
+      FROM cand
+      WHERE c.workflow_id = cand.workflow_id AND c.epoch = cand.epoch AND c.engine_id IS NOT DISTINCT FROM cand.engine_id
+      RETURNING c.workflow_id, c.epoch::text AS epoch, cand.engine_id AS previous`,
+    /** Running workflows that never got a claim row (e.g. a crash between statements). */
+    backfill: `INSERT INTO ${claims} (workflow_id)
+               SELECT w.id FROM ${wf} w WHERE w.status = 'running'
+                 AND NOT EXISTS (SELECT 1 FROM ${claims} c WHERE c.workflow_id = w.id)
+               ON CONFLICT (workflow_id) DO NOTHING`,
+    heldBy: `SELECT workflow_id, epoch::text AS epoch FROM ${claims} WHERE engine_id = $1`,
+
+    markerInsert: `INSERT INTO ${marker} (id, mode) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING mode, established_at`,
+    markerRead: `SELECT mode, established_at FROM ${marker} WHERE id = 1`,
+
+    leaseEnsure: `INSERT INTO ${lease} (id) VALUES (1) ON CONFLICT (id) DO NOTHING`,
+    leaseRead: `SELECT epoch::text AS epoch, holder, expires_at,
+                       (holder IS NULL OR expires_at + $1 * interval '1 millisecond' < clock_timestamp()) AS free
+                FROM ${lease} WHERE id = 1`,
+    leaseAcquire: `UPDATE ${lease} SET epoch = epoch + 1, holder = $1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
+                   WHERE id = 1 AND epoch = $3::bigint AND holder IS NOT DISTINCT FROM $4
+                     AND (holder IS NULL OR expires_at + $5 * interval '1 millisecond' < clock_timestamp())
+                   RETURNING epoch::text AS epoch`,
+    leaseRenew: `UPDATE ${lease} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
+                 WHERE id = 1 AND holder = $1 AND epoch = $2::bigint RETURNING epoch`,
+    leaseRelease: `UPDATE ${lease} SET holder = NULL, expires_at = NULL WHERE id = 1 AND holder = $1 AND epoch = $2::bigint`,
+  };
+}
+
+export type ClaimSql = ReturnType<typeof claimSql>;
