@@ -72,7 +72,7 @@ export class WorkflowContext {
     try {
       // A body's side effects may only follow what earlier calls recorded.
       await exec.durable();
-      if (exec.state !== 'active') return NEVER;
+      if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
       const startedAt = new Date().toISOString();
       const idempotencyKey = `${exec.workflowId}:${seq}`;
       const out = await runAttempts(fn as (a: StepArgs) => unknown, { name, idempotencyKey, retry, timeoutMs, signal: exec.abort.signal });

@@ -93,6 +93,7 @@ export class WeftEngine {
       decorate: (c) => o.decorate(c),
       committed: (c, outcome) => o.committed(c, outcome),
       holds: (id) => o.holds(id),
+      mayRun: (id) => o.mayRun(id),
       epochOf: (id) => o.registry?.epochOf(id) ?? o.lease?.fence()?.epoch,
       wakeCheck: (id, epoch, kind) => o.wakeCheck(id, epoch, kind),
     };

@@ -13,6 +13,8 @@ export interface ExecutionHost {
   onTimerScheduled(workflowId: string, delayMs: number): void;
   /** Replay met a different call than the history holds: suspend the workflow. */
   onNonDeterminism(exec: Execution, err: Error): void;
+  /** May a step body start now? False deposes the workflow here (ownership). */
+  mayRun(exec: Execution): boolean;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
 }

@@ -14,6 +14,7 @@ export interface RuntimeHooks {
   decorate(command: AdvanceCommand): AdvanceCommand;
   committed(command: AdvanceCommand, outcome: AdvanceOutcome): void;
   holds(workflowId: string): boolean;
+  mayRun(workflowId: string): boolean;
   epochOf(workflowId: string): string | undefined;
   wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean>;
 }
@@ -39,6 +40,7 @@ export class Runtime implements ExecutionHost {
     decorate: (c) => c,
     committed: () => undefined,
     holds: () => true,
+    mayRun: () => true,
     epochOf: () => undefined,
     wakeCheck: async () => true,
   };
@@ -65,6 +67,10 @@ export class Runtime implements ExecutionHost {
     const outcome = await this.committer.submit(decorated);
     this.hooks.committed(decorated, outcome);
     return outcome;
+  }
+
+  mayRun(exec: Execution): boolean {
+    return this.hooks.mayRun(exec.workflowId);
   }
 
   commit(_exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {

@@ -33,6 +33,11 @@ export interface ClaimView {
 export class WorkflowClaimRegistry {
   /** workflowId → epoch this engine holds. */
   readonly held = new Map<string, string>();
+  /**
+   * Local monotonic deadline of each claim: TTL after the statement that last set its expiry
+   * was SENT. Past it, this engine must assume the claim may have been taken over.
+   */
+  private readonly validUntil = new Map<string, number>();
   private readonly backoff = new Map<string, { until: number; level: number }>();
   private readonly q: ClaimSql;
   renewalFailures = 0;
@@ -45,6 +50,11 @@ export class WorkflowClaimRegistry {
     private readonly metrics: ClaimMetrics = {},
   ) {
     this.q = claimSql(schema);
+  }
+
+  /** Held, and not possibly expired by this engine's own clock (e.g. after a long pause). */
+  isValid(workflowId: string): boolean {
+    return this.held.has(workflowId) && (this.validUntil.get(workflowId) ?? 0) > performance.now();
   }
 
   epochOf(workflowId: string): string | undefined {
@@ -66,20 +76,22 @@ export class WorkflowClaimRegistry {
   }
 
   /** Records a claim acquired inside another statement (start). */
-  adopt(workflowId: string, epoch: string): void {
+  adopt(workflowId: string, epoch: string, sentAt = performance.now()): void {
     this.held.set(workflowId, epoch);
+    this.validUntil.set(workflowId, sentAt + this.config.ttlMs);
     this.metrics.claimAttempt?.('acquired');
     this.metrics.claimsActive?.(this.held.size);
   }
 
   /** Acquire for a workflow this engine just created, before its code runs. */
   async acquireNew(workflowId: string): Promise<boolean> {
+    const sentAt = performance.now();
     const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [workflowId, this.engineId, this.config.ttlMs]);
     if (!rows.length) {
       this.metrics.claimAttempt?.('lost_race');
       return false;
     }
-    this.adopt(workflowId, rows[0].epoch);
+    this.adopt(workflowId, rows[0].epoch, sentAt);
     return true;
   }
 
@@ -93,12 +105,13 @@ export class WorkflowClaimRegistry {
     const view = await this.read(workflowId);
     if (!view) return { ok: false, reason: 'lost_race' };
     if (view.engineId !== null) return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
+    const sentAt = performance.now();
     const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [workflowId, this.engineId, view.epoch, this.config.ttlMs]);
     if (!rows.length) {
       this.metrics.claimAttempt?.('lost_race');
       return { ok: false, reason: 'lost_race' };
     }
-    this.adopt(workflowId, rows[0].epoch);
+    this.adopt(workflowId, rows[0].epoch, sentAt);
     return { ok: true, epoch: rows[0].epoch };
   }
 
@@ -108,6 +121,7 @@ export class WorkflowClaimRegistry {
       this.metrics.claimAttempt?.('backoff_skipped');
       return { ok: false, reason: 'backoff' };
     }
+    const sentAt = performance.now();
     const rows = await this.sql.query<{ epoch: string }>(this.q.takeover, [
       workflowId,
       this.engineId,
@@ -121,6 +135,7 @@ export class WorkflowClaimRegistry {
       return { ok: false, reason: 'lost_race' };
     }
     this.held.set(workflowId, rows[0].epoch);
+    this.validUntil.set(workflowId, sentAt + this.config.ttlMs);
     this.metrics.claimAttempt?.('takeover');
     this.metrics.claimsActive?.(this.held.size);
     return { ok: true, epoch: rows[0].epoch };
@@ -131,6 +146,7 @@ export class WorkflowClaimRegistry {
     if (limit <= 0 || types.length === 0) return [];
     const now = Date.now();
     const skip = [...this.backoff].filter(([, b]) => b.until > now).map(([id]) => id);
+    const sentAt = performance.now();
     const rows = await this.sql.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.reclaim, [
       this.engineId,
       types,
@@ -141,6 +157,7 @@ export class WorkflowClaimRegistry {
     ]);
     for (const r of rows) {
       this.held.set(r.workflow_id, r.epoch);
+      this.validUntil.set(r.workflow_id, sentAt + this.config.ttlMs);
       this.metrics.claimAttempt?.(r.previous ? 'takeover' : 'acquired');
     }
     if (rows.length) this.metrics.claimsActive?.(this.held.size);
@@ -156,6 +173,7 @@ export class WorkflowClaimRegistry {
     const rows = await this.sql.query<{ workflow_id: string }>(this.q.renewAll, [this.engineId, ids, epochs, this.config.ttlMs]);
     this.metrics.renewalPassDuration?.((performance.now() - t0) / 1000);
     const renewed = new Set(rows.map((r) => r.workflow_id));
+    for (const id of renewed) if (this.held.has(id)) this.validUntil.set(id, t0 + this.config.ttlMs);
     // A claim re-acquired at another epoch while the statement ran is not lost.
     const lost = ids.filter((id, i) => !renewed.has(id) && this.held.get(id) === epochs[i]);
     for (const id of lost) this.lose(id);
@@ -164,6 +182,7 @@ export class WorkflowClaimRegistry {
 
   /** Forgets a claim that was lost (failed renewal or refused fence) and backs off from it. */
   lose(workflowId: string): void {
+    this.validUntil.delete(workflowId);
     if (!this.held.delete(workflowId)) return;
     this.renewalFailures++;
     this.metrics.renewalFailure?.();
@@ -177,6 +196,7 @@ export class WorkflowClaimRegistry {
 
   /** Forgets a claim released by a terminal or suspend commit. */
   forget(workflowId: string): void {
+    this.validUntil.delete(workflowId);
     if (this.held.delete(workflowId)) this.metrics.claimsActive?.(this.held.size);
   }
 
@@ -194,6 +214,7 @@ export class WorkflowClaimRegistry {
     if (ids.length === 0) return { released: 0, failed: 0 };
     const epochs = ids.map((id) => this.held.get(id)!);
     this.held.clear();
+    this.validUntil.clear();
     this.metrics.claimsActive?.(0);
     try {
       const rows = await this.sql.query(this.q.releaseAll, [this.engineId, ids, epochs]);

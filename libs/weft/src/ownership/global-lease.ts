@@ -7,6 +7,7 @@ import type { OwnershipConfig } from './config';
 /** Ownership 'lease': one store-wide lease; only its holder runs anything. */
 export class GlobalLease {
   private epoch: string | null = null;
+  private validUntil = 0;
   private readonly q: ClaimSql;
 
   constructor(
@@ -22,6 +23,11 @@ export class GlobalLease {
     return this.epoch !== null;
   }
 
+  /** Held and not possibly expired by this engine's own clock. */
+  get valid(): boolean {
+    return this.epoch !== null && this.validUntil > performance.now();
+  }
+
   fence(): ClaimFence | undefined {
     return this.epoch === null ? undefined : { engineId: this.engineId, epoch: this.epoch };
   }
@@ -35,6 +41,7 @@ export class GlobalLease {
       const [row] = await this.sql.query<{ epoch: string; holder: string | null; free: boolean }>(this.q.leaseRead, [this.config.graceMs]);
       holder = row.holder;
       if (row.free || row.holder === this.engineId) {
+        const sentAt = performance.now();
         const got = await this.sql.query<{ epoch: string }>(this.q.leaseAcquire, [
           this.engineId,
           this.config.ttlMs,
@@ -44,6 +51,7 @@ export class GlobalLease {
         ]);
         if (got.length) {
           this.epoch = got[0].epoch;
+          this.validUntil = sentAt + this.config.ttlMs;
           return this.epoch;
         }
       }
@@ -56,8 +64,10 @@ export class GlobalLease {
   /** False when the lease was lost (another engine took it over). */
   async renew(): Promise<boolean> {
     if (this.epoch === null) return false;
+    const sentAt = performance.now();
     const rows = await this.sql.query(this.q.leaseRenew, [this.engineId, this.epoch, this.config.ttlMs]);
     if (rows.length === 0) this.epoch = null;
+    else this.validUntil = sentAt + this.config.ttlMs;
     return rows.length === 1;
   }
 

@@ -26,6 +26,9 @@ export interface OwnedRuntime {
   poll(): Promise<number>;
 }
 
+/** Reclaim cycles one pass may run while every cycle fills up (mass failover). */
+const RECLAIM_CYCLES_PER_PASS = 20;
+
 const RELEASING = new Set(['completed', 'failed', 'cancelled', 'timed_out', 'suspended']);
 
 /**
@@ -38,6 +41,7 @@ export class Ownership {
   readonly scheduler: ClaimRenewalScheduler | undefined;
   private runtime!: OwnedRuntime;
   private halted = false;
+  private readonly undriven = new Set<string>();
 
   constructor(
     private readonly sql: SqlClient,
@@ -78,6 +82,26 @@ export class Ownership {
   holds(workflowId: string): boolean {
     if (this.registry) return this.registry.held.has(workflowId);
     if (this.lease) return this.lease.held && !this.halted;
+    return true;
+  }
+
+  /**
+   * Before a step body starts: the claim must be valid by this engine's own clock. After a
+   * pause past the TTL the engine deposes itself instead of running a body another engine may
+   * be running too.
+   */
+  mayRun(workflowId: string): boolean {
+    if (this.registry) {
+      if (this.registry.isValid(workflowId)) return true;
+      if (this.registry.held.has(workflowId)) this.deposed(workflowId, 'renewal');
+      else this.runtime.stopLive(workflowId);
+      return false;
+    }
+    if (this.lease) {
+      if (this.lease.valid && !this.halted) return true;
+      this.leaseLost();
+      return false;
+    }
     return true;
   }
 
@@ -139,17 +163,41 @@ export class Ownership {
     return { renewed: before - lost.length, lost };
   }
 
+  /**
+   * Reclaim scan: cycles of at most WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS takeovers, with a short
+   * jittered pause between cycles so survivors interleave and share a mass failover; bounded
+   * by maxConcurrentWorkflows. Workflows whose drive failed are retried first, claim kept.
+   */
   private async reclaim(): Promise<number> {
-    if (!this.registry || this.scheduler?.isDisposing) return 0;
-    const room = Math.min(WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS, this.config.maxConcurrent - this.registry.held.size);
-    const taken = await this.registry.reclaim(this.runtime.registeredTypes(), room);
-    for (const t of taken) {
-      this.runtime.stopLive(t.workflowId); // never drive from stale local state
-      this.runtime
-        .drive(t.workflowId)
-        .catch((err) => this.logger.warn(`Driving reclaimed "${t.workflowId}" failed: ${(err as Error).message}`));
+    const registry = this.registry;
+    if (!registry) return 0;
+    await this.retryUndriven();
+    let total = 0;
+    for (let cycle = 0; cycle < RECLAIM_CYCLES_PER_PASS && !this.scheduler?.isDisposing; cycle++) {
+      const room = Math.min(WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS, this.config.maxConcurrent - registry.held.size);
+      const taken = await registry.reclaim(this.runtime.registeredTypes(), room);
+      for (const t of taken) {
+        this.runtime.stopLive(t.workflowId); // never drive from stale local state
+        this.driveReclaimed(t.workflowId);
+      }
+      total += taken.length;
+      if (taken.length < WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS) break;
+      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
     }
-    return taken.length;
+    return total;
+  }
+
+  private driveReclaimed(workflowId: string): void {
+    this.runtime.drive(workflowId).catch((err) => {
+      this.undriven.add(workflowId);
+      this.logger.warn(`Driving reclaimed "${workflowId}" failed (${(err as Error).message}); retrying next pass.`);
+    });
+  }
+
+  private async retryUndriven(): Promise<void> {
+    const ids = [...this.undriven].filter((id) => this.registry?.held.has(id));
+    this.undriven.clear();
+    for (const id of ids) this.driveReclaimed(id);
   }
 
   private leaseLost(): void {

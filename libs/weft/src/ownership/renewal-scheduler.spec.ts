@@ -1,0 +1,104 @@
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
+import { EnginePool, waitFor } from '../../../../test/support/engine';
+import type { WorkflowContext } from '../engine/context';
+
+class Sleepy {
+  async run(ctx: WorkflowContext, input: { ms: number }) {
+    await ctx.sleep(input.ms);
+    return 'woke';
+  }
+}
+
+const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
+
+describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
+  let tdb: TestDatabase;
+  let pool: EnginePool;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    pool = new EnginePool(tdb.url);
+  });
+  afterEach(async () => pool.disposeAll());
+  afterAll(async () => tdb?.drop());
+
+  const expiresAt = async (id: string) =>
+    (
+      await tdb.query<{ ms: string }>(
+        `SELECT (extract(epoch FROM expires_at) * 1000)::bigint AS ms FROM weft.weft_workflow_claims WHERE workflow_id = $1`,
+        [id],
+      )
+    )[0].ms;
+
+  it('renews every held claim, running or parked, in ONE statement per pass', async () => {
+    const e = await pool.create({ ...WL, engineId: 'R1', backgroundTasks: 'manual' }, (x) => x.register('sleepy', Sleepy));
+    await e.bootstrap();
+    const hs = await Promise.all(Array.from({ length: 30 }, () => e.start('sleepy', { ms: 60_000 })));
+    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE kind = 'sleep'`)).length === 30, 'all parked');
+    const before = await expiresAt(hs[0].workflowId);
+    const calls: string[] = [];
+    const sql = e.database.sql;
+    const original = sql.query.bind(sql);
+    sql.query = ((text: string, params?: unknown[]) => {
+      calls.push(text);
+      return original(text, params);
+    }) as typeof sql.query;
+    const { pass } = await e.runMaintenance();
+    sql.query = original;
+    expect(pass?.renewed).toBe(30);
+    expect(
+      calls.filter((c) => c.includes('unnest($2::text[], $3::bigint[])') && c.includes('expires_at = clock_timestamp()')),
+    ).toHaveLength(1);
+    expect(Number(await expiresAt(hs[0].workflowId))).toBeGreaterThan(Number(before));
+  });
+
+  it('manual mode: nothing happens until runMaintenance(); then exactly one pass', async () => {
+    // Its own type, so the workflows other tests left are not recovered here.
+    const e = await pool.create({ ...WL, engineId: 'M1', backgroundTasks: 'manual', timerPollInterval: 20 }, (x) =>
+      x.register('sleepy-manual', Sleepy),
+    );
+    await e.bootstrap();
+    const h = await e.start('sleepy-manual', { ms: 50 });
+    await waitFor(
+      async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
+      'timer written',
+    );
+    const claimedExpiry = await expiresAt(h.workflowId);
+    // Several would-be intervals pass: no timer fires, no renewal happens.
+    await new Promise((r) => setTimeout(r, 700));
+    expect(await h.status()).toBe('running');
+    expect(await expiresAt(h.workflowId)).toBe(claimedExpiry);
+    expect(e.healthSnapshot().lastBackgroundPassAt).toBeNull();
+    const report = await e.runMaintenance();
+    expect(report.pass).toMatchObject({ renewed: 1, lost: [] });
+    expect(report.timersFired).toBe(1);
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('woke');
+    expect(e.healthSnapshot().lastBackgroundPassAt).not.toBeNull();
+  });
+
+  it('dispose during a reclaim pass leaves no claim held by the disposed engine', async () => {
+    // 300 orphans: running workflows whose holder "X" expired long ago.
+    await tdb.query(
+      `INSERT INTO weft.weft_workflows (id, type, status, input) SELECT 'orphan-' || g, 'sleepy', 'running', '{"ms": 60000}' FROM generate_series(1, 300) g`,
+    );
+    await tdb.query(
+      `INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id, expires_at, claimed_at)
+       SELECT id, 7, 'X', now() - interval '1 hour', now() - interval '2 hours' FROM weft.weft_workflows WHERE id LIKE 'orphan-%'`,
+    );
+    const e = await pool.create({ ...WL, engineId: 'D1' }, (x) => x.register('sleepy', Sleepy));
+    await e.bootstrap();
+    await waitFor(
+      async () => (await tdb.query(`SELECT 1 FROM weft.weft_workflow_claims WHERE engine_id = 'D1' LIMIT 1`)).length,
+      'reclaim under way',
+    );
+    const report = await e.dispose();
+    expect(report.failed).toBe(0);
+    const held = await tdb.query<{ n: number }>(`SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE engine_id = 'D1'`);
+    expect(held[0].n).toBe(0);
+    expect(await e.dispose()).toEqual(report); // safe to call twice
+    const epochs = await tdb.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE workflow_id LIKE 'orphan-%' AND epoch < 7`,
+    );
+    expect(epochs[0].n).toBe(0);
+  });
+});
