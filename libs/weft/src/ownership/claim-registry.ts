@@ -172,10 +172,15 @@ export class WorkflowClaimRegistry {
     const t0 = performance.now();
     const rows = await this.sql.query<{ workflow_id: string }>(this.q.renewAll, [this.engineId, ids, epochs, this.config.ttlMs]);
     this.metrics.renewalPassDuration?.((performance.now() - t0) / 1000);
-    const renewed = new Set(rows.map((r) => r.workflow_id));
-    for (const id of renewed) if (this.held.has(id)) this.validUntil.set(id, t0 + this.config.ttlMs);
+    const failed = new Set(rows.map((r) => r.workflow_id));
+    const validUntil = t0 + this.config.ttlMs;
     // A claim re-acquired at another epoch while the statement ran is not lost.
-    const lost = ids.filter((id, i) => !renewed.has(id) && this.held.get(id) === epochs[i]);
+    const lost: string[] = [];
+    ids.forEach((id, i) => {
+      if (!failed.has(id)) {
+        if (this.held.get(id) === epochs[i]) this.validUntil.set(id, validUntil);
+      } else if (this.held.get(id) === epochs[i]) lost.push(id);
+    });
     for (const id of lost) this.lose(id);
     return lost;
   }

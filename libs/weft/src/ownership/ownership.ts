@@ -182,7 +182,7 @@ export class Ownership {
       }
       total += taken.length;
       if (taken.length < WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS) break;
-      await new Promise((r) => setTimeout(r, 10 + Math.random() * 40));
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
     }
     return total;
   }
