@@ -9,9 +9,10 @@ export class HealthController {
     private readonly weft: WeftHealthIndicator,
   ) {}
 
+  /** 200 when the database answers and the engine is bootstrapped and ticking; 503 otherwise. */
   @Get()
   @HealthCheck()
   check() {
-    return this.health.check([() => this.weft.isHealthy('database')]);
+    return this.health.check([() => this.weft.pingCheck('database'), () => this.weft.isHealthy('weft')]);
   }
 }

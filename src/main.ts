@@ -11,7 +11,12 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks();
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, process.env.HOST ?? '127.0.0.1');
-  logger.log(`Weft demo listening on ${await app.getUrl()} (health: ${await app.getUrl()}/health)`);
+  const url = (await app.getUrl()).replace('[::1]', 'localhost');
+  logger.log(`Weft demo listening on ${url}`);
+  logger.log(
+    `Try: curl -XPOST ${url}/orders -H 'content-type: application/json' -d '{"items":[{"sku":"tea","quantity":2}],"amount":1250,"address":"1 Main St"}'`,
+  );
+  logger.log(`Then GET ${url}/orders/<orderId>; also ${url}/health, ${url}/metrics, ${url}/weft/workflows`);
 }
 
 bootstrap().catch((err: unknown) => {

@@ -1,4 +1,5 @@
 import { StepTimeoutError } from '../errors';
+import { stepBodyStorage } from './als';
 import { backoffDelay, ResolvedRetry } from './retry';
 import type { StepArgs } from './types';
 
@@ -35,7 +36,8 @@ async function attemptOnce(
   parent.addEventListener('abort', onParentAbort, { once: true });
   let timer: NodeJS.Timeout | undefined;
   try {
-    const body = Promise.resolve().then(() => fn({ ...args, signal: controller.signal }));
+    const stepArgs = { ...args, signal: controller.signal };
+    const body = Promise.resolve().then(() => stepBodyStorage.run(stepArgs, () => fn(stepArgs)));
     if (timeoutMs === undefined) return await body;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {

@@ -1,14 +1,44 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { WeftOptions } from '../options';
+import type { Registry } from 'prom-client';
+import type { WeftEngineOptions } from '../engine/options';
+import { withWeftExtras } from './weft.module-extras';
 
-export type WeftModuleOptions = WeftOptions;
+export interface WeftHttpOptions {
+  /** Route prefix of the workflow API (default 'weft': `/weft/workflows`). */
+  prefix?: string;
+}
+
+export interface WeftMetricsModuleOptions {
+  /** Publish on this registry (default: a private one). */
+  registry?: Registry;
+  /** Serve `GET /metrics` (default true); turn off when the app already exposes this registry. */
+  endpoint?: boolean;
+}
+
+export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics'> {
+  /** The HTTP workflow API (start, describe, list, cancel, ...); off by default. */
+  http?: boolean | WeftHttpOptions;
+  /** Prometheus metrics endpoint `GET /metrics`; off by default (WeftMetrics is always injectable). */
+  metrics?: boolean | WeftMetricsModuleOptions;
+}
+
+/**
+ * Read when the module is defined, before any factory runs: routes must be known then. With
+ * forRootAsync, give `http` and `metrics` beside `useFactory`.
+ */
+export interface WeftModuleExtras {
+  isGlobal?: boolean;
+  http?: WeftModuleOptions['http'];
+  metrics?: WeftModuleOptions['metrics'];
+}
 
 export const {
   ConfigurableModuleClass: WeftConfigurableModule,
   MODULE_OPTIONS_TOKEN: WEFT_MODULE_OPTIONS,
   OPTIONS_TYPE: WEFT_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: WEFT_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<WeftModuleOptions>()
+} = new ConfigurableModuleBuilder<WeftModuleOptions>({ moduleName: 'Weft' })
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setFactoryMethodName('createWeftOptions')
+  .setExtras<WeftModuleExtras>({ isGlobal: false }, withWeftExtras)
   .build();

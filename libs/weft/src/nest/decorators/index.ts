@@ -1,0 +1,3 @@
+export * from './workflow.decorator';
+export * from './handler.decorators';
+export * from './step.decorator';

@@ -1,0 +1,37 @@
+import { currentWorkflowContext } from '../../engine/als';
+import type { StepOptions } from '../../engine/types';
+import { insideStepBody } from '../step-scope';
+import { WEFT_STEP_METADATA } from '../weft.constants';
+
+export interface StepDecoratorOptions extends StepOptions {
+  /** Recorded operation name (default `${ClassName}.${methodName}`); keep it stable across deploys. */
+  name?: string;
+}
+
+type AnyMethod = (...args: unknown[]) => unknown;
+
+/**
+ * Makes a provider method a durable step when called inside a workflow: its result is recorded
+ * and replay returns it without calling the method again. Outside a workflow, or inside another
+ * step's body, it is a plain call. Arguments are not part of the record: call it deterministically.
+ */
+export function Step(options: StepDecoratorOptions = {}): MethodDecorator {
+  return (target, propertyKey, descriptor) => {
+    const original = descriptor.value as unknown;
+    if (typeof original !== 'function') throw new TypeError(`@Step() must decorate a method (${String(propertyKey)})`);
+    const { name, ...stepOptions } = options;
+    const className = typeof target === 'function' ? target.name : target.constructor.name;
+    const stepName = name ?? `${className}.${String(propertyKey)}`;
+    const wrapped = function (this: unknown, ...args: unknown[]): unknown {
+      const ctx = currentWorkflowContext();
+      if (!ctx || insideStepBody()) return (original as AnyMethod).apply(this, args);
+      return ctx.step(stepName, () => (original as AnyMethod).apply(this, args), stepOptions);
+    };
+    // Keep metadata other decorators put on the original function (routes, handlers, ...).
+    for (const key of Reflect.getOwnMetadataKeys(original)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapped);
+    Object.defineProperty(wrapped, 'name', { value: (original as AnyMethod).name });
+    Reflect.defineMetadata(WEFT_STEP_METADATA, { name: stepName, options: stepOptions }, wrapped);
+    (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
+    return descriptor;
+  };
+}

@@ -1,0 +1,22 @@
+import { WEFT_WORKFLOW_METADATA } from '../weft.constants';
+
+export interface WorkflowOptions {
+  /** Shown in start-up logs. */
+  description?: string;
+}
+
+export interface WorkflowMetadata {
+  name: string;
+  options: WorkflowOptions;
+}
+
+/**
+ * Marks a provider class as a workflow type: a fresh instance runs every execution and replay,
+ * with its constructor dependencies injected. The name defaults to the class name.
+ */
+export function Workflow(name?: string, options: WorkflowOptions = {}): ClassDecorator {
+  return (target) => {
+    const meta: WorkflowMetadata = { name: name === undefined ? target.name : name, options };
+    Reflect.defineMetadata(WEFT_WORKFLOW_METADATA, meta, target);
+  };
+}

@@ -1,0 +1,61 @@
+import { HttpException, HttpStatus } from '@nestjs/common';
+import { WeftError } from '../../errors';
+
+export interface HttpErrorBody {
+  statusCode: number;
+  code: string;
+  message: string;
+}
+
+const STATUS_BY_CODE: Record<string, number> = {
+  WEFT_INVALID_ARGUMENT: 400,
+  WEFT_INVALID_DURATION: 400,
+  WEFT_INVALID_WORKFLOW_ID: 400,
+  WEFT_INVALID_CONFIGURATION: 400,
+  WEFT_PAYLOAD_NOT_SERIALIZABLE: 400,
+  WEFT_PAYLOAD_TOO_LARGE: 400,
+  WEFT_WORKFLOW_NOT_FOUND: 404,
+  WEFT_WORKFLOW_TYPE_NOT_REGISTERED: 404,
+  WEFT_WORKFLOW_ALREADY_STARTED: 409,
+  WEFT_WORKFLOW_NOT_RUNNING: 409,
+  WEFT_WORKFLOW_CLAIM_UNAVAILABLE: 409,
+  WEFT_VERSION_CONFLICT: 409,
+  WEFT_NOT_IMPLEMENTED: 501,
+  WEFT_DATABASE_UNAVAILABLE: 503,
+  WEFT_ENGINE_DISPOSED: 503,
+  WEFT_ENGINE_DEPOSED: 503,
+  WEFT_ENGINE_LEASE_NOT_HELD: 503,
+  WEFT_UPDATE_TIMEOUT: 504,
+};
+
+// pg: class 08 = connection exception; 57P01-3 = shutdown / cannot connect now; 53300 = too many connections.
+const PG_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
+const NODE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE']);
+const MESSAGE_UNAVAILABLE =
+  /Connection terminated|timeout exceeded when trying to connect|not currently accepting connections|does not allow connections/i;
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  return PG_UNAVAILABLE.test(code) || NODE_UNAVAILABLE.has(code) || MESSAGE_UNAVAILABLE.test(message);
+}
+
+/** Status and body for an error thrown by the Weft HTTP API; `internal` marks the ones worth logging. */
+export function toHttpError(err: unknown): { status: number; body: HttpErrorBody | object; internal: boolean } {
+  if (err instanceof WeftError) {
+    const status = STATUS_BY_CODE[err.code] ?? 500;
+    return { status, body: { statusCode: status, code: err.code, message: err.message }, internal: status === 500 };
+  }
+  if (err instanceof HttpException) return { status: err.getStatus(), body: err.getResponse() as object, internal: false };
+  if (isDatabaseUnavailable(err)) {
+    const status = HttpStatus.SERVICE_UNAVAILABLE;
+    return {
+      status,
+      body: { statusCode: status, code: 'WEFT_DATABASE_UNAVAILABLE', message: 'The database is unavailable; retry later.' },
+      internal: false,
+    };
+  }
+  const status = HttpStatus.INTERNAL_SERVER_ERROR;
+  return { status, body: { statusCode: status, code: 'WEFT_INTERNAL_ERROR', message: 'Internal server error' }, internal: true };
+}

@@ -1,0 +1,19 @@
+import { Controller, Get, Res } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { WeftMetrics } from '../../observability/metrics';
+
+/** `GET /metrics` in the Prometheus text format, from WeftMetrics's registry. */
+@Controller('metrics')
+export class WeftMetricsController {
+  constructor(
+    private readonly metrics: WeftMetrics,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  @Get()
+  async scrape(@Res({ passthrough: true }) res: unknown): Promise<string> {
+    const text = await this.metrics.metrics();
+    this.adapterHost.httpAdapter.setHeader(res, 'Content-Type', this.metrics.contentType);
+    return text;
+  }
+}

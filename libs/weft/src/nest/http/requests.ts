@@ -1,0 +1,111 @@
+import { InvalidArgumentError } from '../../errors';
+import { Duration, parseDuration } from '../../engine/duration';
+import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../engine/types';
+
+// Hand-written validation of HTTP input: typed WeftErrors, mapped to 400 by the filter.
+
+const ID_POLICIES: IdPolicy[] = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
+const STATUSES: WorkflowStatus[] = ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
+export const MAX_RESULT_WAIT_MS = 60_000;
+
+type Json = Record<string, unknown>;
+
+/** A JSON object body with only the allowed keys; an absent body is `{}`. */
+export function objectBody(body: unknown, allowed: readonly string[], what = 'request body'): Json {
+  if (body === undefined || body === null || body === '') return {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new InvalidArgumentError(what, 'must be a JSON object');
+  const unknown = Object.keys(body).filter((k) => !allowed.includes(k));
+  if (unknown.length) throw new InvalidArgumentError(what, `has unknown field(s) ${unknown.join(', ')}; allowed: ${allowed.join(', ')}`);
+  return body as Json;
+}
+
+function optionalString(v: unknown, name: string): string | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'string') throw new InvalidArgumentError(name, 'must be a string');
+  return v;
+}
+
+function optionalDuration(v: unknown, name: string): Duration | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' && typeof v !== 'string') throw new InvalidArgumentError(name, "must be milliseconds or a string like '10s'");
+  parseDuration(v, name);
+  return v;
+}
+
+export interface StartRequest {
+  type: string;
+  input: unknown;
+  options: StartOptions;
+}
+
+const START_FIELDS = ['type', 'input', 'workflowId', 'idPolicy', 'startAt', 'startAfter', 'executionTimeout'] as const;
+
+export function parseStartRequest(body: unknown): StartRequest {
+  const b = objectBody(body, START_FIELDS);
+  if (typeof b.type !== 'string' || b.type.length === 0) throw new InvalidArgumentError('type', 'must be a registered workflow type name');
+  const options: StartOptions = {};
+  if (b.workflowId !== undefined) options.workflowId = b.workflowId as string; // the engine validates ids
+  if (b.idPolicy !== undefined) {
+    if (!ID_POLICIES.includes(b.idPolicy as IdPolicy))
+      throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
+    options.idPolicy = b.idPolicy as IdPolicy;
+  }
+  const startAt = optionalString(b.startAt, 'startAt');
+  if (startAt !== undefined) {
+    const at = new Date(startAt);
+    if (Number.isNaN(at.getTime())) throw new InvalidArgumentError('startAt', 'must be an ISO 8601 date-time');
+    options.startAt = at;
+  }
+  const startAfter = optionalDuration(b.startAfter, 'startAfter');
+  if (startAfter !== undefined) options.startAfter = startAfter;
+  const executionTimeout = optionalDuration(b.executionTimeout, 'executionTimeout');
+  if (executionTimeout !== undefined) options.executionTimeout = executionTimeout;
+  return { type: b.type, input: b.input, options };
+}
+
+const LIST_FIELDS = ['status', 'type', 'limit', 'cursor'] as const;
+
+/** `?status=running,failed&type=x&limit=50&cursor=...`; status may also repeat. */
+export function parseListQuery(query: unknown): ListFilter {
+  const q = objectBody(query, LIST_FIELDS, 'query string');
+  const filter: ListFilter = {};
+  if (q.status !== undefined) {
+    const raw = (Array.isArray(q.status) ? q.status : [q.status]).flatMap((s) => String(s).split(','));
+    const statuses = raw.map((s) => s.trim()).filter(Boolean);
+    const bad = statuses.filter((s) => !STATUSES.includes(s as WorkflowStatus));
+    if (bad.length || statuses.length === 0) throw new InvalidArgumentError('status', `must be among ${STATUSES.join(', ')}`);
+    filter.status = statuses as WorkflowStatus[];
+  }
+  const type = optionalString(q.type, 'type');
+  if (type !== undefined) filter.type = type;
+  const limit = optionalString(q.limit, 'limit');
+  if (limit !== undefined) {
+    if (!/^\d+$/.test(limit)) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
+    filter.limit = Number(limit); // range checked by the engine
+  }
+  const cursor = optionalString(q.cursor, 'cursor');
+  if (cursor !== undefined) filter.cursor = cursor;
+  return filter;
+}
+
+/** `?timeout=` of the result endpoint: 0 (answer at once) up to 60 s. */
+export function parseResultTimeout(v: unknown): number {
+  if (v === undefined || v === '') return 0;
+  if (typeof v !== 'string') throw new InvalidArgumentError('timeout', "must be milliseconds or a string like '10s'");
+  const ms = parseDuration(v, 'timeout');
+  if (ms > MAX_RESULT_WAIT_MS) throw new InvalidArgumentError('timeout', `must be at most ${MAX_RESULT_WAIT_MS / 1000}s`);
+  return ms;
+}
+
+/** `{ reason? }` of cancel and suspend. */
+export function parseReason(body: unknown): string | undefined {
+  const b = objectBody(body, ['reason']);
+  const reason = optionalString(b.reason, 'reason');
+  if (reason !== undefined && reason.length > 1000) throw new InvalidArgumentError('reason', 'must be at most 1000 characters');
+  return reason;
+}
+
+export function parseUpdateBody(body: unknown): { args: unknown; timeout: Duration | undefined } {
+  const b = objectBody(body, ['args', 'timeout']);
+  return { args: b.args, timeout: optionalDuration(b.timeout, 'timeout') };
+}

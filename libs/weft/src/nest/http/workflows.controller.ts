@@ -1,0 +1,79 @@
+import { Body, Get, HttpCode, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { ResultTimeoutError, WorkflowFailedError } from '../../errors';
+import { WeftEngine } from '../../engine/engine';
+import type { ListPage, WorkflowDescription } from '../../engine/types';
+import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests';
+import { WeftExceptionFilter } from './weft-exception.filter';
+
+export type WorkflowResultResponse =
+  | { workflowId: string; done: true; status: 'completed'; output: unknown }
+  | { workflowId: string; done: true; status: string; error: unknown }
+  | { workflowId: string; done: false };
+
+/** Start, describe, list, cancel, suspend, resume, result. Routed under `<prefix>/workflows` (see controllers.ts). */
+@UseFilters(WeftExceptionFilter)
+export class WeftWorkflowsController {
+  constructor(
+    private readonly engine: WeftEngine,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
+
+  @Post()
+  @HttpCode(201)
+  async start(@Body() body: unknown): Promise<{ workflowId: string }> {
+    const req = parseStartRequest(body);
+    const handle = await this.engine.start(req.type, req.input, req.options);
+    return { workflowId: handle.workflowId };
+  }
+
+  @Get()
+  list(@Query() query: unknown): Promise<ListPage> {
+    return this.engine.list(parseListQuery(query));
+  }
+
+  @Get(':id')
+  describe(@Param('id') id: string): Promise<WorkflowDescription> {
+    return this.engine.describe(id);
+  }
+
+  @Post(':id/cancel')
+  @HttpCode(200)
+  async cancel(@Param('id') id: string, @Body() body: unknown) {
+    await this.engine.cancel(id, parseReason(body));
+    return { workflowId: id, status: 'cancelled' };
+  }
+
+  @Post(':id/suspend')
+  @HttpCode(200)
+  async suspend(@Param('id') id: string, @Body() body: unknown) {
+    await this.engine.suspend(id, parseReason(body));
+    return { workflowId: id, status: 'suspended' };
+  }
+
+  @Post(':id/resume')
+  @HttpCode(200)
+  async resume(@Param('id') id: string) {
+    await this.engine.resume(id);
+    return { workflowId: id, status: 'running' };
+  }
+
+  /** 200 with the outcome once the workflow ended; 202 `{ done: false }` if it is still going after `?timeout=` (max 60s). */
+  @Get(':id/result')
+  async result(
+    @Param('id') id: string,
+    @Query('timeout') timeout: unknown,
+    @Res({ passthrough: true }) res: unknown,
+  ): Promise<WorkflowResultResponse> {
+    const ms = parseResultTimeout(timeout);
+    try {
+      const output = await this.engine.result(id, { timeout: ms });
+      return { workflowId: id, done: true, status: 'completed', output };
+    } catch (err) {
+      if (err instanceof WorkflowFailedError) return { workflowId: id, done: true, status: err.status, error: err.failure };
+      if (!(err instanceof ResultTimeoutError)) throw err;
+      this.adapterHost.httpAdapter.status(res, 202);
+      return { workflowId: id, done: false };
+    }
+  }
+}

@@ -1,0 +1,17 @@
+import { Injectable } from '@nestjs/common';
+import type { WorkflowMetadata } from './decorators/workflow.decorator';
+import { HANDLER_METADATA, HandlerKind, WEFT_WORKFLOW_METADATA } from './weft.constants';
+
+/** Reads what the decorators wrote. */
+@Injectable()
+export class WeftMetadataAccessor {
+  getWorkflowMetadata(target: object): WorkflowMetadata | undefined {
+    return Reflect.getMetadata(WEFT_WORKFLOW_METADATA, target) as WorkflowMetadata | undefined;
+  }
+
+  /** The handler name a method declares for `kind`, if any. */
+  getHandlerName(kind: HandlerKind, method: unknown): unknown {
+    if (typeof method !== 'function') return undefined;
+    return Reflect.getMetadata(HANDLER_METADATA[kind], method) as unknown;
+  }
+}

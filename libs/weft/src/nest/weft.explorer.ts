@@ -1,0 +1,135 @@
+import { Injectable, Logger, OnModuleInit, Scope, Type } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { WeftEngine } from '../engine/engine';
+import type { WorkflowDefinition } from '../engine/types';
+import type { WorkflowMetadata } from './decorators/workflow.decorator';
+import {
+  DuplicateHandlerNameError,
+  DuplicateWorkflowNameError,
+  InvalidWorkflowDeclarationError,
+  ScopedWorkflowError,
+  WorkflowRunMissingError,
+} from './nest-errors';
+import { WeftMetadataAccessor } from './weft-metadata.accessor';
+import { HandlerKind } from './weft.constants';
+import { createWorkflowFactory } from './workflow-factory';
+
+interface FoundWorkflow {
+  wrapper: InstanceWrapper;
+  metatype: Type;
+  meta: WorkflowMetadata;
+}
+
+const KINDS: HandlerKind[] = ['signal', 'update', 'query'];
+const MAX_NAME = 255;
+
+/** Finds @Workflow providers and registers them on the engine, all or none. */
+@Injectable()
+export class WeftExplorer implements OnModuleInit {
+  private readonly logger = new Logger('Weft');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly accessor: WeftMetadataAccessor,
+    private readonly engine: WeftEngine,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.registerWorkflows();
+    } catch (err) {
+      // The app will not start: close the database now rather than leave it to a close() that may never come.
+      await this.engine.dispose().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async registerWorkflows(): Promise<void> {
+    const found = this.discover();
+    this.checkNames(found);
+    const definitions: WorkflowDefinition[] = [];
+    for (const wf of found) definitions.push(await this.define(wf));
+    definitions.forEach((def, i) => {
+      this.engine.register(def);
+      const { metatype, meta } = found[i];
+      const about = meta.options?.description ? ` - ${meta.options.description}` : '';
+      this.logger.log(`Registered workflow "${def.name}" (${metatype.name}${describeHandlers(def)})${about}`);
+    });
+  }
+
+  private discover(): FoundWorkflow[] {
+    const seen = new Set<Type>();
+    const found: FoundWorkflow[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const metatype = wrapper.metatype as Type | null;
+      // Factory providers carry `inject`; their metatype is the factory, not a class.
+      if (!metatype || typeof metatype !== 'function' || wrapper.inject || seen.has(metatype)) continue;
+      const meta = this.accessor.getWorkflowMetadata(metatype);
+      if (!meta) continue;
+      seen.add(metatype);
+      found.push({ wrapper, metatype, meta });
+    }
+    return found;
+  }
+
+  private checkNames(found: FoundWorkflow[]): void {
+    const byName = new Map<string, string>();
+    for (const { metatype, meta } of found) {
+      if (typeof meta.name !== 'string' || meta.name.length === 0 || meta.name.length > MAX_NAME) {
+        throw new InvalidWorkflowDeclarationError(metatype.name, `@Workflow name must be 1 to ${MAX_NAME} characters`);
+      }
+      const other = byName.get(meta.name) ?? (this.engine.registry.has(meta.name) ? '(registered on the engine directly)' : undefined);
+      if (other) throw new DuplicateWorkflowNameError(meta.name, [other, metatype.name]);
+      byName.set(meta.name, metatype.name);
+    }
+  }
+
+  private async define({ wrapper, metatype, meta }: FoundWorkflow): Promise<WorkflowDefinition> {
+    if (wrapper.scope === Scope.REQUEST || wrapper.durable || !wrapper.isDependencyTreeStatic())
+      throw new ScopedWorkflowError(metatype.name);
+    if (typeof (metatype.prototype as { run?: unknown }).run !== 'function') throw new WorkflowRunMissingError(metatype.name);
+    const handlers = this.handlers(metatype);
+    return {
+      name: meta.name,
+      factory: await createWorkflowFactory(wrapper, this.moduleRef),
+      signalHandlers: handlers.signal,
+      updateHandlers: handlers.update,
+      queryHandlers: handlers.query,
+    };
+  }
+
+  /** Handler name → method name, per kind; a name twice in one kind is a start-up error. */
+  private handlers(metatype: Type): Record<HandlerKind, Record<string, string>> {
+    const out: Record<HandlerKind, Record<string, string>> = { signal: {}, update: {}, query: {} };
+    const proto = metatype.prototype as Record<string, unknown>;
+    for (const method of this.scanner.getAllMethodNames(proto)) {
+      for (const kind of KINDS) {
+        const name = this.accessor.getHandlerName(kind, proto[method]);
+        if (name === undefined) continue;
+        if (typeof name !== 'string' || name.length === 0 || name.length > MAX_NAME) {
+          throw new InvalidWorkflowDeclarationError(
+            metatype.name,
+            `${kind} handler name on ${method}() must be 1 to ${MAX_NAME} characters`,
+          );
+        }
+        const existing = out[kind][name];
+        if (existing !== undefined) throw new DuplicateHandlerNameError(metatype.name, kind, name, [existing, method]);
+        out[kind][name] = method;
+      }
+    }
+    return out;
+  }
+}
+
+function describeHandlers(def: WorkflowDefinition): string {
+  const parts = [
+    ['signals', def.signalHandlers],
+    ['updates', def.updateHandlers],
+    ['queries', def.queryHandlers],
+  ] as const;
+  const listed = parts.filter(([, h]) => h && Object.keys(h).length > 0).map(([label, h]) => `${label}: ${Object.keys(h!).join(', ')}`);
+  return listed.length ? `; ${listed.join('; ')}` : '';
+}

@@ -1,0 +1,52 @@
+import type { FactoryProvider } from '@nestjs/common';
+import type { Registry } from 'prom-client';
+import { WeftEngine } from '../engine/engine';
+import type { WeftEngineOptions } from '../engine/options';
+import { WeftMetrics } from '../observability/metrics';
+import type { WeftLogger } from '../engine/types';
+import { httpPrefix, metricsEndpoint } from './http/controllers';
+import { nestWeftLogger } from './nest-logger';
+import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants';
+import { WEFT_MODULE_OPTIONS, WeftModuleExtras, WeftModuleOptions } from './weft.module-definition';
+
+function registryOf(m: WeftModuleOptions['metrics']): Registry | undefined {
+  return typeof m === 'object' && m !== null ? m.registry : undefined;
+}
+
+export const weftMetricsProvider: FactoryProvider<WeftMetrics> = {
+  provide: WeftMetrics,
+  inject: [WEFT_MODULE_OPTIONS, WEFT_MODULE_EXTRAS],
+  useFactory: (options: WeftModuleOptions, extras: WeftModuleExtras) =>
+    new WeftMetrics({ registry: registryOf(options.metrics) ?? registryOf(extras.metrics) }),
+};
+
+/** forRootAsync's factory runs after routes are fixed: say so rather than silently serving nothing. */
+function warnIgnoredRoutes(options: WeftModuleOptions, extras: WeftModuleExtras, logger: WeftLogger): void {
+  const ignored = [
+    httpPrefix(options.http) !== null && httpPrefix(extras.http) === null ? 'http' : null,
+    metricsEndpoint(options.metrics) && !metricsEndpoint(extras.metrics) ? 'metrics' : null,
+  ].filter(Boolean);
+  if (ignored.length === 0) return;
+  logger.warn(`"${ignored.join('" and "')}" from forRootAsync's factory cannot add routes any more; pass them beside useFactory.`);
+}
+
+export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
+  provide: WeftEngine,
+  inject: [WEFT_MODULE_OPTIONS, WEFT_MODULE_EXTRAS, WeftMetrics],
+  useFactory: async (options: WeftModuleOptions, extras: WeftModuleExtras, metrics: WeftMetrics) => {
+    const logger = options.logger ?? nestWeftLogger();
+    warnIgnoredRoutes(options, extras, logger);
+    const { http: _http, metrics: _metrics, ...rest } = options;
+    const engineOptions: WeftEngineOptions = { ...rest, logger, metrics };
+    const engine = await WeftEngine.create(engineOptions);
+    const t = engine.database.target;
+    logger.log(`Engine ${engine.engineId} ready on ${t.kind} PostgreSQL at ${t.host}:${t.port}, schema "${engine.database.schema}"`);
+    return engine;
+  },
+};
+
+export const weftDatabaseProvider: FactoryProvider = {
+  provide: WEFT_DATABASE,
+  inject: [WeftEngine],
+  useFactory: (engine: WeftEngine) => engine.database,
+};

@@ -1,0 +1,63 @@
+import { QueryHandler, SignalHandler, Workflow, WorkflowContext } from '@weft/nest';
+import { Charge, OrderInput, OrderResult, OrderStage } from './order.types';
+import { PaymentsService } from './payments.service';
+import { WarehouseService } from './warehouse.service';
+
+export const ORDER_WORKFLOW = 'order-fulfilment';
+
+/**
+ * Reserve stock, charge (retried with backoff), pack (a durable timer), ship; compensate with
+ * release and refund when a later stage fails. A fresh instance runs every execution and
+ * replay, so the fields are per-order state.
+ */
+@Workflow(ORDER_WORKFLOW, { description: 'reserve, charge, pack, ship' })
+export class OrderWorkflow {
+  private stage: OrderStage = 'received';
+  private approvedBy: string | null = null;
+
+  constructor(
+    private readonly warehouse: WarehouseService,
+    private readonly payments: PaymentsService,
+  ) {}
+
+  async run(ctx: WorkflowContext, order: OrderInput): Promise<OrderResult> {
+    this.stage = 'reserving';
+    const { reservationId } = await this.warehouse.reserve(order.orderId, order.items);
+
+    this.stage = 'charging';
+    let charge: Charge;
+    try {
+      charge = await this.payments.charge(order.orderId, order.amount);
+    } catch (err) {
+      await this.warehouse.release(reservationId);
+      this.stage = 'payment-failed';
+      return { status: 'payment-failed', reason: (err as Error).message };
+    }
+
+    this.stage = 'packing';
+    await ctx.sleep(order.packingDelay);
+
+    this.stage = 'shipping';
+    try {
+      const { trackingNumber } = await this.warehouse.ship(order.orderId, order.address);
+      this.stage = 'shipped';
+      return { status: 'shipped', chargeId: charge.chargeId, trackingNumber };
+    } catch (err) {
+      await this.payments.refund(charge.chargeId);
+      await this.warehouse.release(reservationId);
+      this.stage = 'refunded';
+      return { status: 'refunded', chargeId: charge.chargeId, reason: (err as Error).message };
+    }
+  }
+
+  // Registered now; delivered once the engine supports signals (then large orders can wait for it with ctx.condition).
+  @SignalHandler('approve')
+  approve(by: string): void {
+    this.approvedBy = by;
+  }
+
+  @QueryHandler('status')
+  status(): { stage: OrderStage; approvedBy: string | null } {
+    return { stage: this.stage, approvedBy: this.approvedBy };
+  }
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { OrderWorkflow } from './order.workflow';
+import { OrdersController } from './orders.controller';
+import { PaymentsService } from './payments.service';
+import { WarehouseService } from './warehouse.service';
+
+@Module({
+  providers: [PaymentsService, WarehouseService, OrderWorkflow],
+  controllers: [OrdersController],
+})
+export class OrdersModule {}

@@ -1,0 +1,151 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ChildProcess, spawn } from 'node:child_process';
+import * as path from 'node:path';
+import request from 'supertest';
+import { AppModule } from '../src/app.module';
+import { createTestDatabase, TestDatabase } from './support/database';
+import { waitFor } from './support/engine';
+import { buildFixtures } from './support/processes';
+
+const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE'] as const;
+
+const order = (orderId: string, extra: Record<string, unknown> = {}) => ({
+  orderId,
+  items: [{ sku: 'tea', quantity: 2 }],
+  amount: 1250,
+  address: '1 Main St',
+  ...extra,
+});
+
+describe('demo app (src/): orders, health, metrics, weft API', () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+  let http: ReturnType<typeof request>;
+  const saved: Record<string, string | undefined> = {};
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_demo');
+    for (const k of ENV_KEYS) saved[k] = process.env[k];
+    Object.assign(process.env, { DATABASE_URL: tdb.url, WEFT_SCHEMA: 'weft', DEMO_PACKING_DELAY: '50ms', DEMO_PAYMENT_FAILURE_RATE: '0' });
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    http = request(app.getHttpServer());
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    for (const k of ENV_KEYS) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+    await tdb?.drop();
+  });
+
+  async function settled(orderId: string) {
+    let body: Record<string, unknown> = {};
+    await waitFor(async () => {
+      body = (await http.get(`/orders/${orderId}`).expect(200)).body;
+      return body.status === 'completed';
+    }, `order ${orderId} completed`);
+    return body;
+  }
+
+  it('places an order that is reserved, charged, packed and shipped', async () => {
+    const placed = await http.post('/orders').send(order('o-1')).expect(201);
+    expect(placed.body).toEqual({ orderId: 'o-1', workflowId: 'order-o-1', statusUrl: '/orders/o-1' });
+    const done = await settled('o-1');
+    expect(done).toMatchObject({ stage: 'shipped', result: { status: 'shipped', chargeId: expect.stringMatching(/^ch_/) } });
+    expect((done.steps as Array<{ name: string }>).map((s) => s.name)).toEqual([
+      'WarehouseService.reserve',
+      'PaymentsService.charge',
+      'sleep',
+      'WarehouseService.ship',
+    ]);
+  });
+
+  it('compensates: a declined card releases the stock; an undeliverable address refunds', async () => {
+    await http
+      .post('/orders')
+      .send(order('o-declined', { amount: 5_000_000 }))
+      .expect(201);
+    await http
+      .post('/orders')
+      .send(order('o-nowhere', { address: 'Nowhere Lane' }))
+      .expect(201);
+    expect(await settled('o-declined')).toMatchObject({ stage: 'payment-failed' });
+    expect(await settled('o-nowhere')).toMatchObject({ stage: 'refunded' });
+  });
+
+  it('validates orders by hand and maps unknown orders to 404', async () => {
+    expect((await http.post('/orders').send({ items: [] }).expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect((await http.get('/orders/missing').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+  });
+
+  it('serves /health, /metrics and the weft API', async () => {
+    await waitFor(async () => (await http.get('/health')).status === 200, 'health 200');
+    expect((await http.get('/metrics').expect(200)).text).toContain('weft_workflow_claim_attempts_total');
+    const list = await http.get('/weft/workflows?type=order-fulfilment&status=completed').expect(200);
+    expect(list.body.items.length).toBeGreaterThanOrEqual(3);
+  });
+});
+
+describe('demo app as a process', () => {
+  let tdb: TestDatabase;
+  let fixtures: ReturnType<typeof buildFixtures>;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_demo_proc');
+    fixtures = buildFixtures();
+  });
+  afterAll(async () => {
+    fixtures?.cleanup();
+    await tdb?.drop();
+  });
+
+  function runDemo(env: Record<string, string>): {
+    proc: ChildProcess;
+    out: () => string;
+    err: () => string;
+    exited: Promise<{ code: number | null; signal: string | null }>;
+  } {
+    const main = path.join(fixtures.dir, 'src', 'main.js');
+    const proc = spawn(process.execPath, [main], { env: { ...process.env, NO_COLOR: '1', PORT: '0', ...env }, stdio: 'pipe' });
+    let out = '';
+    let err = '';
+    proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      proc.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    return { proc, out: () => out, err: () => err, exited };
+  }
+
+  it('shuts down cleanly on SIGTERM: engine disposed before exit, the parked order still running', async () => {
+    const demo = runDemo({ DATABASE_URL: tdb.url, WEFT_SCHEMA: 'weft', DEMO_PACKING_DELAY: '1h', DEMO_PAYMENT_FAILURE_RATE: '0' });
+    try {
+      const url = (await waitFor(() => /listening on (http:\/\/\S+)/.exec(demo.out())?.[1], 'the demo to listen', 30_000, 50))!;
+      await request(url).post('/orders').send(order('o-term')).expect(201);
+      await waitFor(async () => (await request(url).get('/orders/o-term')).body.stage === 'packing', 'the order to be packing');
+      demo.proc.kill('SIGTERM');
+      // Nest runs the shutdown hooks, then re-raises the signal.
+      expect(await demo.exited).toEqual({ code: null, signal: 'SIGTERM' });
+    } finally {
+      demo.proc.kill('SIGKILL');
+    }
+    expect(demo.out()).toContain('Engine disposed');
+    const rows = await tdb.query<{ status: string }>(`SELECT status FROM weft.weft_workflows WHERE id = 'order-o-term'`);
+    expect(rows[0].status).toBe('running');
+  });
+
+  it('prints a WeftError at start-up as one line and exits 1, without the password', async () => {
+    const demo = runDemo({ DATABASE_URL: 'postgres://weft:s3cret@127.0.0.1:1/nowhere' });
+    expect((await demo.exited).code).toBe(1);
+    const lines = demo.err().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^WEFT_DATABASE_UNAVAILABLE: /);
+    expect(demo.err() + demo.out()).not.toContain('s3cret');
+  });
+});

@@ -1,0 +1,206 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
+import request from 'supertest';
+import { createTestDatabase, TestDatabase } from './support/database';
+
+@Workflow('echo')
+class EchoWorkflow {
+  async run(_ctx: WorkflowContext, input: unknown) {
+    return input;
+  }
+}
+
+@Workflow('slow')
+class SlowWorkflow {
+  async run(ctx: WorkflowContext, input: { ms: number }) {
+    await ctx.step('begin', () => 'begun');
+    await ctx.sleep(input.ms);
+    return 'slept';
+  }
+}
+
+@Workflow('boom')
+class BoomWorkflow {
+  async run(): Promise<never> {
+    throw new Error('kaboom');
+  }
+}
+
+const base = (tdb: TestDatabase) => ({ database: { url: tdb.url }, schema: 'weft', timerPollInterval: 50, shutdownGracePeriod: 0 });
+
+describe('Weft HTTP API (http: true, metrics: true)', () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+  let http: ReturnType<typeof request>;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_http');
+    const moduleRef = await Test.createTestingModule({
+      imports: [WeftModule.forRoot({ ...base(tdb), http: true, metrics: true })],
+      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    http = request(app.getHttpServer());
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await tdb?.drop();
+  });
+
+  it('starts a workflow (201), waits for its result, describes and lists it', async () => {
+    const started = await http
+      .post('/weft/workflows')
+      .send({ type: 'echo', input: { a: 1 }, workflowId: 'echo-1' })
+      .expect(201);
+    expect(started.body).toEqual({ workflowId: 'echo-1' });
+    const result = await http.get('/weft/workflows/echo-1/result?timeout=10s').expect(200);
+    expect(result.body).toEqual({ workflowId: 'echo-1', done: true, status: 'completed', output: { a: 1 } });
+    const described = await http.get('/weft/workflows/echo-1').expect(200);
+    expect(described.body).toMatchObject({ workflowId: 'echo-1', type: 'echo', status: 'completed', output: { a: 1 }, history: [] });
+
+    await http.post('/weft/workflows').send({ type: 'echo', input: 2, workflowId: 'echo-2' }).expect(201);
+    await http.get('/weft/workflows/echo-2/result?timeout=10s').expect(200);
+    const page1 = await http.get('/weft/workflows?status=completed&type=echo&limit=1').expect(200);
+    expect(page1.body.items).toHaveLength(1);
+    expect(page1.body.nextCursor).toEqual(expect.any(String));
+    const page2 = await http.get('/weft/workflows').query({ status: 'completed', type: 'echo', limit: '1', cursor: page1.body.nextCursor });
+    expect(page2.status).toBe(200);
+    expect(page2.body.items).toHaveLength(1);
+    expect(new Set([page1.body.items[0].workflowId, page2.body.items[0].workflowId])).toEqual(new Set(['echo-1', 'echo-2']));
+  });
+
+  it('reports a failed workflow as the outcome of /result', async () => {
+    await http.post('/weft/workflows').send({ type: 'boom', workflowId: 'boom-1' }).expect(201);
+    const res = await http.get('/weft/workflows/boom-1/result?timeout=10s').expect(200);
+    expect(res.body).toMatchObject({ workflowId: 'boom-1', done: true, status: 'failed', error: { name: 'Error', message: 'kaboom' } });
+  });
+
+  it('suspends, resumes and cancels; 202 while unfinished; 409 when the state does not allow it', async () => {
+    await http
+      .post('/weft/workflows')
+      .send({ type: 'slow', input: { ms: 3_600_000 }, workflowId: 'slow-1' })
+      .expect(201);
+    expect((await http.get('/weft/workflows/slow-1/result').expect(202)).body).toEqual({ workflowId: 'slow-1', done: false });
+    await http.post('/weft/workflows/slow-1/suspend').send({ reason: 'maintenance' }).expect(200);
+    expect((await http.get('/weft/workflows/slow-1').expect(200)).body.status).toBe('suspended');
+    const again = await http.post('/weft/workflows/slow-1/suspend').expect(409);
+    expect(again.body).toMatchObject({ statusCode: 409, code: 'WEFT_WORKFLOW_NOT_RUNNING' });
+    await http.post('/weft/workflows/slow-1/resume').expect(200, { workflowId: 'slow-1', status: 'running' });
+    await http.post('/weft/workflows/slow-1/cancel').send({ reason: 'customer changed their mind' }).expect(200);
+    const res = await http.get('/weft/workflows/slow-1/result').expect(200);
+    expect(res.body).toMatchObject({ done: true, status: 'cancelled', error: { message: 'customer changed their mind' } });
+    expect((await http.post('/weft/workflows/slow-1/cancel').expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
+  });
+
+  it('honours start options: delayed start, reject-duplicate', async () => {
+    await http.post('/weft/workflows').send({ type: 'echo', workflowId: 'later-1', startAfter: '1h', executionTimeout: '2h' }).expect(201);
+    expect((await http.get('/weft/workflows/later-1').expect(200)).body.status).toBe('pending');
+    const dup = await http.post('/weft/workflows').send({ type: 'echo', workflowId: 'later-1', idPolicy: 'reject-duplicate' }).expect(409);
+    expect(dup.body).toEqual({ statusCode: 409, code: 'WEFT_WORKFLOW_ALREADY_STARTED', message: expect.stringContaining('later-1') });
+    // return-existing (default) answers with the same id
+    await http.post('/weft/workflows').send({ type: 'echo', workflowId: 'later-1' }).expect(201, { workflowId: 'later-1' });
+  });
+
+  it('maps unknown ids and types to 404', async () => {
+    const missing = await http.get('/weft/workflows/does-not-exist').expect(404);
+    expect(missing.body).toEqual({ statusCode: 404, code: 'WEFT_WORKFLOW_NOT_FOUND', message: expect.any(String) });
+    expect((await http.get('/weft/workflows/does-not-exist/result').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+    expect((await http.post('/weft/workflows/does-not-exist/cancel').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+    const type = await http.post('/weft/workflows').send({ type: 'nope' }).expect(404);
+    expect(type.body.code).toBe('WEFT_WORKFLOW_TYPE_NOT_REGISTERED');
+  });
+
+  it.each([
+    ['no type', {}, 'WEFT_INVALID_ARGUMENT'],
+    ['a non-object body', [1, 2], 'WEFT_INVALID_ARGUMENT'],
+    ['an unknown field', { type: 'echo', colour: 'red' }, 'WEFT_INVALID_ARGUMENT'],
+    ['a bad idPolicy', { type: 'echo', idPolicy: 'sometimes' }, 'WEFT_INVALID_ARGUMENT'],
+    ['a bad duration', { type: 'echo', startAfter: 'soon' }, 'WEFT_INVALID_DURATION'],
+    ['a bad startAt', { type: 'echo', startAt: 'tomorrow-ish' }, 'WEFT_INVALID_ARGUMENT'],
+    ['a too-long id', { type: 'echo', workflowId: 'x'.repeat(300) }, 'WEFT_INVALID_WORKFLOW_ID'],
+    ['a non-string id', { type: 'echo', workflowId: 42 }, 'WEFT_INVALID_WORKFLOW_ID'],
+  ])('rejects a start with %s: 400', async (_what, body, code) => {
+    const res = await http.post('/weft/workflows').send(body).expect(400);
+    expect(res.body).toEqual({ statusCode: 400, code, message: expect.any(String) });
+  });
+
+  it.each([
+    ['/weft/workflows?status=sleeping', 'WEFT_INVALID_ARGUMENT'],
+    ['/weft/workflows?limit=abc', 'WEFT_INVALID_ARGUMENT'],
+    ['/weft/workflows?limit=0', 'WEFT_INVALID_ARGUMENT'],
+    ['/weft/workflows?cursor=garbage', 'WEFT_INVALID_ARGUMENT'],
+    ['/weft/workflows?colour=red', 'WEFT_INVALID_ARGUMENT'],
+    ['/weft/workflows/echo-1/result?timeout=2m', 'WEFT_INVALID_ARGUMENT'],
+    ['/weft/workflows/echo-1/result?timeout=whenever', 'WEFT_INVALID_DURATION'],
+  ])('rejects GET %s: 400', async (url, code) => {
+    expect((await http.get(url).expect(400)).body.code).toBe(code);
+  });
+
+  it('signal, update and query answer 501 until the engine supports them', async () => {
+    const engine = app.get(WeftEngine) as unknown as Record<string, unknown>;
+    const calls = [
+      ['signal', () => http.post('/weft/workflows/echo-1/signal/approve').send({ payload: { by: 'ann' } })],
+      ['update', () => http.post('/weft/workflows/echo-1/update/rename').send({ args: ['x'] })],
+      ['query', () => http.get('/weft/workflows/echo-1/query/status')],
+      ['query', () => http.post('/weft/workflows/echo-1/query/status').send({ args: [] })],
+    ] as const;
+    for (const [method, call] of calls) {
+      const res = await call();
+      if (typeof engine[method] === 'function') expect(res.status).not.toBe(501);
+      else expect(res.body).toEqual({ statusCode: 501, code: 'WEFT_NOT_IMPLEMENTED', message: expect.stringContaining(method) });
+    }
+  });
+
+  it('serves Prometheus metrics at /metrics', async () => {
+    const res = await http.get('/metrics').expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    for (const outcome of ['acquired', 'takeover', 'lost_race', 'deposed', 'backoff_skipped']) {
+      expect(res.text).toContain(`weft_workflow_claim_attempts_total{outcome="${outcome}"}`);
+    }
+    for (const name of [
+      'weft_workflow_claims_active',
+      'weft_workflow_claim_renewal_failures_total',
+      'weft_workflows_started_total',
+      'weft_workflows_finished_total',
+      'weft_step_duration_seconds',
+      'weft_workflows_parked',
+      'weft_renewal_pass_duration_seconds',
+    ]) {
+      expect(res.text).toContain(`# TYPE ${name} `);
+    }
+    expect(res.text).not.toMatch(/workflow_?id=/i);
+  });
+});
+
+describe('Weft HTTP API with forRootAsync and a custom prefix', () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_http_prefix');
+    const moduleRef = await Test.createTestingModule({
+      imports: [WeftModule.forRootAsync({ useFactory: () => base(tdb), http: { prefix: '/admin/weft/' } })],
+      providers: [EchoWorkflow],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await tdb?.drop();
+  });
+
+  it('routes under the prefix; /metrics stays off unless enabled', async () => {
+    const http = request(app.getHttpServer());
+    await http.post('/admin/weft/workflows').send({ type: 'echo', input: 'hi', workflowId: 'p-1' }).expect(201);
+    await http.get('/admin/weft/workflows/p-1/result?timeout=10s').expect(200);
+    const notOurs = await http.get('/weft/workflows/p-1').expect(404);
+    expect(notOurs.body.code).toBeUndefined(); // Nest's own "no route" 404
+    await http.get('/metrics').expect(404);
+  });
+});
