@@ -6,6 +6,7 @@ const path = require('node:path');
 const benches = [
   ['throughput.ts', ['2000']],
   ['parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],
+  ['renewal.ts', []],
 ];
 const results = [];
 for (const [file, args] of benches) {
