@@ -75,7 +75,9 @@ export class WorkflowContext {
       if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
       const startedAt = new Date().toISOString();
       const idempotencyKey = `${exec.workflowId}:${seq}`;
+      const t0 = performance.now();
       const out = await runAttempts(fn as (a: StepArgs) => unknown, { name, idempotencyKey, retry, timeoutMs, signal: exec.abort.signal });
+      exec.host.stepFinished((performance.now() - t0) / 1000);
       if ('aborted' in out || exec.state !== 'active') return NEVER;
       let op: OperationRecord;
       if (out.ok) {

@@ -135,6 +135,23 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
     expect(statements).toBeLessThan(40 * 4); // 3 steps + completion each, alone
   });
 
+  it('reports starts, finishes and step durations to the metrics sink', async () => {
+    const seen: string[] = [];
+    const e = await pool.create(
+      {
+        metrics: {
+          workflowStarted: (t) => seen.push(`started:${t}`),
+          workflowFinished: (t, s) => seen.push(`finished:${t}:${s}`),
+          stepDuration: (sec) => seen.push(sec >= 0 ? 'step' : 'bad'),
+        },
+      },
+      (x) => x.register('three', ThreeSteps),
+    );
+    await e.bootstrap();
+    await (await e.start('three', { n: 1 })).result({ timeout: '10s' });
+    expect(seen).toEqual(['started:three', 'step', 'step', 'step', 'finished:three:completed']);
+  });
+
   it('waits for a condition on storage when the workflow runs elsewhere', async () => {
     const h = await engine.start('sleeper', { ms: 50 });
     await waitFor(async () => (await h.status()) === 'completed', 'sleeper completion');

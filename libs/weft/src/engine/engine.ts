@@ -163,6 +163,7 @@ export class WeftEngine {
       version = restarted;
       runNumber = (await this.store.get(row.id))?.runNumber ?? 1;
     }
+    this.options.metrics.workflowStarted?.(def.name);
     if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
     else if (await this.claimNew(row.id)) this.runtime.launchNew(def, row.id, row.input, version, runNumber);
     if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);

@@ -15,6 +15,7 @@ export interface ExecutionHost {
   onNonDeterminism(exec: Execution, err: Error): void;
   /** May a step body start now? False deposes the workflow here (ownership). */
   mayRun(exec: Execution): boolean;
+  stepFinished(seconds: number): void;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
 }

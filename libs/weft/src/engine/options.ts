@@ -1,6 +1,6 @@
 import { InvalidConfigurationError } from '../errors';
 import type { WeftOptions } from '../options';
-import type { ClaimMetrics } from '../ownership/claim-registry';
+import type { WeftMetricsSink } from '../observability/metrics';
 import type { OwnershipOptions } from '../ownership/config';
 import { Duration, parseDuration } from './duration';
 import type { WeftLogger } from './types';
@@ -8,8 +8,8 @@ import type { WeftLogger } from './types';
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   /** Called with every Weft warning (claim lost, wake discarded, lease lost); they also go to the logger and process 'warning'. */
   onWarning?: (warning: Error) => void;
-  /** Metric hooks (WeftMetrics implements them). */
-  metrics?: ClaimMetrics;
+  /** Metric hooks (WeftMetrics implements them); any subset. */
+  metrics?: Partial<WeftMetricsSink>;
   logger?: WeftLogger;
   /** Parked workflows kept in memory; beyond this the least recently parked are evicted (default 10,000). */
   maxCachedWorkflows?: number;
@@ -25,6 +25,7 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
 
 export interface ResolvedEngineOptions {
   engineId: string;
+  metrics: Partial<WeftMetricsSink>;
   logger: WeftLogger;
   maxCachedWorkflows: number;
   timerPollMs: number;
@@ -53,6 +54,7 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
   if (timerPollMs < 10) throw new InvalidConfigurationError('timerPollInterval', `must be at least 10ms (got ${timerPollMs})`);
   return {
     engineId,
+    metrics: o.metrics ?? {},
     logger: o.logger ?? consoleLogger,
     maxCachedWorkflows: positiveInt(o.maxCachedWorkflows, 'maxCachedWorkflows', 10_000),
     timerPollMs,

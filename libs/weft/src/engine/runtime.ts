@@ -152,6 +152,7 @@ export class Runtime implements ExecutionHost {
     exec.state = 'finished';
     await exec.commit(change, true);
     this.forget(exec);
+    this.options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.settle(exec.workflowId, { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null });
   }
 
@@ -185,12 +186,17 @@ export class Runtime implements ExecutionHost {
       oldest.stop(false);
       this.live.delete(oldest.workflowId);
     }
+    this.options.metrics.parked?.(this.parkedLru.size);
   }
 
   /** Removes a run from memory (it stays in storage). */
   forget(exec: Execution): void {
     if (this.live.get(exec.workflowId) === exec) this.live.delete(exec.workflowId);
-    this.parkedLru.delete(exec.workflowId);
+    if (this.parkedLru.delete(exec.workflowId)) this.options.metrics.parked?.(this.parkedLru.size);
+  }
+
+  stepFinished(seconds: number): void {
+    this.options.metrics.stepDuration?.(seconds);
   }
 
   /** Stops every live run (the engine lost the global lease). */

@@ -78,7 +78,7 @@ export class Transitions {
     let total = 0;
     const owner = this.ownership.mode === 'workflow-lease' ? this.ownership.engineId : null;
     for (;;) {
-      const due = await this.store.takeDueTimers(TIMER_BATCH, TIMER_RETRY_MS, owner);
+      const due = await this.store.takeDueTimers(TIMER_BATCH, TIMER_RETRY_MS, owner, this.registry.names());
       total += due.length;
       await Promise.all(
         due.map((t) =>
@@ -135,6 +135,7 @@ export class Transitions {
       }
       if (change.status && change.status !== 'running') this.runtime.stopLive(workflowId);
       if (change.status && isTerminal(change.status)) {
+        this.runtime.options.metrics.workflowFinished?.(row.type, change.status);
         this.runtime.settle(workflowId, { status: change.status, output: null, error: change.error?.value ?? null });
       }
       return { ...row, ...(change.status && { status: change.status }), version: outcome.version };

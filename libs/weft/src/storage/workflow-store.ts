@@ -240,8 +240,8 @@ export class WorkflowStore {
     return this.sql.query(this.wf.runningIds, [afterId, limit]);
   }
 
-  async takeDueTimers(limit: number, retryAfterMs: number, ownerEngineId: string | null = null): Promise<TimerRow[]> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.tm.takeDue, [limit, retryAfterMs, ownerEngineId]);
+  async takeDueTimers(limit: number, retryAfterMs: number, ownerEngineId: string | null, types: string[]): Promise<TimerRow[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.tm.takeDue, [limit, retryAfterMs, ownerEngineId, types]);
     return rows.map((r) => ({
       id: String(r.id),
       workflowId: r.workflow_id as string,
