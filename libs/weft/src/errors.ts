@@ -280,3 +280,49 @@ export class UpdateTimeoutError extends WeftError {
     super(`Update "${updateName}" on workflow "${workflowId}" got no result within ${timeoutMs} ms; it will not be applied later.`);
   }
 }
+
+export class ChildWorkflowFailedError extends WeftError {
+  readonly code = 'WEFT_CHILD_WORKFLOW_FAILED';
+  constructor(
+    readonly childWorkflowId: string,
+    readonly status: string,
+    readonly causeName: string,
+    readonly causeMessage: string,
+  ) {
+    super(`Child workflow "${childWorkflowId}" ended ${status}${causeMessage ? `: ${causeName}: ${causeMessage}` : ''}.`);
+  }
+}
+
+export class UnknownHandlerError extends WeftError {
+  readonly code = 'WEFT_UNKNOWN_HANDLER';
+  constructor(
+    readonly workflowType: string,
+    readonly handlerKind: 'signal' | 'update' | 'query',
+    readonly handlerName: string,
+  ) {
+    super(`Workflow type "${workflowType}" has no ${handlerKind} handler named "${handlerName}". Check the name, or add the handler.`);
+  }
+}
+
+export class UpdateFailedError extends WeftError {
+  readonly code = 'WEFT_UPDATE_FAILED';
+  constructor(
+    readonly workflowId: string,
+    readonly updateName: string,
+    readonly causeName: string,
+    readonly causeMessage: string,
+  ) {
+    super(`Update "${updateName}" on workflow "${workflowId}" failed: ${causeName}: ${causeMessage}. The workflow goes on.`);
+  }
+}
+
+export class QueryFailedError extends WeftError {
+  readonly code = 'WEFT_QUERY_FAILED';
+  constructor(
+    readonly workflowId: string,
+    readonly queryName: string,
+    detail: string,
+  ) {
+    super(`Query "${queryName}" on workflow "${workflowId}" could not be answered: ${detail}`);
+  }
+}

@@ -1,12 +1,18 @@
 import { randomUUID } from 'node:crypto';
-import { NonDeterminismError, OutsideWorkflowError, StepFailedError } from '../errors';
+import { ChildWorkflowFailedError, InvalidArgumentError, NonDeterminismError, OutsideWorkflowError, StepFailedError } from '../errors';
 import type { OperationRecord } from '../storage/types';
 import { Duration, parseDuration } from './duration';
-import { Execution, NEVER } from './execution';
+import { Execution, NEVER, Wait } from './execution';
 import { resolveRetry } from './retry';
 import { describeError, runAttempts } from './step-runner';
 import type { StepArgs, StepOptions, WeftLogger } from './types';
-import { toStoredJson } from './validation';
+import { toStoredJson, validateWorkflowId } from './validation';
+
+/** A child started with ctx.startChild; `result()` is a durable wait. */
+export interface ChildHandle<O = unknown> {
+  workflowId: string;
+  result(): Promise<O>;
+}
 
 /** What workflow code gets as `ctx`. Every call takes the next sequence number. */
 export class WorkflowContext {
@@ -17,7 +23,7 @@ export class WorkflowContext {
     const host = exec.host.logger;
     // Quiet while replaying, so a replay does not repeat old log lines.
     const say = (level: 'log' | 'warn' | 'error') => (m: string) => {
-      if (!exec.isReplaying) host[level](`${prefix} ${m}`);
+      if (!exec.isReplaying && !exec.readOnly) host[level](`${prefix} ${m}`);
     };
     this.logger = { log: say('log'), warn: say('warn'), error: say('error') };
   }
@@ -58,16 +64,32 @@ export class WorkflowContext {
     return rec;
   }
 
+  /** A recorded result, released by the replay driver in live order. */
+  private fromHistory(seq: number, rec: OperationRecord): Promise<unknown> {
+    const replay = this.exec.replay;
+    if (replay && !replay.done) return replay.expect(seq).then(fromRecord);
+    return Promise.resolve().then(() => fromRecord(rec));
+  }
+
+  /** Common entry: next seq, replay check. Returns the seq, a replayed promise, or NEVER. */
+  private begin(kind: string, name: string): { seq: number; replay?: Promise<unknown>; live: boolean } {
+    this.active(kind);
+    const exec = this.exec;
+    const seq = exec.nextSeq++;
+    const rec = this.replayed(seq, kind, name);
+    if (rec === 'mismatch' || exec.state !== 'active') return { seq, replay: NEVER, live: false };
+    if (rec) return { seq, replay: this.fromHistory(seq, rec), live: false };
+    return { seq, live: !exec.readOnly };
+  }
+
   async step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
     this.active('step');
     const retry = resolveRetry(opts.retry);
     const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
+    const { seq, replay, live } = this.begin('step', name);
+    if (replay) return replay as Promise<T>;
+    if (!live) return NEVER;
     const exec = this.exec;
-    const seq = exec.nextSeq++;
-    const rec = this.replayed(seq, 'step', name);
-    if (rec === 'mismatch' || exec.state !== 'active') return NEVER;
-    if (rec) return fromRecord(rec) as T;
-
     exec.inflightSteps++;
     try {
       // A body's side effects may only follow what earlier calls recorded.
@@ -88,8 +110,7 @@ export class WorkflowContext {
       }
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
-      void exec.commit({ operations: [op] });
-      exec.history.set(seq, op);
+      void exec.record(op);
       return fromRecord(op) as T;
     } finally {
       exec.inflightSteps--;
@@ -101,24 +122,92 @@ export class WorkflowContext {
   async sleep(duration: Duration): Promise<void> {
     this.active('sleep');
     const ms = parseDuration(duration, 'ctx.sleep duration');
-    const exec = this.exec;
-    const seq = exec.nextSeq++;
-    const rec = this.replayed(seq, 'sleep', 'sleep');
-    if (rec === 'mismatch' || exec.state !== 'active') return NEVER;
-    if (rec) return;
-    const timer = exec.timers.get(seq);
-    const due = ms === 0 || exec.firedTimers.has(seq) || (timer !== undefined && timer <= exec.loadedAtDbNow);
-    if (due) {
-      const op: OperationRecord = { seq, kind: 'sleep', name: 'sleep', status: 'completed', result: null };
-      await exec.commit({ operations: [op], deleteTimers: [{ kind: 'sleep', seq }] });
-      exec.history.set(seq, op);
-      return;
+    const { seq, replay, live } = this.begin('sleep', 'sleep');
+    if (replay) return replay as Promise<void>;
+    if (!live) return NEVER;
+    await this.waitLive(seq, { kind: 'sleep', name: 'sleep', timer: 'sleep' }, ms);
+  }
+
+  /** Consumes the oldest unconsumed signal of that name; null on timeout. */
+  async waitForSignal<T = unknown>(name: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
+    this.active('waitForSignal');
+    if (typeof name !== 'string' || name.length === 0) throw new InvalidArgumentError('signal name', 'must be a non-empty string');
+    if (this.exec.definition.signalHandlers?.[name]) {
+      throw new InvalidArgumentError(
+        `waitForSignal("${name}")`,
+        `workflow "${this.exec.definition.name}" has a signal handler for "${name}", which receives every such signal; wait with ctx.condition() instead`,
+      );
     }
-    const parked = exec.wait(seq, { kind: 'sleep' });
-    if (!timer) {
-      await exec.commit({ timers: [{ kind: 'sleep', seq, delayMs: ms }] });
-      exec.timers.set(seq, new Date(Date.now() + ms));
-      exec.host.onTimerScheduled(exec.workflowId, ms);
+    const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, 'waitForSignal timeout');
+    const { seq, replay, live } = this.begin('waitForSignal', name);
+    if (replay) return replay as Promise<T | null>;
+    if (!live) return NEVER;
+    return this.waitLive(
+      seq,
+      { kind: 'waitForSignal', name, timer: timeoutMs === undefined ? undefined : 'message-timeout' },
+      timeoutMs,
+    ) as Promise<T | null>;
+  }
+
+  /** Waits until `pred()` holds, re-evaluated after each handler delivery; false on timeout. */
+  async condition(pred: () => boolean, opts: { timeout?: Duration } = {}): Promise<boolean> {
+    this.active('condition');
+    if (typeof pred !== 'function') throw new InvalidArgumentError('condition', 'needs a predicate function');
+    const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, 'condition timeout');
+    const { seq, replay, live } = this.begin('condition', 'condition');
+    if (replay) return replay as Promise<boolean>;
+    if (!live) return NEVER;
+    const exec = this.exec;
+    if (!exec.isReplaying && pred()) {
+      void exec.record({ seq, kind: 'condition', name: 'condition', status: 'completed', result: true });
+      return true;
+    }
+    const timer = timeoutMs === undefined ? undefined : ('message-timeout' as const);
+    return this.waitLive(seq, { kind: 'condition', name: 'condition', pred, timer }, timeoutMs) as Promise<boolean>;
+  }
+
+  /** Starts a child workflow; its completion reaches this workflow as a durable message. */
+  async startChild<O = unknown>(type: string, input: unknown, opts: { workflowId?: string } = {}): Promise<ChildHandle<O>> {
+    this.active('startChild');
+    if (opts.workflowId !== undefined) validateWorkflowId(opts.workflowId);
+    const { seq, replay, live } = this.begin('startChild', type);
+    const handle = (workflowId: string): ChildHandle<O> => ({ workflowId, result: () => this.childResult<O>(workflowId) });
+    if (replay) return replay.then((r) => handle((r as { workflowId: string }).workflowId));
+    if (!live) return NEVER;
+    const exec = this.exec;
+    await exec.durable();
+    if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
+    const childId = await exec.host.startChild(exec, seq, type, input, opts);
+    void exec.record({ seq, kind: 'startChild', name: type, status: 'completed', result: { workflowId: childId } });
+    return handle(childId);
+  }
+
+  /** startChild, then wait for its result. */
+  async executeChild<O = unknown>(type: string, input: unknown, opts: { workflowId?: string } = {}): Promise<O> {
+    return (await this.startChild<O>(type, input, opts)).result();
+  }
+
+  private async childResult<O>(childId: string): Promise<O> {
+    const { seq, replay, live } = this.begin('childResult', childId);
+    const outcome = (replay ?? (live ? this.waitLive(seq, { kind: 'childResult', name: childId }) : NEVER)) as Promise<ChildOutcome>;
+    const r = await outcome;
+    if (r.status === 'completed') return r.output as O;
+    throw new ChildWorkflowFailedError(childId, r.status, r.error?.name ?? 'Error', r.error?.message ?? '');
+  }
+
+  /** Registers a live wait, with its timer when it has a timeout; a due timer resolves it at once. */
+  private async waitLive(seq: number, wait: Omit<Wait, 'resolve'>, timeoutMs?: number): Promise<unknown> {
+    const exec = this.exec;
+    const parked = exec.wait(seq, wait);
+    if (wait.timer && timeoutMs !== undefined) {
+      const timer = exec.timers.get(seq);
+      if (timeoutMs === 0 || exec.firedTimers.has(seq) || (timer !== undefined && timer <= exec.loadedAtDbNow)) {
+        exec.fireTimer(seq);
+      } else if (!timer) {
+        await exec.commit({ timers: [{ kind: wait.timer, seq, delayMs: timeoutMs }] });
+        exec.timers.set(seq, new Date(Date.now() + timeoutMs));
+        exec.host.onTimerScheduled(exec.workflowId, timeoutMs);
+      }
     }
     return parked;
   }
@@ -146,6 +235,12 @@ export class WorkflowContext {
     exec.recordLazy({ seq, kind, name: kind, status: 'completed', result: value });
     return value;
   }
+}
+
+interface ChildOutcome {
+  status: string;
+  output?: unknown;
+  error?: { name?: string; message?: string } | null;
 }
 
 /** Thrown into synchronous ctx calls after a non-determinism was handled; the run is already stopped. */

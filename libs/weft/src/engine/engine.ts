@@ -11,17 +11,21 @@ import { resolveOwnership } from '../ownership/config';
 import { Ownership } from '../ownership/ownership';
 import type { PassReport } from '../ownership/renewal-scheduler';
 import { openDatabase, OpenedDatabase } from '../storage/data-source';
+import type { WorkflowStatus } from '../storage/entities';
 import { InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
-import { Duration, parseDuration, parseOptionalDuration } from './duration';
+import { Duration, parseDuration } from './duration';
 import { GroupCommitter } from './group-committer';
 import { WorkflowHandle } from './handle';
 import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from './options';
 import { WorkflowClass, WorkflowRegistry } from './registry';
-import { decodeCursor, encodeCursor, settledValue } from './results';
+import { settledValue } from './results';
 import { Runtime } from './runtime';
+import { newRow } from './new-row';
+import { describeWorkflow, listWorkflows } from './inspect';
 import { TimerLoop } from './timer-loop';
 import { isTerminal, Transitions } from './transitions';
-import type { ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription, WorkflowFailure } from './types';
+import { Messaging } from './messaging';
+import type { ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types';
 import { toStoredJson, validateWorkflowId } from './validation';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
@@ -47,6 +51,7 @@ export class WeftEngine {
   readonly registry = new WorkflowRegistry();
   readonly options: ResolvedEngineOptions;
   readonly ownership: Ownership;
+  private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
   private readonly transitions: Transitions;
@@ -76,10 +81,22 @@ export class WeftEngine {
     );
     this.wireOwnership();
     this.transitions = new Transitions(this.store, this.runtime, this.registry, this.ownership, this.options.logger);
+    this.messaging = new Messaging(
+      this.store,
+      this.runtime,
+      this.registry,
+      this.options,
+      database.sql,
+      database.schema,
+      () => (this.ownership.mode === 'workflow-lease' ? this.engineId : null),
+      (id) => this.ownership.holds(id) && !this.disposed,
+    );
     this.timers = new TimerLoop(
       async () => {
         this.lastPassAt = new Date();
         await this.transitions.processDueTimers();
+        // Under 'none' the timer tick is also the owner-side poll (ownership modes poll on the renewal pass).
+        if (!this.ownership.scheduler) await this.messaging.poll();
       },
       this.options.timerPollMs,
       (err) => this.options.logger.warn(`Timer poll failed: ${(err as Error).message}`),
@@ -96,13 +113,16 @@ export class WeftEngine {
       mayRun: (id) => o.mayRun(id),
       epochOf: (id) => o.registry?.epochOf(id) ?? o.lease?.fence()?.epoch,
       wakeCheck: (id, epoch, kind) => o.wakeCheck(id, epoch, kind),
+      startChild: async (parentId, childId, type, input) =>
+        (await this.start(type, input, { workflowId: childId, parentId, idPolicy: 'return-existing' })).workflowId,
+      terminated: (id) => this.closeChildren(id),
     };
     o.attach({
       stopLive: (id) => this.runtime.stopLive(id),
       drive: (id) => this.runtime.drive(id),
       halt: () => this.runtime.halt(),
       registeredTypes: () => this.registry.names(),
-      poll: async () => 0,
+      poll: () => this.messaging.poll(),
     });
   }
 
@@ -131,6 +151,7 @@ export class WeftEngine {
     if (this.bootstrapping) return this.bootstrapping;
     this.bootstrapping = (async () => {
       await this.ownership.bootstrap();
+      if (this.options.notify && this.options.backgroundTasks === 'auto') await this.messaging.listen();
       await this.recoverAll();
       if (this.options.backgroundTasks === 'auto' && !this.disposed) {
         this.timers.start();
@@ -147,68 +168,95 @@ export class WeftEngine {
 
   /** Starts a workflow; with idPolicy 'return-existing' (default) an existing id returns its handle. */
   async start<I>(type: string, input: I, opts: StartOptions = {}): Promise<WorkflowHandle> {
+    return this.startWith(type, input, opts);
+  }
+
+  /**
+   * Starts the workflow if needed and sends it a signal; for a new run the signal is stored
+   * before the run begins, so its handler sees it before run()'s first line.
+   */
+  async signalWithStart<I>(
+    type: string,
+    input: I,
+    signal: { name: string; payload?: unknown },
+    opts: StartOptions = {},
+  ): Promise<WorkflowHandle> {
+    if (typeof signal?.name !== 'string' || !signal.name) throw new InvalidArgumentError('signal name', 'must be a non-empty string');
+    const payload = toStoredJson(signal.payload ?? null, `Payload of signal "${signal.name}"`, this.options.maxPayloadBytes);
+    return this.startWith(type, input, opts, { name: signal.name, payload });
+  }
+
+  private async startWith(
+    type: string,
+    input: unknown,
+    opts: StartOptions,
+    signal?: { name: string; payload: unknown },
+  ): Promise<WorkflowHandle> {
     this.assertCanRun();
     const def = this.registry.get(type);
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
-    const row = this.newRow(def.name, input, opts);
+    const row = newRow(def.name, input, opts, this.options.maxPayloadBytes);
     const res = await this.store.insert(row);
-    let version = res.version;
-    let runNumber = 1;
-    if (!res.inserted) {
-      if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
-      if (policy === 'return-existing' || !isTerminal(res.status)) return this.handle(row.id);
-      const restarted = await this.store.restart(row, res.version);
-      if (restarted === null) return this.handle(row.id); // someone else restarted it first
-      version = restarted;
-      runNumber = (await this.store.get(row.id))?.runNumber ?? 1;
-    }
+    const inbox = signal && res.inserted ? [await this.storeStartSignal(row.id, signal)] : [];
+    if (signal && !res.inserted) await this.messaging.signal(row.id, signal.name, signal.payload);
+    const admitted = res.inserted ? { version: res.version, runNumber: 1 } : await this.admitExisting(row, res, policy);
+    if (!admitted) return this.handle(row.id);
+    const { version, runNumber } = admitted;
     this.options.metrics.workflowStarted?.(def.name);
     if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
-    else if (await this.claimNew(row.id)) this.runtime.launchNew(def, row.id, row.input, version, runNumber);
+    else if (await this.claimNew(row.id)) this.runtime.launchNew(def, row.id, row.input, version, runNumber, row.parentId, inbox);
     if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
     return this.handle(row.id);
+  }
+
+  /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
+  private async admitExisting(
+    row: InsertWorkflow,
+    res: { status: WorkflowStatus; version: number },
+    policy: string,
+  ): Promise<{ version: number; runNumber: number } | null> {
+    if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
+    if (policy === 'return-existing' || !isTerminal(res.status)) return null;
+    const restarted = await this.store.restart(row, res.version);
+    if (restarted === null) return null; // someone else restarted it first
+    return { version: restarted, runNumber: (await this.store.get(row.id))?.runNumber ?? 1 };
+  }
+
+  /** Send, query and update: see Messaging. */
+  signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
+    this.assertOpen();
+    return this.messaging.signal(workflowId, name, payload ?? null);
+  }
+
+  update<R = unknown>(workflowId: string, name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
+    this.assertOpen();
+    return this.messaging.update<R>(workflowId, name, args ?? null, opts);
+  }
+
+  query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
+    this.assertOpen();
+    return this.messaging.query<R>(workflowId, name, args);
+  }
+
+  private async storeStartSignal(workflowId: string, signal: { name: string; payload: unknown }) {
+    const id = await this.store.insertMessage(workflowId, 'signal', signal.name, signal.payload);
+    return { id, kind: 'signal' as const, name: signal.name, payload: signal.payload };
+  }
+
+  /** Parent-close policy 'terminate': a workflow's live children are cancelled when it ends. */
+  private closeChildren(parentId: string): void {
+    void this.store
+      .liveChildren(parentId)
+      .then((ids) =>
+        Promise.all(ids.map((id) => this.transitions.cancel(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))),
+      )
+      .catch((err) => this.options.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
   }
 
   /** Claimed before its code runs; if another engine got it first, that engine drives it. */
   private async claimNew(workflowId: string): Promise<boolean> {
     return this.ownership.registry ? this.ownership.registry.acquireNew(workflowId) : true;
-  }
-
-  /** Validates everything about a start before anything is written. */
-  private newRow(type: string, input: unknown, opts: StartOptions): InsertWorkflow {
-    const id = opts.workflowId === undefined ? randomUUID() : validateWorkflowId(opts.workflowId);
-    const parentId = opts.parentId === undefined ? null : validateWorkflowId(opts.parentId);
-    const stored = toStoredJson(input, 'Workflow input', this.options.maxPayloadBytes);
-    const startIn = this.startDelay(opts);
-    const timeoutMs = parseOptionalDuration(opts.executionTimeout, 'executionTimeout');
-    const delayed = startIn > 0;
-    const timers: InsertWorkflow['timers'] = [];
-    if (delayed) timers.push({ kind: 'delayed-start', delayMs: startIn });
-    if (timeoutMs !== undefined) timers.push({ kind: 'execution-deadline', delayMs: startIn + timeoutMs });
-    return {
-      id,
-      type,
-      status: delayed ? 'pending' : 'running',
-      input: stored,
-      parentId,
-      deadlineInMs: timeoutMs === undefined ? null : startIn + timeoutMs,
-      startInMs: delayed ? startIn : null,
-      timers,
-    };
-  }
-
-  private startDelay(opts: StartOptions): number {
-    if (opts.startAt !== undefined && opts.startAfter !== undefined) {
-      throw new InvalidArgumentError('start options', 'give startAt or startAfter, not both');
-    }
-    if (opts.startAt !== undefined) {
-      if (!(opts.startAt instanceof Date) || Number.isNaN(opts.startAt.getTime())) {
-        throw new InvalidArgumentError('startAt', 'must be a valid Date');
-      }
-      return Math.max(0, opts.startAt.getTime() - Date.now());
-    }
-    return opts.startAfter === undefined ? 0 : parseDuration(opts.startAfter, 'startAfter');
   }
 
   handle(workflowId: string): WorkflowHandle {
@@ -238,49 +286,12 @@ export class WeftEngine {
     }
   }
 
-  async describe(workflowId: string): Promise<WorkflowDescription> {
-    validateWorkflowId(workflowId);
-    const [row, history] = await Promise.all([this.store.get(workflowId), this.store.history(workflowId)]);
-    if (!row) throw new WorkflowNotFoundError(workflowId);
-    return {
-      workflowId: row.id,
-      type: row.type,
-      status: row.status,
-      input: row.input,
-      output: row.output,
-      error: (row.error as WorkflowFailure | null) ?? null,
-      parentId: row.parentId,
-      runNumber: row.runNumber,
-      createdAt: row.createdAt,
-      updatedAt: row.updatedAt,
-      completedAt: row.completedAt,
-      deadline: row.deadline,
-      startAt: row.startAt,
-      version: row.version,
-      history,
-    };
+  describe(workflowId: string): Promise<WorkflowDescription> {
+    return describeWorkflow(this.store, workflowId);
   }
 
-  async list(filter: ListFilter = {}): Promise<ListPage> {
-    const limit = filter.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
-    const statuses = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
-    const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
-    const rows = await this.store.list({ statuses, type: filter.type, after, limit: limit + 1 });
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    return {
-      items: page.map((r) => ({
-        workflowId: r.id,
-        type: r.type,
-        status: r.status,
-        parentId: r.parentId,
-        createdAt: r.createdAt,
-        updatedAt: r.updatedAt,
-        completedAt: r.completedAt,
-      })),
-      nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
-    };
+  list(filter: ListFilter = {}): Promise<ListPage> {
+    return listWorkflows(this.store, filter);
   }
 
   /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
@@ -345,6 +356,7 @@ export class WeftEngine {
     this.disposed ??= (async () => {
       await this.ownership.scheduler?.stop();
       await this.timers.stop();
+      await this.messaging.close();
       await this.bootstrapping?.catch(() => undefined);
       const until = Date.now() + this.options.shutdownGraceMs;
       while (this.runtime.inflightSteps() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));

@@ -1,5 +1,6 @@
-import type { AdvanceCommand, AdvanceOutcome, OperationRecord } from '../storage/types';
-import type { WeftLogger, WorkflowDefinition } from './types';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types';
+import { ReplayDriver, ReplayTarget } from './replay-driver';
+import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from './types';
 
 export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
 
@@ -16,13 +17,28 @@ export interface ExecutionHost {
   /** May a step body start now? False deposes the workflow here (ownership). */
   mayRun(exec: Execution): boolean;
   stepFinished(seconds: number): void;
+  /** Delivers buffered messages to a run that waits (signals, updates, child notices). */
+  pump(exec: Execution): void;
+  /** Replays a recorded signal/update delivery into the instance. */
+  applyDelivery(exec: Execution, rec: OperationRecord): void;
+  /** Starts a child workflow for ctx.startChild; resolves with its id. */
+  startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string>;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
 }
 
-interface Wait {
-  kind: 'sleep';
-  resolve(): void;
+export type WaitKind = 'sleep' | 'waitForSignal' | 'condition' | 'childResult';
+
+/** A pending live wait at one sequence number. `resolve` gets the recorded result. */
+export interface Wait {
+  kind: WaitKind;
+  /** Signal name (waitForSignal) or child workflow id (childResult). */
+  name: string;
+  /** condition(): re-evaluated after every delivery. */
+  pred?: () => boolean;
+  /** The timer kind that ends the wait, if it has a timeout. */
+  timer?: 'sleep' | 'message-timeout';
+  resolve(value: unknown): void;
 }
 
 /** A promise that never settles: what ctx calls return once an execution has been stopped. */
@@ -48,7 +64,7 @@ function merge(into: Change, c: Change): Change {
  * One workflow's run in memory: its history, version and serialized commit queue. At most one
  * commit per execution is in flight; changes queued meanwhile are merged into the next one.
  */
-export class Execution {
+export class Execution implements ReplayTarget {
   readonly abort = new AbortController();
   state: 'active' | 'stopped' | 'finished' = 'active';
   /** Claim epoch this run was launched under (wake ownership check). */
@@ -58,6 +74,20 @@ export class Execution {
   parked = false;
   readonly waits = new Map<number, Wait>();
   readonly firedTimers = new Set<number>();
+  /** Buffered messages not yet consumed, in arrival order. */
+  inbox: InboxMessage[] = [];
+  lastInboxId = '0';
+  instance: WorkflowInstance | undefined;
+  replay: ReplayDriver | undefined;
+  /** Query replays: nothing is ever run live or written. */
+  readOnly = false;
+  /** Why a query replay could not finish (non-determinism). */
+  readOnlyFailure: Error | undefined;
+  /** Resolves when the replay driver has released all history. */
+  replayRun: Promise<void> | undefined;
+  parentId: string | null = null;
+  /** Next resolution number (see ReplayDriver). */
+  nextEvent: number;
   /** now/random/uuid values: recorded with the next commit, so they cost no round trip. */
   private lazyOps: OperationRecord[] = [];
   private queue: Array<{ change: Change; resolve(): void }> = [];
@@ -78,19 +108,70 @@ export class Execution {
     readonly loadedAtDbNow: Date,
   ) {
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
+    let maxEvent = -1;
+    for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);
+    this.nextEvent = maxEvent + 1;
   }
 
   get isReplaying(): boolean {
-    return this.nextSeq <= this.maxRecordedSeq;
+    return this.replay !== undefined && !this.replay.done;
+  }
+
+  isActive(): boolean {
+    return this.state === 'active';
+  }
+
+  applyDelivery(rec: OperationRecord): void {
+    this.host.applyDelivery(this, rec);
+  }
+
+  nonDeterminism(err: Error): void {
+    this.host.onNonDeterminism(this, err);
+  }
+
+  /** Adds messages fetched from storage (deduplicated by id). */
+  addInbox(messages: InboxMessage[]): void {
+    for (const m of messages) {
+      if (BigInt(m.id) <= BigInt(this.lastInboxId)) continue;
+      this.inbox.push(m);
+      this.lastInboxId = m.id;
+    }
+  }
+
+  /**
+   * Records a live resolution: the op gets the next event number, is queued for commit with
+   * `extra` (consumption, timer deletion) and lands in the in-memory history at once.
+   */
+  record(op: OperationRecord, extra: Change = {}): Promise<void> {
+    const withEvent = { ...op, event: this.nextEvent++ };
+    this.history.set(op.seq, withEvent);
+    return this.commit({ ...extra, operations: [withEvent, ...(extra.operations ?? [])] });
+  }
+
+  /** Resolves a pending live wait with `result`, recording it (and `extra`) first. */
+  resolveWait(seq: number, result: unknown, extra: Change = {}): boolean {
+    const w = this.waits.get(seq);
+    if (!w || this.state !== 'active') return false;
+    this.waits.delete(seq);
+    this.parked = false;
+    const deleteTimers = w.timer ? [{ kind: w.timer, seq }] : [];
+    void this.record(
+      { seq, kind: w.kind, name: w.name, status: 'completed', result },
+      { ...extra, deleteTimers: [...deleteTimers, ...(extra.deleteTimers ?? [])] },
+    );
+    w.resolve(result);
+    return true;
   }
 
   recordLazy(op: OperationRecord): void {
-    this.lazyOps.push(op);
-    this.history.set(op.seq, op);
+    const withEvent = { ...op, event: this.nextEvent++ };
+    this.lazyOps.push(withEvent);
+    this.history.set(op.seq, withEvent);
   }
 
   /** Queues a change; resolves once it is durable. Never settles if the execution goes stale. */
   commit(change: Change, terminal = false): Promise<void> {
+    if (this.readOnly) return NEVER;
     if (this.state !== 'active' && !(terminal && this.state === 'finished')) return NEVER;
     return new Promise<void>((resolve) => {
       this.queue.push({ change, resolve });
@@ -158,28 +239,21 @@ export class Execution {
     if (abort && !this.abort.signal.aborted) this.abort.abort();
   }
 
-  wait(seq: number, wait: Omit<Wait, 'resolve'>): Promise<void> {
+  wait(seq: number, wait: Omit<Wait, 'resolve'>): Promise<unknown> {
     if (this.state !== 'active') return NEVER;
-    return new Promise<void>((resolve) => {
+    return new Promise<unknown>((resolve) => {
       this.waits.set(seq, { ...wait, resolve });
       this.scheduleParkCheck();
+      this.host.pump(this);
     });
   }
 
-  /** A due timer for a live wait: record it and continue. False when nothing here waits on it. */
+  /** A due timer for a live wait: its timeout outcome (null, false) or a finished sleep. */
   fireTimer(seq: number): boolean {
     const w = this.waits.get(seq);
-    if (!w || this.state !== 'active') return false;
-    this.waits.delete(seq);
-    this.parked = false;
-    void this.commit({
-      operations: [{ seq, kind: 'sleep', name: 'sleep', status: 'completed', result: null }],
-      deleteTimers: [{ kind: 'sleep', seq }],
-    }).then(() => {
-      this.history.set(seq, { seq, kind: 'sleep', name: 'sleep', status: 'completed', result: null });
-      w.resolve();
-    });
-    return true;
+    if (!w) return false;
+    const outcome = w.kind === 'condition' ? false : null;
+    return this.resolveWait(seq, outcome);
   }
 
   /** Parked = nothing running, nothing committing, only waits: the engine may evict it. */
@@ -194,6 +268,7 @@ export class Execution {
         this.parked = true;
         this.host.onParked(this);
       } else if (!parked) this.parked = false;
+      if (parked) this.host.pump(this);
     });
   }
 }

@@ -24,4 +24,16 @@ export class WorkflowHandle<O = unknown> {
   cancel(reason?: string): Promise<void> {
     return this.engine.cancel(this.workflowId, reason);
   }
+
+  signal(name: string, payload?: unknown): Promise<void> {
+    return this.engine.signal(this.workflowId, name, payload);
+  }
+
+  update<R = unknown>(name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
+    return this.engine.update<R>(this.workflowId, name, args, opts);
+  }
+
+  query<R = unknown>(name: string, args?: unknown): Promise<R> {
+    return this.engine.query<R>(this.workflowId, name, args);
+  }
 }

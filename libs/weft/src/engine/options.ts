@@ -19,6 +19,8 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   maxPayloadBytes?: number;
   /** 'manual' turns every background loop off; call runMaintenance() (default 'auto'). */
   backgroundTasks?: 'auto' | 'manual';
+  /** LISTEN/NOTIFY wake-ups for messages (default true); the poll on the background cadence is the backstop. */
+  notify?: boolean;
   /** How long dispose() lets running steps finish before aborting them (default 5s). */
   shutdownGracePeriod?: Duration;
 }
@@ -32,6 +34,7 @@ export interface ResolvedEngineOptions {
   maxPayloadBytes: number;
   backgroundTasks: 'auto' | 'manual';
   shutdownGraceMs: number;
+  notify: boolean;
 }
 
 function positiveInt(value: number | undefined, option: string, fallback: number): number {
@@ -61,5 +64,6 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
     maxPayloadBytes: positiveInt(o.maxPayloadBytes, 'maxPayloadBytes', 1024 * 1024),
     backgroundTasks: o.backgroundTasks ?? 'auto',
     shutdownGraceMs: parseDuration(o.shutdownGracePeriod ?? 5000, 'shutdownGracePeriod'),
+    notify: o.notify !== false,
   };
 }

@@ -1,7 +1,10 @@
-import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
+import { NonDeterminismError } from '../errors';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, MessageInsert, OperationRecord } from '../storage/types';
 import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store';
 import { workflowContextStorage } from './als';
 import { NonDeterminismStop, WorkflowContext } from './context';
+import { pumpInbox, replayDelivery } from './delivery';
+import { ReplayDriver } from './replay-driver';
 import { Change, Execution, ExecutionHost } from './execution';
 import { GroupCommitter } from './group-committer';
 import type { ResolvedEngineOptions } from './options';
@@ -10,11 +13,20 @@ import { describeError } from './step-runner';
 import type { WorkflowDefinition } from './types';
 import { toStoredJson } from './validation';
 
+/** The durable message a child's end sends its parent. */
+export function childNotice(parentId: string, childId: string, s: Settled): MessageInsert {
+  return { workflowId: parentId, kind: 'child', name: childId, payload: { status: s.status, output: s.output, error: s.error } };
+}
+
 export interface RuntimeHooks {
   decorate(command: AdvanceCommand): AdvanceCommand;
   committed(command: AdvanceCommand, outcome: AdvanceOutcome): void;
   holds(workflowId: string): boolean;
   mayRun(workflowId: string): boolean;
+  /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
+  startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string>;
+  /** A workflow ended here (parent-close policy). */
+  terminated(workflowId: string): void;
   epochOf(workflowId: string): string | undefined;
   wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean>;
 }
@@ -34,6 +46,8 @@ export class Runtime implements ExecutionHost {
   private readonly parkedLru = new Map<string, Execution>();
   private readonly loading = new Map<string, Promise<void>>();
   private readonly settledWaiters = new Map<string, Set<(s: Settled) => void>>();
+  /** Local callers of update() waiting for their request to be applied (by message id). */
+  readonly updateWaiters = new Map<string, () => void>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
   /** Ownership hooks; the defaults are ownership 'none'. */
   hooks: RuntimeHooks = {
@@ -41,6 +55,10 @@ export class Runtime implements ExecutionHost {
     committed: () => undefined,
     holds: () => true,
     mayRun: () => true,
+    startChild: async () => {
+      throw new Error('child workflows need an engine');
+    },
+    terminated: () => undefined,
     epochOf: () => undefined,
     wakeCheck: async () => true,
   };
@@ -77,25 +95,94 @@ export class Runtime implements ExecutionHost {
     return this.commitCommand(command);
   }
 
-  launch(def: WorkflowDefinition, exec: Execution): void {
-    exec.epoch = this.hooks.epochOf(exec.workflowId);
-    this.live.set(exec.workflowId, exec);
+  /** Runs (or replays) an execution: instance, replay driver, start deliveries, then run(). */
+  launch(def: WorkflowDefinition, exec: Execution): Promise<unknown> {
+    if (!exec.readOnly) {
+      exec.epoch = this.hooks.epochOf(exec.workflowId);
+      this.live.set(exec.workflowId, exec);
+    }
     const ctx = new WorkflowContext(exec);
-    const run = () => {
-      const instance = def.factory();
-      return instance.run(ctx, exec.input);
-    };
-    void workflowContextStorage
-      .run(ctx, () => Promise.resolve().then(run))
-      .then(
-        (output) => this.finish(exec, { output }),
-        (error) => this.finish(exec, { error }),
-      );
+    exec.instance = def.factory();
+    if (exec.history.size > 0) {
+      exec.replay = new ReplayDriver(exec, exec.history.values());
+      exec.replay.applyLeading();
+    } else if (!exec.readOnly) {
+      this.pump(exec); // signal-with-start: handlers see their signals before run()
+    }
+    const instance = exec.instance;
+    const result = workflowContextStorage.run(ctx, () => Promise.resolve().then(() => instance.run(ctx, exec.input)));
+    void result.then(
+      (output) => this.finish(exec, { output }),
+      (error) => this.finish(exec, { error }),
+    );
+    exec.replayRun = (exec.replay?.run() ?? Promise.resolve()).then(() => this.pump(exec));
+    return result;
+  }
+
+  /**
+   * Query on a workflow not live here: replay its history into a fresh instance, running
+   * nothing live and writing nothing, then hand the instance to the query handler.
+   */
+  async replayForQuery(loaded: LoadedWorkflow, timeoutMs: number): Promise<object> {
+    const exec = this.executionFrom(loaded);
+    exec.readOnly = true;
+    void this.launch(exec.definition, exec).catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`replay did not finish within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      await Promise.race([exec.replayRun, timeout]);
+      await new Promise((r) => setImmediate(r));
+      if (exec.readOnlyFailure) throw exec.readOnlyFailure;
+      return exec.instance as object;
+    } finally {
+      clearTimeout(timer);
+      exec.stop(false);
+    }
+  }
+
+  /** A message for a live run: a parked one passes the wake ownership check first. */
+  wakeForMessage(exec: Execution): void {
+    if (!exec.parked) return this.pump(exec);
+    void this.hooks.wakeCheck(exec.workflowId, exec.epoch, 'message').then((ok) => ok && this.pump(exec));
   }
 
   /** Starts a brand-new run that has no history. */
-  launchNew(def: WorkflowDefinition, workflowId: string, input: unknown, version: number, runNumber: number): void {
-    this.launch(def, new Execution(this, workflowId, def, input, runNumber, version, new Map(), new Map(), new Date(0)));
+  launchNew(
+    def: WorkflowDefinition,
+    workflowId: string,
+    input: unknown,
+    version: number,
+    runNumber: number,
+    parentId: string | null,
+    inbox: InboxMessage[] = [],
+  ): void {
+    const exec = new Execution(this, workflowId, def, input, runNumber, version, new Map(), new Map(), new Date(0));
+    exec.parentId = parentId;
+    exec.addInbox(inbox);
+    void this.launch(def, exec);
+  }
+
+  /** Delivers buffered messages; a handler or predicate that throws fails the workflow. */
+  pump(exec: Execution): void {
+    try {
+      pumpInbox(exec, (messageId) => this.onUpdateApplied(messageId));
+    } catch (error) {
+      void this.finish(exec, { error });
+    }
+  }
+
+  applyDelivery(exec: Execution, rec: OperationRecord): void {
+    try {
+      replayDelivery(exec, rec);
+    } catch (error) {
+      void this.finish(exec, { error });
+    }
+  }
+
+  startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
+    return this.hooks.startChild(exec.workflowId, opts.workflowId ?? `${exec.workflowId}/${seq}`, type, input);
   }
 
   /** Replays a running workflow from storage and drives it on; coalesces concurrent calls. */
@@ -125,19 +212,32 @@ export class Runtime implements ExecutionHost {
     }
     const exec = this.executionFrom(loaded);
     if (firedSleepSeq !== undefined) exec.firedTimers.add(firedSleepSeq);
-    this.launch(exec.definition, exec);
+    void this.launch(exec.definition, exec);
   }
 
-  private executionFrom(l: LoadedWorkflow): Execution {
+  executionFrom(l: LoadedWorkflow): Execution {
     const def = this.registry.get(l.row.type);
     const history = new Map(l.history.map((op) => [op.seq, op]));
-    const timers = new Map(l.timers.filter((t) => t.kind === 'sleep').map((t) => [t.seq, t.fireAt]));
-    return new Execution(this, l.row.id, def, l.row.input, l.row.runNumber, l.row.version, history, timers, l.dbNow);
+    const timers = new Map(l.timers.filter((t) => t.seq >= 0).map((t) => [t.seq, t.fireAt]));
+    const exec = new Execution(this, l.row.id, def, l.row.input, l.row.runNumber, l.row.version, history, timers, l.dbNow);
+    exec.parentId = l.row.parentId;
+    exec.addInbox(l.inbox);
+    return exec;
   }
 
   private async finish(exec: Execution, outcome: { output: unknown } | { error: unknown }): Promise<void> {
-    if (exec.state !== 'active') return;
+    if (exec.state !== 'active' || exec.readOnly) return;
     if ('error' in outcome && outcome.error instanceof NonDeterminismStop) return;
+    const unreplayed = exec.replay?.remaining;
+    if (unreplayed) {
+      const err = new NonDeterminismError(
+        exec.workflowId,
+        unreplayed.seq,
+        { kind: unreplayed.kind, name: unreplayed.name },
+        { kind: 'none', name: 'run() returned first' },
+      );
+      return this.onNonDeterminism(exec, err);
+    }
     let change: Change;
     if ('output' in outcome) {
       try {
@@ -149,15 +249,23 @@ export class Runtime implements ExecutionHost {
     } else {
       change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers: true };
     }
+    const settled = { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null };
+    if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
     exec.state = 'finished';
     await exec.commit(change, true);
     this.forget(exec);
     this.options.metrics.workflowFinished?.(exec.definition.name, change.status!);
-    this.settle(exec.workflowId, { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null });
+    this.settle(exec.workflowId, settled);
+    this.hooks.terminated(exec.workflowId);
   }
 
   onNonDeterminism(exec: Execution, err: Error): void {
     if (exec.state !== 'active') return;
+    if (exec.readOnly) {
+      exec.stop();
+      exec.readOnlyFailure = err;
+      return;
+    }
     this.logger.error(err.message);
     exec.state = 'finished';
     const error = { ...describeError(err), ...(err as object) };
@@ -177,6 +285,7 @@ export class Runtime implements ExecutionHost {
   }
 
   onParked(exec: Execution): void {
+    if (exec.readOnly) return;
     this.parkedLru.delete(exec.workflowId);
     this.parkedLru.set(exec.workflowId, exec);
     while (this.parkedLru.size > this.options.maxCachedWorkflows) {
@@ -250,6 +359,14 @@ export class Runtime implements ExecutionHost {
         };
       });
     return { wait, cancel };
+  }
+
+  private onUpdateApplied(messageId: string): void {
+    const w = this.updateWaiters.get(messageId);
+    if (w) {
+      this.updateWaiters.delete(messageId);
+      w();
+    }
   }
 
   retryLater(fn: () => Promise<unknown>, ms: number): void {

@@ -5,7 +5,7 @@ import type { TimerRow, WorkflowRow } from '../storage/types';
 import type { WorkflowStore } from '../storage/workflow-store';
 import type { Change } from './execution';
 import type { WorkflowRegistry } from './registry';
-import type { Runtime } from './runtime';
+import { childNotice, Runtime, Settled } from './runtime';
 import type { WeftLogger } from './types';
 import { validateWorkflowId } from './validation';
 
@@ -90,7 +90,7 @@ export class Transitions {
   }
 
   private async fire(t: TimerRow): Promise<void> {
-    if (t.kind === 'sleep') return this.runtime.drive(t.workflowId, t.seq);
+    if (t.kind === 'sleep' || t.kind === 'message-timeout') return this.runtime.drive(t.workflowId, t.seq);
     if (t.kind === 'delayed-start') return this.fireDelayedStart(t.workflowId);
     if (t.kind === 'execution-deadline') {
       await this.external(t.workflowId, 'timeout', (row) =>
@@ -113,7 +113,7 @@ export class Transitions {
     const row = await this.external(workflowId, 'delayed-start', (r) =>
       r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
     );
-    if (row) this.runtime.launchNew(this.registry.get(row.type), workflowId, row.input, row.version, row.runNumber);
+    if (row) this.runtime.launchNew(this.registry.get(row.type), workflowId, row.input, row.version, row.runNumber, row.parentId);
     else await registry?.release(workflowId);
   }
 
@@ -128,18 +128,24 @@ export class Transitions {
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;
+      const ends = change.status !== undefined && isTerminal(change.status);
+      const settled = { status: change.status ?? row.status, output: null, error: change.error?.value ?? null };
+      if (ends && row.parentId) change.messages = [childNotice(row.parentId, workflowId, settled)];
       const outcome = await this.runtime.commitCommand({ ...change, workflowId, expectedVersion: row.version });
       if (!outcome.ok) {
         if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);
         continue;
       }
       if (change.status && change.status !== 'running') this.runtime.stopLive(workflowId);
-      if (change.status && isTerminal(change.status)) {
-        this.runtime.options.metrics.workflowFinished?.(row.type, change.status);
-        this.runtime.settle(workflowId, { status: change.status, output: null, error: change.error?.value ?? null });
-      }
-      return { ...row, ...(change.status && { status: change.status }), version: outcome.version };
+      if (ends) this.ended(row, settled);
+      return { ...row, status: settled.status, version: outcome.version };
     }
     throw new Error(`Could not ${what} workflow "${workflowId}": it kept changing under us`);
+  }
+
+  private ended(row: WorkflowRow, settled: Settled): void {
+    this.runtime.options.metrics.workflowFinished?.(row.type, settled.status);
+    this.runtime.settle(row.id, settled);
+    this.runtime.hooks.terminated(row.id);
   }
 }

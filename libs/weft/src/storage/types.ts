@@ -9,6 +9,8 @@ export interface OperationRecord {
   error?: unknown;
   attempts?: number;
   startedAt?: string | null;
+  /** Order of resolution in the live run (absent: resolved when called, or legacy rows). */
+  event?: number | null;
 }
 
 export interface TimerRequest {
@@ -19,6 +21,13 @@ export interface TimerRequest {
 
 export interface MessageInsert {
   workflowId: string;
+  kind: 'signal' | 'update' | 'child';
+  name: string;
+  payload: unknown;
+}
+
+export interface InboxMessage {
+  id: string;
   kind: 'signal' | 'update' | 'child';
   name: string;
   payload: unknown;

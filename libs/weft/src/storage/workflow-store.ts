@@ -6,7 +6,8 @@ import { advanceSql, AdvanceShape, shapeKey } from './sql/advance.sql';
 import { operationSql } from './sql/operations.sql';
 import { timerSql } from './sql/timers.sql';
 import { workflowSql } from './sql/workflows.sql';
-import type { AdvanceCommand, AdvanceOutcome, OperationRecord, TimerRow, WorkflowRow } from './types';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord, TimerRow, WorkflowRow } from './types';
+import { messageSql } from './sql/messages.sql';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
@@ -21,6 +22,7 @@ const opJson = (o: OperationRecord) => ({
   error: o.error ?? null,
   attempts: o.attempts ?? 1,
   started_at: o.startedAt ?? null,
+  event: o.event ?? null,
 });
 
 function toCommandJson(c: AdvanceCommand) {
@@ -98,6 +100,7 @@ export interface LoadedWorkflow {
   dbNow: Date;
   history: OperationRecord[];
   timers: Array<{ kind: string; seq: number; fireAt: Date }>;
+  inbox: InboxMessage[];
 }
 
 /** Repository over the workflow tables. Every advance goes through `advance`. */
@@ -106,6 +109,7 @@ export class WorkflowStore {
   private readonly ops: ReturnType<typeof operationSql>;
   private readonly tm: ReturnType<typeof timerSql>;
   private readonly advanceStatements = new Map<number, string>();
+  readonly msg: ReturnType<typeof messageSql>;
 
   constructor(
     readonly sql: SqlClient,
@@ -114,6 +118,42 @@ export class WorkflowStore {
     this.wf = workflowSql(schema);
     this.ops = operationSql(schema);
     this.tm = timerSql(schema);
+    this.msg = messageSql(schema);
+  }
+
+  /** Stores a signal or update request unless the workflow is finished; one statement with NOTIFY. */
+  async send(workflowId: string, kind: 'signal' | 'update', name: string, payload: unknown) {
+    const rows = await this.sql.query<{ type: string; status: WorkflowStatus; message_id: string | null }>(this.msg.send, [
+      workflowId,
+      kind,
+      name,
+      json(payload),
+    ]);
+    return rows[0] ? { type: rows[0].type, status: rows[0].status, messageId: rows[0].message_id } : null;
+  }
+
+  async inbox(workflowId: string, afterId: string): Promise<InboxMessage[]> {
+    return this.sql.query<InboxMessage>(this.msg.inbox, [workflowId, afterId]);
+  }
+
+  async pollMessages(ownerEngineId: string | null, types: string[], limit: number) {
+    return this.sql.query<{ workflow_id: string; last_id: string }>(this.msg.poll, [ownerEngineId, types, limit]);
+  }
+
+  async readUpdate(messageId: string): Promise<{ status: string; result: unknown } | null> {
+    return (await this.sql.query<{ status: string; result: unknown }>(this.msg.readUpdate, [messageId]))[0] ?? null;
+  }
+
+  async expireUpdate(messageId: string): Promise<boolean> {
+    return (await this.sql.query(this.msg.expireUpdate, [messageId])).length === 1;
+  }
+
+  async insertMessage(workflowId: string, kind: 'signal' | 'update' | 'child', name: string, payload: unknown): Promise<string> {
+    return (await this.sql.query<{ id: string }>(this.msg.insert, [workflowId, kind, name, json(payload)]))[0].id;
+  }
+
+  async liveChildren(parentId: string): Promise<string[]> {
+    return (await this.sql.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
   }
 
   /** Applies many workflows' advances in one statement; each keeps its own version check. */
@@ -193,6 +233,7 @@ export class WorkflowStore {
       row: mapWorkflowRow(r),
       dbNow: r.db_now as Date,
       history: r.history as OperationRecord[],
+      inbox: r.inbox as InboxMessage[],
       timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
         kind: t.kind,
         seq: t.seq,
@@ -217,6 +258,7 @@ export class WorkflowStore {
       error: r.error,
       attempts: r.attempts as number,
       startedAt: r.started_at ? (r.started_at as Date).toISOString() : null,
+      event: (r.event as number | null) ?? null,
     }));
   }
 

@@ -27,6 +27,10 @@ export class OperationEntity {
   @Column({ type: 'integer', default: 1 })
   attempts!: number;
 
+  /** Order of resolution in the live run; replay releases results in this order. */
+  @Column({ type: 'integer', nullable: true })
+  event!: number | null;
+
   @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
   startedAt!: Date | null;
 

@@ -1,4 +1,5 @@
 import { qualify } from '../schema-name';
+import { notifyChannel } from './messages.sql';
 
 /** Which optional parts a batch of advances needs; each shape gets its own (prepared) statement. */
 export interface AdvanceShape {
@@ -51,6 +52,18 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
       '(c.lease_engine IS NULL OR EXISTS (SELECT 1 FROM lease_ok lo WHERE lo.holder = c.lease_engine AND lo.epoch = c.lease_epoch))',
     );
   }
+  const guards: string[] = [];
+  if (shape.consume) {
+    // Messages are consumed exactly once: lock them, and refuse the whole advance if any is
+    // no longer pending (consumed elsewhere, or an update whose caller gave up).
+    parts.push(`locked AS (
+      SELECT m.id, m.workflow_id FROM ${qualify(schema, 'weft_messages')} m
+      JOIN (SELECT c.id AS wid, x.id AS mid FROM cmd c, json_to_recordset(c.consume) AS x(id bigint)) q
+        ON m.id = q.mid AND m.workflow_id = q.wid
+      WHERE m.consumed_seq IS NULL AND m.status = 'pending'
+      FOR UPDATE OF m)`);
+    guards.push('(c.consume IS NULL OR json_array_length(c.consume) = (SELECT count(*) FROM locked l WHERE l.workflow_id = c.id))');
+  }
   parts.push(`upd AS (
       UPDATE ${wf} w SET
         status = COALESCE(c.status, w.status),
@@ -60,12 +73,13 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         updated_at = clock_timestamp(),
         version = w.version + 1
       FROM cmd c
-      WHERE w.id = c.id AND w.version = c.expected ${conditions.map((x) => `AND ${x}`).join(' ')}
+      WHERE w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
   parts.push(...extraParts(schema, shape), ...claimParts(schema, shape));
   const fenced = conditions.length ? conditions.join(' AND ') : 'true';
   return `WITH ${parts.join(',\n')}
-    SELECT c.id, upd.version, ${fenced} AS fenced FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
+    SELECT c.id, upd.version, ${fenced} AS fenced${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
+    FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
 }
 
 function extraParts(schema: string, shape: AdvanceShape): string[] {
@@ -78,10 +92,10 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
   }
   if (shape.ops) {
     out.push(`ins_ops AS (
-      INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, started_at)
-      SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at
+      INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, started_at, event)
+      SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at, o.event
       FROM ok, json_to_recordset(ok.ops)
-        AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz))`);
+        AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz, event int))`);
   }
   if (shape.delTimers) {
     out.push(`del_timers AS (
@@ -103,6 +117,8 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
       SELECT m.workflow_id, m.kind, m.name, m.payload
       FROM ok, json_to_recordset(ok.msgs) AS m(workflow_id text, kind text, name text, payload json)
       RETURNING workflow_id)`);
+    // NOTIFY in the same transaction as the insert: the owner wakes as soon as it commits.
+    out.push(`notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', workflow_id)) AS n FROM ins_msgs)`);
   }
   if (shape.consume) {
     out.push(`consume AS (

@@ -27,6 +27,8 @@ export function workflowSql(schema: string) {
       UNION ALL
       SELECT id, status, version, false FROM ${wf} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
 
+    /** Live (non-terminal) children, for the parent-close policy. */
+    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'running', 'suspended')`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
     restart: `
       UPDATE ${wf} SET type = $3, status = $4, input = $5::json, output = NULL, error = NULL, parent_id = $6,
@@ -50,8 +52,13 @@ export function workflowSql(schema: string) {
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
                   w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
-                      'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts) ORDER BY o.seq)
+                      'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
+                      ORDER BY o.seq)
                     FROM ${ops} o WHERE o.workflow_id = w.id), '[]'::json) AS history,
+                  COALESCE((SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name,
+                      'payload', m.payload) ORDER BY m.id)
+                    FROM ${msgs} m WHERE m.workflow_id = w.id AND m.consumed_seq IS NULL AND m.status = 'pending'),
+                    '[]'::json) AS inbox,
                   COALESCE((SELECT json_agg(json_build_object('kind', t.kind, 'seq', t.seq, 'fire_at', t.fire_at))
                     FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
            FROM ${wf} w WHERE w.id = $1`,

@@ -1,0 +1,51 @@
+import { InvalidArgumentError, WorkflowNotFoundError } from '../errors';
+import type { WorkflowStore } from '../storage/workflow-store';
+import { decodeCursor, encodeCursor } from './results';
+import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from './types';
+import { validateWorkflowId } from './validation';
+
+/** Read-only views: describe and list. */
+export async function describeWorkflow(store: WorkflowStore, workflowId: string): Promise<WorkflowDescription> {
+  validateWorkflowId(workflowId);
+  const [row, history] = await Promise.all([store.get(workflowId), store.history(workflowId)]);
+  if (!row) throw new WorkflowNotFoundError(workflowId);
+  return {
+    workflowId: row.id,
+    type: row.type,
+    status: row.status,
+    input: row.input,
+    output: row.output,
+    error: (row.error as WorkflowFailure | null) ?? null,
+    parentId: row.parentId,
+    runNumber: row.runNumber,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    completedAt: row.completedAt,
+    deadline: row.deadline,
+    startAt: row.startAt,
+    version: row.version,
+    history,
+  };
+}
+
+export async function listWorkflows(store: WorkflowStore, filter: ListFilter): Promise<ListPage> {
+  const limit = filter.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
+  const statuses = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
+  const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
+  const rows = await store.list({ statuses, type: filter.type, after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    items: page.map((r) => ({
+      workflowId: r.id,
+      type: r.type,
+      status: r.status,
+      parentId: r.parentId,
+      createdAt: r.createdAt,
+      updatedAt: r.updatedAt,
+      completedAt: r.completedAt,
+    })),
+    nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
+  };
+}

@@ -1,0 +1,223 @@
+import type { PoolClient } from 'pg';
+import {
+  InvalidArgumentError,
+  QueryFailedError,
+  UnknownHandlerError,
+  UpdateFailedError,
+  UpdateTimeoutError,
+  WorkflowNotFoundError,
+  WorkflowNotRunningError,
+} from '../errors';
+import type { SqlClient } from '../storage/sql-client';
+import { notifyChannel } from '../storage/sql/messages.sql';
+import type { WorkflowStore } from '../storage/workflow-store';
+import { Duration, parseDuration } from './duration';
+import type { UpdateOutcome } from './delivery';
+import type { ResolvedEngineOptions } from './options';
+import type { WorkflowRegistry } from './registry';
+import type { Runtime } from './runtime';
+import { toStoredJson, validateWorkflowId } from './validation';
+
+const POLL_LIMIT = 500;
+
+function validName(kind: string, name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0 || name.length > 255) {
+    throw new InvalidArgumentError(`${kind} name`, 'must be a string of 1 to 255 characters');
+  }
+  return name;
+}
+
+/**
+ * Signals, updates and queries (DESIGN §2 "Messages"), the LISTEN connection that wakes owners
+ * at once, and the owner-side poll that is its backstop.
+ */
+export class Messaging {
+  private listener: PoolClient | undefined;
+  private listenRetryMs = 250;
+  private closed = false;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  /** Highest message id a poll already woke each non-live workflow for (bounded). */
+  private readonly polled = new Map<string, string>();
+
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly runtime: Runtime,
+    private readonly registry: WorkflowRegistry,
+    private readonly options: ResolvedEngineOptions,
+    private readonly sql: SqlClient,
+    private readonly schema: string,
+    /** Engine id whose claims bound the poll (ownership 'workflow-lease'), else null. */
+    private readonly pollOwner: () => string | null,
+    /** May this engine drive that workflow now (ownership)? */
+    private readonly mayDrive: (workflowId: string) => boolean,
+  ) {}
+
+  async signal(workflowId: string, name: string, payload: unknown): Promise<void> {
+    validateWorkflowId(workflowId);
+    validName('signal', name);
+    const stored = toStoredJson(payload, `Payload of signal "${name}"`, this.options.maxPayloadBytes);
+    const res = await this.store.send(workflowId, 'signal', name, stored);
+    if (!res) throw new WorkflowNotFoundError(workflowId);
+    if (!res.messageId) throw new WorkflowNotRunningError(workflowId, res.status);
+    this.onNotify(workflowId);
+  }
+
+  /** Request/response: resolves with the handler's return value, whichever engine owns the workflow. */
+  async update<R = unknown>(workflowId: string, name: string, args: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
+    validateWorkflowId(workflowId);
+    validName('update', name);
+    const timeoutMs = parseDuration(opts.timeout ?? '30s', 'update timeout');
+    const stored = toStoredJson(args, `Arguments of update "${name}"`, this.options.maxPayloadBytes);
+    const row = await this.store.get(workflowId);
+    if (!row) throw new WorkflowNotFoundError(workflowId);
+    if (row.status !== 'running') throw new WorkflowNotRunningError(workflowId, row.status);
+    if (this.registry.has(row.type) && !this.registry.get(row.type).updateHandlers?.[name]) {
+      throw new UnknownHandlerError(row.type, 'update', name);
+    }
+    const res = await this.store.send(workflowId, 'update', name, stored);
+    if (!res) throw new WorkflowNotFoundError(workflowId);
+    if (!res.messageId) throw new WorkflowNotRunningError(workflowId, res.status);
+    this.onNotify(workflowId);
+    return this.awaitUpdate<R>(workflowId, name, res.messageId, timeoutMs);
+  }
+
+  private async awaitUpdate<R>(workflowId: string, name: string, messageId: string, timeoutMs: number): Promise<R> {
+    const deadline = Date.now() + timeoutMs;
+    let pollMs = 10;
+    for (;;) {
+      const row = await this.store.readUpdate(messageId);
+      if (row && (row.status === 'done' || row.status === 'failed')) return this.updateResult<R>(workflowId, name, row.result);
+      const left = deadline - Date.now();
+      if (left <= 0) break;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.min(pollMs, left));
+        this.runtime.updateWaiters.set(messageId, () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+      this.runtime.updateWaiters.delete(messageId);
+      pollMs = Math.min(pollMs * 2, 200);
+    }
+    // Withdraw it, unless it was applied at the last moment: then its result stands.
+    if (await this.store.expireUpdate(messageId)) throw new UpdateTimeoutError(workflowId, name, timeoutMs);
+    const row = await this.store.readUpdate(messageId);
+    return this.updateResult<R>(workflowId, name, row?.result);
+  }
+
+  private updateResult<R>(workflowId: string, name: string, result: unknown): R {
+    const out = (result ?? {}) as UpdateOutcome;
+    if (out.error) throw new UpdateFailedError(workflowId, name, out.error.name, out.error.message);
+    return out.value as R;
+  }
+
+  /** Read-only: the owner answers from its live run; anyone else replays history, running nothing. */
+  async query<R = unknown>(workflowId: string, name: string, args: unknown = undefined): Promise<R> {
+    validateWorkflowId(workflowId);
+    validName('query', name);
+    toStoredJson(args, `Arguments of query "${name}"`, this.options.maxPayloadBytes);
+    const live = this.runtime.live.get(workflowId);
+    const loaded = live ? undefined : await this.store.load(workflowId);
+    const type = live?.definition.name ?? loaded?.row.type;
+    if (!type) throw new WorkflowNotFoundError(workflowId);
+    const def = this.registry.get(type);
+    const method = def.queryHandlers?.[name];
+    if (!method) throw new UnknownHandlerError(type, 'query', name);
+    if (live && live.state === 'active' && !live.isReplaying && live.instance) return this.answer<R>(live.instance, method, args, name);
+    const source = loaded ?? (await this.store.load(workflowId));
+    if (!source) throw new WorkflowNotFoundError(workflowId);
+    const instance = await this.runtime.replayForQuery(source, 10_000).catch((err: Error) => {
+      throw new QueryFailedError(workflowId, name, err.message);
+    });
+    return this.answer<R>(instance, method, args, name);
+  }
+
+  private answer<R>(instance: object, method: string, args: unknown, name: string): R {
+    const fn = (instance as Record<string, unknown>)[method] as (a: unknown) => unknown;
+    return toStoredJson(fn.call(instance, args), `Result of query "${name}"`, this.options.maxPayloadBytes) as R;
+  }
+
+  /** A message arrived for a workflow (NOTIFY, poll, or sent here): fetch and deliver, or drive it. */
+  onNotify(workflowId: string): void {
+    const exec = this.runtime.live.get(workflowId);
+    if (exec) {
+      void this.store
+        .inbox(workflowId, exec.lastInboxId)
+        .then((msgs) => {
+          if (msgs.length === 0 || this.runtime.live.get(workflowId) !== exec) return;
+          exec.addInbox(msgs);
+          this.runtime.wakeForMessage(exec);
+        })
+        .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
+    } else if (this.mayDrive(workflowId)) {
+      this.runtime.drive(workflowId).catch((err) => this.options.logger.warn(`Waking "${workflowId}" failed: ${(err as Error).message}`));
+    }
+  }
+
+  /** One query for all: buffered messages of the workflows this engine may drive. */
+  async poll(): Promise<number> {
+    const rows = await this.store.pollMessages(this.pollOwner(), this.registry.names(), POLL_LIMIT);
+    let woken = 0;
+    for (const r of rows) {
+      const exec = this.runtime.live.get(r.workflow_id);
+      const seen = exec ? exec.lastInboxId : this.polled.get(r.workflow_id);
+      if (seen !== undefined && BigInt(r.last_id) <= BigInt(seen)) continue;
+      if (!exec) this.polled.set(r.workflow_id, r.last_id);
+      this.onNotify(r.workflow_id);
+      woken++;
+    }
+    if (this.polled.size > 10_000) this.polled.clear();
+    return woken;
+  }
+
+  /** LISTEN on one dedicated connection; reconnects with backoff and polls after every reconnect. */
+  async listen(): Promise<void> {
+    if (this.closed) return;
+    try {
+      const client = await this.sql.pool.connect();
+      client.on('notification', (n) => n.payload && this.onNotify(n.payload));
+      client.on('error', () => this.reconnect(client));
+      client.on('end', () => this.reconnect(client));
+      await client.query(`LISTEN "${notifyChannel(this.schema)}"`);
+      this.listener = client;
+      this.listenRetryMs = 250;
+    } catch (err) {
+      this.options.logger.warn(`LISTEN failed (${(err as Error).message}); retrying in ${this.listenRetryMs} ms`);
+      this.scheduleReconnect();
+    }
+  }
+
+  private reconnect(client: PoolClient): void {
+    if (this.listener !== client) return;
+    this.listener = undefined;
+    try {
+      client.release(true);
+    } catch {
+      /* already gone */
+    }
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.listen().then(() => {
+        // Notifications sent while we were away are lost: poll once.
+        if (this.listener) return this.poll().catch(() => undefined);
+      });
+    }, this.listenRetryMs);
+    this.listenRetryMs = Math.min(this.listenRetryMs * 2, 10_000);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    const client = this.listener;
+    this.listener = undefined;
+    if (client) {
+      await client.query(`UNLISTEN *`).catch(() => undefined);
+      client.release();
+    }
+  }
+}

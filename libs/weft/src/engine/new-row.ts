@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import { InvalidArgumentError } from '../errors';
+import type { InsertWorkflow } from '../storage/workflow-store';
+import { parseDuration, parseOptionalDuration } from './duration';
+import type { StartOptions } from './types';
+import { toStoredJson, validateWorkflowId } from './validation';
+
+/** Validates everything about a start before anything is written. */
+export function newRow(type: string, input: unknown, opts: StartOptions, maxPayloadBytes: number): InsertWorkflow {
+  const id = opts.workflowId === undefined ? randomUUID() : validateWorkflowId(opts.workflowId);
+  const parentId = opts.parentId === undefined ? null : validateWorkflowId(opts.parentId);
+  const stored = toStoredJson(input, 'Workflow input', maxPayloadBytes);
+  const startIn = startDelay(opts);
+  const timeoutMs = parseOptionalDuration(opts.executionTimeout, 'executionTimeout');
+  const delayed = startIn > 0;
+  const timers: InsertWorkflow['timers'] = [];
+  if (delayed) timers.push({ kind: 'delayed-start', delayMs: startIn });
+  if (timeoutMs !== undefined) timers.push({ kind: 'execution-deadline', delayMs: startIn + timeoutMs });
+  return {
+    id,
+    type,
+    status: delayed ? 'pending' : 'running',
+    input: stored,
+    parentId,
+    deadlineInMs: timeoutMs === undefined ? null : startIn + timeoutMs,
+    startInMs: delayed ? startIn : null,
+    timers,
+  };
+}
+
+function startDelay(opts: StartOptions): number {
+  if (opts.startAt !== undefined && opts.startAfter !== undefined) {
+    throw new InvalidArgumentError('start options', 'give startAt or startAfter, not both');
+  }
+  if (opts.startAt !== undefined) {
+    if (!(opts.startAt instanceof Date) || Number.isNaN(opts.startAt.getTime())) {
+      throw new InvalidArgumentError('startAt', 'must be a valid Date');
+    }
+    return Math.max(0, opts.startAt.getTime() - Date.now());
+  }
+  return opts.startAfter === undefined ? 0 : parseDuration(opts.startAfter, 'startAfter');
+}

@@ -1,0 +1,93 @@
+import { NonDeterminismError } from '../errors';
+import type { OperationRecord } from '../storage/types';
+
+/** Kinds recorded when they happen to the workflow (not called by its code): applied by the driver. */
+export const DELIVERY_KINDS = new Set(['signal', 'update']);
+/** Kinds the code calls and gets back synchronously: released at call time, not in order. */
+export const SYNC_KINDS = new Set(['now', 'random', 'uuid']);
+
+const settle = () => new Promise<void>((r) => setImmediate(r));
+
+export interface ReplayTarget {
+  readonly workflowId: string;
+  nextSeq: number;
+  isActive(): boolean;
+  applyDelivery(rec: OperationRecord): void;
+  nonDeterminism(err: Error): void;
+}
+
+/**
+ * Releases recorded results in the order they resolved in the live run (`event`), letting the
+ * workflow code run to its next wait between two releases. Signal-handler deliveries are applied
+ * at their place in that order, so replay reproduces every interleaving the live run saw.
+ */
+export class ReplayDriver {
+  private readonly queue: OperationRecord[];
+  private readonly pending = new Map<number, (rec: OperationRecord) => void>();
+  private index = 0;
+  done = false;
+
+  constructor(
+    private readonly target: ReplayTarget,
+    history: Iterable<OperationRecord>,
+  ) {
+    const ordered = [...history].filter((r) => !SYNC_KINDS.has(r.kind));
+    ordered.sort((a, b) => (a.event ?? a.seq) - (b.event ?? b.seq) || a.seq - b.seq);
+    this.queue = ordered;
+    if (ordered.length === 0) this.done = true;
+  }
+
+  /** The code called a recorded operation: its result comes when the driver reaches it. */
+  expect(seq: number): Promise<OperationRecord> {
+    return new Promise((resolve) => this.pending.set(seq, resolve));
+  }
+
+  /** Deliveries recorded before the code's first call (signal-with-start): applied before run(). */
+  applyLeading(): void {
+    while (this.index < this.queue.length) {
+      const rec = this.queue[this.index];
+      if (!DELIVERY_KINDS.has(rec.kind) || rec.seq !== this.target.nextSeq) break;
+      this.target.nextSeq++;
+      this.target.applyDelivery(rec);
+      this.index++;
+    }
+    if (this.index >= this.queue.length) this.done = true;
+  }
+
+  async run(): Promise<void> {
+    while (this.index < this.queue.length) {
+      const rec = this.queue[this.index];
+      await settle();
+      if (!this.target.isActive()) return;
+      if (DELIVERY_KINDS.has(rec.kind)) {
+        if (this.target.nextSeq !== rec.seq) return this.diverged(rec, `the code is at operation ${this.target.nextSeq}`);
+        this.target.nextSeq++;
+        this.target.applyDelivery(rec);
+      } else {
+        let release = this.pending.get(rec.seq);
+        for (let i = 0; !release && i < 3; i++) {
+          await settle();
+          release = this.pending.get(rec.seq);
+        }
+        if (!this.target.isActive()) return;
+        if (!release) return this.diverged(rec, 'the code never calls it');
+        this.pending.delete(rec.seq);
+        release(rec);
+      }
+      this.index++;
+    }
+    await settle();
+    this.done = true;
+  }
+
+  /** Unreleased history left when the run ended means the code changed. */
+  get remaining(): OperationRecord | undefined {
+    return this.done ? undefined : this.queue[this.index];
+  }
+
+  private diverged(rec: OperationRecord, why: string): void {
+    this.target.nonDeterminism(
+      new NonDeterminismError(this.target.workflowId, rec.seq, { kind: rec.kind, name: rec.name }, { kind: 'none', name: why }),
+    );
+  }
+}
