@@ -13,6 +13,11 @@ import { OrdersModule } from './orders/orders.module';
         // No DATABASE_URL: an embedded PostgreSQL under ./.weft/pg.
         database: process.env.DATABASE_URL ? { url: process.env.DATABASE_URL } : undefined,
         schema: process.env.WEFT_SCHEMA ?? 'weft',
+        // Several demo processes may share the embedded server: each workflow gets one fenced owner.
+        ownership: (process.env.WEFT_OWNERSHIP as 'none' | 'lease' | 'workflow-lease' | undefined) ?? 'workflow-lease',
+        workflowClaimTtl: process.env.WEFT_CLAIM_TTL ?? '6s',
+        workflowClaimRenewInterval: process.env.WEFT_CLAIM_RENEW ?? '1s',
+        engineId: process.env.WEFT_ENGINE_ID,
       }),
       http: true, // /weft/workflows
       metrics: true, // /metrics

@@ -62,8 +62,20 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
       'WarehouseService.reserve',
       'PaymentsService.charge',
       'sleep',
-      'WarehouseService.ship',
+      'shipment', // the shipping child workflow starts...
+      'order-o-1/3', // ...and its result comes back as a durable message
     ]);
+    expect((await http.get('/weft/workflows/order-o-1%2F3').expect(200)).body).toMatchObject({ type: 'shipment', status: 'completed' });
+  });
+
+  it('a large order waits for approval (signal handler + condition), visible through the status query', async () => {
+    await http
+      .post('/orders')
+      .send(order('o-big', { amount: 75_000 }))
+      .expect(201);
+    await waitFor(async () => (await http.get('/orders/o-big').expect(200)).body.stage === 'awaiting-approval', 'awaiting approval');
+    await http.post('/orders/o-big/approve').send({ by: 'ops@example.com' }).expect(202);
+    expect(await settled('o-big')).toMatchObject({ stage: 'shipped', result: { status: 'shipped' } });
   });
 
   it('compensates: a declined card releases the stock; an undeliverable address refunds', async () => {

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
+import { QueryHandler, SignalHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from './support/database';
 
@@ -18,6 +18,27 @@ class SlowWorkflow {
     await ctx.step('begin', () => 'begun');
     await ctx.sleep(input.ms);
     return 'slept';
+  }
+}
+
+@Workflow('gate')
+class GateWorkflow {
+  private open = false;
+  private limit = 0;
+  async run(ctx: WorkflowContext) {
+    await ctx.condition(() => this.open, { timeout: '1m' });
+    return { limit: this.limit };
+  }
+  @SignalHandler('open') onOpen() {
+    this.open = true;
+  }
+  @UpdateHandler('limit') setLimit(n: number) {
+    if (typeof n !== 'number') throw new TypeError('limit must be a number');
+    this.limit = n;
+    return { limit: n };
+  }
+  @QueryHandler('state') state() {
+    return { open: this.open, limit: this.limit };
   }
 }
 
@@ -39,7 +60,7 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     tdb = await createTestDatabase('weft_nest_http');
     const moduleRef = await Test.createTestingModule({
       imports: [WeftModule.forRoot({ ...base(tdb), http: true, metrics: true })],
-      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow],
+      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow, GateWorkflow],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -140,19 +161,20 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     expect((await http.get(url).expect(400)).body.code).toBe(code);
   });
 
-  it('signal, update and query answer 501 until the engine supports them', async () => {
-    const engine = app.get(WeftEngine) as unknown as Record<string, unknown>;
-    const calls = [
-      ['signal', () => http.post('/weft/workflows/echo-1/signal/approve').send({ payload: { by: 'ann' } })],
-      ['update', () => http.post('/weft/workflows/echo-1/update/rename').send({ args: ['x'] })],
-      ['query', () => http.get('/weft/workflows/echo-1/query/status')],
-      ['query', () => http.post('/weft/workflows/echo-1/query/status').send({ args: [] })],
-    ] as const;
-    for (const [method, call] of calls) {
-      const res = await call();
-      if (typeof engine[method] === 'function') expect(res.status).not.toBe(501);
-      else expect(res.body).toEqual({ statusCode: 501, code: 'WEFT_NOT_IMPLEMENTED', message: expect.stringContaining(method) });
-    }
+  it('signal, update, query and ownership routes reach the engine; typed errors map to HTTP', async () => {
+    await http.post('/weft/workflows').send({ type: 'gate', input: {}, workflowId: 'gate-1' }).expect(201);
+    const updated = await http.post('/weft/workflows/gate-1/update/limit').send({ args: 7, timeout: '5s' }).expect(200);
+    expect(updated.body).toEqual({ workflowId: 'gate-1', update: 'limit', result: { limit: 7 } });
+    const failed = await http.post('/weft/workflows/gate-1/update/limit').send({ args: 'x', timeout: '5s' }).expect(422);
+    expect(failed.body.code).toBe('WEFT_UPDATE_FAILED');
+    expect((await http.get('/weft/workflows/gate-1/query/state').expect(200)).body.result).toEqual({ open: false, limit: 7 });
+    expect((await http.get('/weft/workflows/gate-1/query/nope').expect(404)).body.code).toBe('WEFT_UNKNOWN_HANDLER');
+    const own = await http.get('/weft/workflows/gate-1/ownership').expect(200);
+    expect(own.body).toMatchObject({ workflowId: 'gate-1', mode: 'none' });
+    await http.post('/weft/workflows/gate-1/signal/open').send({}).expect(202);
+    expect((await http.get('/weft/workflows/gate-1/result?timeout=10s').expect(200)).body).toMatchObject({ output: { limit: 7 } });
+    expect((await http.post('/weft/workflows/gate-1/signal/open').send({}).expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
+    expect((await http.post('/weft/workflows/none-such/signal/open').send({}).expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
   });
 
   it('serves Prometheus metrics at /metrics', async () => {

@@ -16,7 +16,10 @@ function items(v: unknown): OrderItem[] {
 }
 
 /** Hand validation of `POST /orders`; the packing delay comes from the server's configuration. */
-export function parseOrderRequest(body: unknown, packingDelay: string): OrderInput {
+export function parseOrderRequest(
+  body: unknown,
+  config: { packingDelay: string; approvalThreshold: number; approvalTimeout: string },
+): OrderInput {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidArgumentError('order', 'must be a JSON object');
   const b = body as Record<string, unknown>;
   const unknown = Object.keys(b).filter((k) => !FIELDS.includes(k));
@@ -28,5 +31,5 @@ export function parseOrderRequest(body: unknown, packingDelay: string): OrderInp
     throw new InvalidArgumentError('amount', 'must be a positive integer (cents)');
   if (typeof b.address !== 'string' || b.address.trim().length === 0)
     throw new InvalidArgumentError('address', 'must be a non-empty string');
-  return { orderId, items: items(b.items), amount: b.amount as number, address: b.address.trim(), packingDelay };
+  return { orderId, items: items(b.items), amount: b.amount as number, address: b.address.trim(), ...config };
 }

@@ -11,14 +11,29 @@ export interface OrderInput {
   address: string;
   /** How long packing takes: a durable timer ('5s', '1h', ...). */
   packingDelay: string;
+  /** Orders of at least this amount wait for an 'approve' signal... */
+  approvalThreshold: number;
+  /** ...for at most this long. */
+  approvalTimeout: string;
 }
 
-export type OrderStage = 'received' | 'reserving' | 'charging' | 'packing' | 'shipping' | 'shipped' | 'payment-failed' | 'refunded';
+export type OrderStage =
+  | 'received'
+  | 'reserving'
+  | 'charging'
+  | 'awaiting-approval'
+  | 'packing'
+  | 'shipping'
+  | 'shipped'
+  | 'payment-failed'
+  | 'refunded'
+  | 'expired';
 
 export type OrderResult =
   | { status: 'shipped'; chargeId: string; trackingNumber: string }
   | { status: 'payment-failed'; reason: string }
-  | { status: 'refunded'; chargeId: string; reason: string };
+  | { status: 'refunded'; chargeId: string; reason: string }
+  | { status: 'expired'; chargeId: string; reason: string };
 
 export interface Charge {
   chargeId: string;

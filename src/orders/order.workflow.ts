@@ -1,13 +1,15 @@
 import { QueryHandler, SignalHandler, Workflow, WorkflowContext } from '@weft/nest';
 import { Charge, OrderInput, OrderResult, OrderStage } from './order.types';
 import { PaymentsService } from './payments.service';
+import { SHIPMENT_WORKFLOW } from './shipment.workflow';
 import { WarehouseService } from './warehouse.service';
 
 export const ORDER_WORKFLOW = 'order-fulfilment';
 
 /**
- * Reserve stock, charge (retried with backoff), pack (a durable timer), ship; compensate with
- * release and refund when a later stage fails. A fresh instance runs every execution and
+ * Reserve stock, charge (retried with backoff), wait for approval if the order is large (a
+ * signal handler and a condition with a timeout), pack (a durable timer), ship (a child
+ * workflow); compensate with release and refund when a later stage fails. A fresh instance runs every execution and
  * replay, so the fields are per-order state.
  */
 @Workflow(ORDER_WORKFLOW, { description: 'reserve, charge, pack, ship' })
@@ -34,12 +36,27 @@ export class OrderWorkflow {
       return { status: 'payment-failed', reason: (err as Error).message };
     }
 
+    if (order.amount >= order.approvalThreshold) {
+      // Large orders wait for a person: POST /orders/:id/approve sends the 'approve' signal.
+      this.stage = 'awaiting-approval';
+      const approved = await ctx.condition(() => this.approvedBy !== null, { timeout: order.approvalTimeout });
+      if (!approved) {
+        await this.payments.refund(charge.chargeId);
+        await this.warehouse.release(reservationId);
+        this.stage = 'expired';
+        return { status: 'expired', chargeId: charge.chargeId, reason: `not approved within ${order.approvalTimeout}` };
+      }
+    }
+
     this.stage = 'packing';
     await ctx.sleep(order.packingDelay);
 
     this.stage = 'shipping';
     try {
-      const { trackingNumber } = await this.warehouse.ship(order.orderId, order.address);
+      const { trackingNumber } = await ctx.executeChild<{ trackingNumber: string }>(SHIPMENT_WORKFLOW, {
+        orderId: order.orderId,
+        address: order.address,
+      });
       this.stage = 'shipped';
       return { status: 'shipped', chargeId: charge.chargeId, trackingNumber };
     } catch (err) {
@@ -50,7 +67,6 @@ export class OrderWorkflow {
     }
   }
 
-  // Registered now; delivered once the engine supports signals (then large orders can wait for it with ctx.condition).
   @SignalHandler('approve')
   approve(by: string): void {
     this.approvedBy = by;

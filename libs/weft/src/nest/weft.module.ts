@@ -9,7 +9,15 @@ import { WeftMetadataAccessor } from './weft-metadata.accessor';
 import { WEFT_DATABASE } from './weft.constants';
 import { WeftExplorer } from './weft.explorer';
 import { WeftConfigurableModule } from './weft.module-definition';
-import { weftDatabaseProvider, weftEngineProvider, weftMetricsProvider } from './weft.providers';
+import {
+  claimRegistryProvider,
+  renewalSchedulerProvider,
+  weftDatabaseProvider,
+  weftEngineProvider,
+  weftMetricsProvider,
+} from './weft.providers';
+import { WorkflowClaimRegistry } from '../ownership/claim-registry';
+import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler';
 
 /**
  * `WeftModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject, http, metrics })`.
@@ -26,7 +34,9 @@ import { weftDatabaseProvider, weftEngineProvider, weftMetricsProvider } from '.
     WeftExplorer,
     WeftLifecycle,
     WeftHealthIndicator,
+    claimRegistryProvider,
+    renewalSchedulerProvider,
   ],
-  exports: [WeftEngine, WeftMetrics, WeftHealthIndicator, WeftLifecycle, WEFT_DATABASE],
+  exports: [WeftEngine, WeftMetrics, WeftHealthIndicator, WeftLifecycle, WEFT_DATABASE, WorkflowClaimRegistry, ClaimRenewalScheduler],
 })
 export class WeftModule extends WeftConfigurableModule {}

@@ -3,6 +3,8 @@ import type { Registry } from 'prom-client';
 import { WeftEngine } from '../engine/engine';
 import type { WeftEngineOptions } from '../engine/options';
 import { WeftMetrics } from '../observability/metrics';
+import { WorkflowClaimRegistry } from '../ownership/claim-registry';
+import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler';
 import type { WeftLogger } from '../engine/types';
 import { httpPrefix, metricsEndpoint } from './http/controllers';
 import { nestWeftLogger } from './nest-logger';
@@ -49,4 +51,18 @@ export const weftDatabaseProvider: FactoryProvider = {
   provide: WEFT_DATABASE,
   inject: [WeftEngine],
   useFactory: (engine: WeftEngine) => engine.database,
+};
+
+/** Null unless ownership is 'workflow-lease'. */
+export const claimRegistryProvider: FactoryProvider = {
+  provide: WorkflowClaimRegistry,
+  inject: [WeftEngine],
+  useFactory: (engine: WeftEngine) => engine.ownership.registry ?? null,
+};
+
+/** Null under ownership 'none'. */
+export const renewalSchedulerProvider: FactoryProvider = {
+  provide: ClaimRenewalScheduler,
+  inject: [WeftEngine],
+  useFactory: (engine: WeftEngine) => engine.ownership.scheduler ?? null,
 };

@@ -10,8 +10,21 @@ import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
 import { ClaimMetrics, WorkflowClaimRegistry } from './claim-registry';
 import { OwnershipConfig, WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config';
 import { runOwnershipGates } from './gates';
+import { claimSql } from '../storage/sql/claims.sql';
 import { GlobalLease } from './global-lease';
 import { ClaimRenewalScheduler } from './renewal-scheduler';
+
+export interface ClaimDescription {
+  workflowId: string;
+  mode: string;
+  holder: string | null;
+  epoch: string | null;
+  expiresAt: Date | null;
+  claimedAt: Date | null;
+  /** Expired by the database clock plus the takeover grace. */
+  expired: boolean;
+  heldHere: boolean;
+}
 
 /** What ownership needs from the engine's runtime. */
 export interface OwnedRuntime {
@@ -115,6 +128,12 @@ export class Ownership {
   }
 
   committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {
+    if (this.lease) {
+      // A refused lease fence at the epoch this engine holds means a successor took the lease over.
+      const refused = !outcome.ok && outcome.reason === 'fence' && cmd.leaseFence !== undefined;
+      if (refused && cmd.leaseFence!.epoch === this.lease.fence()?.epoch) this.leaseLost();
+      return;
+    }
     if (!this.registry) return;
     if (outcome.ok && (cmd.release || cmd.rotate)) this.registry.forget(cmd.workflowId);
     if (!outcome.ok && outcome.reason === 'fence' && cmd.fence) this.deposed(cmd.workflowId, 'fence');
@@ -126,6 +145,22 @@ export class Ownership {
     this.registry?.lose(workflowId);
     this.runtime.stopLive(workflowId);
     emitWeftWarning(new WeftWorkflowClaimLostWarning(workflowId, this.engineId, reason), (m) => this.logger.warn(m), this.onWarning);
+  }
+
+  /** Holder, epoch and expiry of one workflow's claim as the database sees it (any mode). */
+  async describe(workflowId: string): Promise<ClaimDescription> {
+    const rows = await this.sql.query<Record<string, unknown>>(claimSql(this.schema).read, [workflowId, this.config.graceMs]);
+    const r = rows[0];
+    return {
+      workflowId,
+      mode: this.config.mode,
+      holder: (r?.engine_id as string | null) ?? null,
+      epoch: (r?.epoch as string | undefined) ?? null,
+      expiresAt: (r?.expires_at as Date | null) ?? null,
+      claimedAt: (r?.claimed_at as Date | null) ?? null,
+      expired: (r?.expired as boolean | undefined) ?? false,
+      heldHere: this.registry?.held.has(workflowId) ?? false,
+    };
   }
 
   /** Standalone acquire before replaying a running workflow at recovery; background: skip if held. */

@@ -3,6 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { ResultTimeoutError, WorkflowFailedError } from '../../errors';
 import { WeftEngine } from '../../engine/engine';
 import type { ListPage, WorkflowDescription } from '../../engine/types';
+import type { ClaimDescription } from '../../ownership/ownership';
 import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests';
 import { WeftExceptionFilter } from './weft-exception.filter';
 
@@ -35,6 +36,13 @@ export class WeftWorkflowsController {
   @Get(':id')
   describe(@Param('id') id: string): Promise<WorkflowDescription> {
     return this.engine.describe(id);
+  }
+
+  /** Holder, epoch and expiry of the workflow's claim (DESIGN §5). */
+  @Get(':id/ownership')
+  async ownership(@Param('id') id: string): Promise<ClaimDescription> {
+    await this.engine.describe(id); // 404 for an unknown id
+    return this.engine.ownership.describe(id);
   }
 
   @Post(':id/cancel')
