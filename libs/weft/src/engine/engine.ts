@@ -25,24 +25,12 @@ import { describeWorkflow, listWorkflows } from './inspect';
 import { TimerLoop } from './timer-loop';
 import { isTerminal, Transitions } from './transitions';
 import { Messaging } from './messaging';
-import type { ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types';
+import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types';
+
+export type { EngineHealthSnapshot } from './types';
 import { toStoredJson, validateWorkflowId } from './validation';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
-
-export interface EngineHealthSnapshot {
-  engineId: string;
-  ownership: 'none' | 'lease' | 'workflow-lease';
-  bootstrapped: boolean;
-  disposed: boolean;
-  backgroundTasks: 'auto' | 'manual';
-  /** Start of the last background pass (renewal pass under ownership, timer tick under 'none'). */
-  lastBackgroundPassAt: Date | null;
-  backgroundIntervalMs: number;
-  liveWorkflows: number;
-  claimsHeld: number;
-  renewalFailures: number;
-}
 
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {
@@ -271,6 +259,11 @@ export class WeftEngine {
     let pollMs = 20;
     const sub = this.runtime.subscribeSettled(workflowId);
     try {
+      // Running here: its end is announced locally, no need to read storage first.
+      if (this.runtime.live.has(workflowId)) {
+        const s = await sub.wait(Math.min(timeoutMs, 1000));
+        if (s) return settledValue<O>(workflowId, s);
+      }
       for (;;) {
         const row = await this.store.get(workflowId);
         if (!row) throw new WorkflowNotFoundError(workflowId);

@@ -111,3 +111,17 @@ export interface WeftLogger {
   error(message: string): void;
   debug?(message: string): void;
 }
+
+export interface EngineHealthSnapshot {
+  engineId: string;
+  ownership: 'none' | 'lease' | 'workflow-lease';
+  bootstrapped: boolean;
+  disposed: boolean;
+  backgroundTasks: 'auto' | 'manual';
+  /** Start of the last background pass (renewal pass under ownership, timer tick under 'none'). */
+  lastBackgroundPassAt: Date | null;
+  backgroundIntervalMs: number;
+  liveWorkflows: number;
+  claimsHeld: number;
+  renewalFailures: number;
+}
