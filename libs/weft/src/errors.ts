@@ -326,3 +326,13 @@ export class QueryFailedError extends WeftError {
     super(`Query "${queryName}" on workflow "${workflowId}" could not be answered: ${detail}`);
   }
 }
+
+export class EngineNotReadyError extends WeftError {
+  readonly code = 'WEFT_ENGINE_NOT_READY';
+  constructor(
+    readonly engineId: string,
+    detail: string,
+  ) {
+    super(`Engine ${engineId} cannot run workflows yet: ${detail}`);
+  }
+}

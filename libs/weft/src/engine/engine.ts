@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import {
   EngineDisposedError,
   EngineLeaseNotHeldError,
+  EngineNotReadyError,
   InvalidArgumentError,
   ResultTimeoutError,
   WorkflowAlreadyStartedError,
@@ -46,6 +47,7 @@ export class WeftEngine {
   private disposed: Promise<{ released: number; failed: number }> | undefined;
   private started = false;
   private bootstrapping: Promise<void> | undefined;
+  private ownershipReady: Promise<void> | undefined;
   private lastPassAt: Date | null = null;
 
   constructor(
@@ -95,7 +97,7 @@ export class WeftEngine {
   private wireOwnership(): void {
     const o = this.ownership;
     this.runtime.hooks = {
-      decorate: (c) => o.decorate(c),
+      decorate: (c, epoch) => o.decorate(c, epoch),
       committed: (c, outcome) => o.committed(c, outcome),
       holds: (id) => o.holds(id),
       mayRun: (id) => o.mayRun(id),
@@ -103,7 +105,7 @@ export class WeftEngine {
       wakeCheck: (id, epoch, kind) => o.wakeCheck(id, epoch, kind),
       startChild: async (parentId, childId, type, input) =>
         (await this.start(type, input, { workflowId: childId, parentId, idPolicy: 'return-existing' })).workflowId,
-      terminated: (id) => this.closeChildren(id),
+      terminated: (id) => this.transitions.closeChildren(id),
     };
     o.attach({
       stopLive: (id) => this.runtime.stopLive(id),
@@ -137,8 +139,10 @@ export class WeftEngine {
   async bootstrap(): Promise<void> {
     this.assertOpen();
     if (this.bootstrapping) return this.bootstrapping;
+    this.ownershipReady = this.ownership.bootstrap();
+    this.ownershipReady.catch(() => undefined);
     this.bootstrapping = (async () => {
-      await this.ownership.bootstrap();
+      await this.ownershipReady;
       if (this.options.notify && this.options.backgroundTasks === 'auto') await this.messaging.listen();
       await this.recoverAll();
       if (this.options.backgroundTasks === 'auto' && !this.disposed) {
@@ -180,7 +184,7 @@ export class WeftEngine {
     opts: StartOptions,
     signal?: { name: string; payload: unknown },
   ): Promise<WorkflowHandle> {
-    this.assertCanRun();
+    await this.assertCanRun();
     const def = this.registry.get(type);
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
@@ -232,16 +236,6 @@ export class WeftEngine {
     return { id, kind: 'signal' as const, name: signal.name, payload: signal.payload };
   }
 
-  /** Parent-close policy 'terminate': a workflow's live children are cancelled when it ends. */
-  private closeChildren(parentId: string): void {
-    void this.store
-      .liveChildren(parentId)
-      .then((ids) =>
-        Promise.all(ids.map((id) => this.transitions.cancel(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))),
-      )
-      .catch((err) => this.options.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
-  }
-
   /** Claimed before its code runs; if another engine got it first, that engine drives it. */
   private async claimNew(workflowId: string): Promise<boolean> {
     return this.ownership.registry ? this.ownership.registry.acquireNew(workflowId) : true;
@@ -289,19 +283,19 @@ export class WeftEngine {
 
   /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
   async cancel(workflowId: string, reason = 'Cancelled'): Promise<void> {
-    this.assertOpen();
+    await this.assertCanRun();
     await this.transitions.cancel(workflowId, reason);
   }
 
   /** Stops a running workflow without ending it; resume() continues it by replay. */
   async suspend(workflowId: string, reason = 'Suspended by an operator'): Promise<void> {
-    this.assertOpen();
+    await this.assertCanRun();
     await this.transitions.suspend(workflowId, reason);
   }
 
   /** Continues a suspended workflow here; WorkflowClaimUnavailableError if another engine holds it. */
   async resume(workflowId: string): Promise<void> {
-    this.assertOpen();
+    await this.assertCanRun();
     await this.transitions.resume(workflowId);
   }
 
@@ -381,9 +375,19 @@ export class WeftEngine {
     return this.disposed !== undefined;
   }
 
-  /** Under ownership 'lease' only the holder starts anything. */
-  private assertCanRun(): void {
+  /**
+   * Fencing modes: nothing runs before the ownership bootstrap (gates, lease) has succeeded; a
+   * call made while it is under way waits for it. Under 'lease' only the holder runs anything.
+   */
+  private async assertCanRun(): Promise<void> {
     this.assertOpen();
+    if (this.ownership.mode === 'none') return;
+    if (!this.ownershipReady)
+      throw new EngineNotReadyError(this.engineId, 'call engine.bootstrap() first (WeftModule does it at application bootstrap)');
+    await this.ownershipReady.catch((err: Error) => {
+      if (err instanceof EngineLeaseNotHeldError) throw err;
+      throw new EngineNotReadyError(this.engineId, `its ownership bootstrap failed: ${err.message}`);
+    });
     if (this.ownership.lease && !this.ownership.holds('')) throw new EngineLeaseNotHeldError(this.engineId, null);
   }
 

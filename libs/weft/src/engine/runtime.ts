@@ -19,7 +19,7 @@ export function childNotice(parentId: string, childId: string, s: Settled): Mess
 }
 
 export interface RuntimeHooks {
-  decorate(command: AdvanceCommand): AdvanceCommand;
+  decorate(command: AdvanceCommand, runEpoch?: string): AdvanceCommand;
   committed(command: AdvanceCommand, outcome: AdvanceOutcome): void;
   holds(workflowId: string): boolean;
   mayRun(workflowId: string): boolean;
@@ -80,8 +80,8 @@ export class Runtime implements ExecutionHost {
   }
 
   /** The one commit path: every workflow write gets its ownership fence here. */
-  async commitCommand(command: AdvanceCommand): Promise<AdvanceOutcome> {
-    const decorated = this.hooks.decorate(command);
+  async commitCommand(command: AdvanceCommand, runEpoch?: string): Promise<AdvanceOutcome> {
+    const decorated = this.hooks.decorate(command, runEpoch);
     const outcome = await this.committer.submit(decorated);
     this.hooks.committed(decorated, outcome);
     return outcome;
@@ -91,8 +91,9 @@ export class Runtime implements ExecutionHost {
     return this.hooks.mayRun(exec.workflowId);
   }
 
-  commit(_exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
-    return this.commitCommand(command);
+  /** A run's own writes are fenced with the epoch it was launched under. */
+  commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
+    return this.commitCommand(command, exec.epoch);
   }
 
   /** Runs (or replays) an execution: instance, replay driver, start deliveries, then run(). */

@@ -73,6 +73,14 @@ export class Transitions {
     return this.ownership.mode === 'workflow-lease';
   }
 
+  /** Parent-close policy 'terminate': a workflow's live children are cancelled when it ends. */
+  closeChildren(parentId: string): void {
+    void this.store
+      .liveChildren(parentId)
+      .then((ids) => Promise.all(ids.map((id) => this.cancel(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))))
+      .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
+  }
+
   /** Due timers: one query per batch, then each wakes its workflow. */
   async processDueTimers(): Promise<number> {
     let total = 0;

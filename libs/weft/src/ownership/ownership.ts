@@ -119,10 +119,11 @@ export class Ownership {
   }
 
   /** Adds this engine's fence to a command; the owner's terminal/suspend commits release the claim. */
-  decorate(cmd: AdvanceCommand): AdvanceCommand {
+  decorate(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand {
     if (this.lease) return { ...cmd, leaseFence: this.lease.fence() ?? { engineId: this.engineId, epoch: '-1' } };
     if (!this.registry || cmd.rotate) return cmd;
-    const epoch = this.registry.epochOf(cmd.workflowId);
+    // A run's writes carry the epoch it was launched under, even if the claim was re-acquired since.
+    const epoch = runEpoch ?? this.registry.epochOf(cmd.workflowId);
     const fence = { engineId: this.engineId, epoch: epoch ?? '-1' };
     return { ...cmd, fence, release: cmd.status !== undefined && RELEASING.has(cmd.status) };
   }
