@@ -26,6 +26,7 @@ import { describeWorkflow, listWorkflows } from './inspect';
 import { TimerLoop } from './timer-loop';
 import { isTerminal, Transitions } from './transitions';
 import { Messaging } from './messaging';
+import { ownershipHooks } from './ownership-hooks';
 import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types';
 
 export type { EngineHealthSnapshot } from './types';
@@ -97,14 +98,8 @@ export class WeftEngine {
   private wireOwnership(): void {
     const o = this.ownership;
     this.runtime.hooks = {
-      decorate: (c, epoch) => o.decorate(c, epoch),
-      committed: (c, outcome) => o.committed(c, outcome),
-      holds: (id) => o.holds(id),
-      mayRun: (id) => o.mayRun(id),
-      epochOf: (id) => o.registry?.epochOf(id) ?? o.lease?.fence()?.epoch,
-      wakeCheck: (id, epoch, kind) => o.wakeCheck(id, epoch, kind),
-      startChild: async (parentId, childId, type, input) =>
-        (await this.start(type, input, { workflowId: childId, parentId, idPolicy: 'return-existing' })).workflowId,
+      ...ownershipHooks(o),
+      startChild: (parentId, childId, type, input) => this.startChild(parentId, childId, type, input),
       terminated: (id) => this.transitions.closeChildren(id),
     };
     o.attach({
@@ -215,6 +210,19 @@ export class WeftEngine {
     return { version: restarted, runNumber: (await this.store.get(row.id))?.runNumber ?? 1 };
   }
 
+  /**
+   * A child of a type this engine runs starts here; one only other engines run is stored
+   * unclaimed, for their reclaim scan (ownership 'workflow-lease').
+   */
+  private async startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string> {
+    const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
+    if (this.registry.has(type)) return (await this.start(type, input, opts)).workflowId;
+    const row = newRow(type, input, opts, this.options.maxPayloadBytes);
+    await this.store.insert(row);
+    await this.ownership.registry?.ensureRow(childId);
+    return childId;
+  }
+
   /** Send, query and update: see Messaging. */
   signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     this.assertOpen();
@@ -302,26 +310,7 @@ export class WeftEngine {
   /** Replays and continues every running workflow of a registered type not already live here. */
   async recoverAll(): Promise<{ recovered: number }> {
     this.assertOpen();
-    let after = '';
-    let recovered = 0;
-    for (;;) {
-      const page = await this.store.runningPage(after, 500);
-      if (page.length === 0) break;
-      after = page[page.length - 1].id;
-      const mine = page.filter((w) => this.registry.has(w.type) && !this.runtime.live.has(w.id));
-      for (let i = 0; i < mine.length; i += 32) {
-        const batch = await Promise.all(
-          mine.slice(i, i + 32).map(async (w) => {
-            // Background path: a workflow another engine holds is skipped, not an error.
-            if (!(await this.ownership.claimForRecovery(w.id))) return 0;
-            await this.runtime.drive(w.id);
-            return 1;
-          }),
-        );
-        recovered += batch.reduce<number>((a, b) => a + b, 0);
-      }
-    }
-    return { recovered };
+    return this.transitions.recoverAll();
   }
 
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
@@ -357,17 +346,17 @@ export class WeftEngine {
 
   /** What health checks need; cheap, no I/O. */
   healthSnapshot(): EngineHealthSnapshot {
+    const o = this.ownership;
     return {
       engineId: this.engineId,
-      ownership: this.ownership.mode,
+      ownership: o.mode,
       bootstrapped: this.started,
       disposed: this.disposed !== undefined,
       backgroundTasks: this.options.backgroundTasks,
-      lastBackgroundPassAt: this.ownership.scheduler ? this.ownership.scheduler.lastPassAt : this.lastPassAt,
-      backgroundIntervalMs: this.ownership.scheduler ? this.ownership.scheduler.intervalMs : this.options.timerPollMs,
+      lastBackgroundPassAt: o.scheduler ? o.scheduler.lastPassAt : this.lastPassAt,
+      backgroundIntervalMs: o.scheduler?.intervalMs ?? this.options.timerPollMs,
       liveWorkflows: this.runtime.live.size,
-      claimsHeld: this.ownership.registry?.held.size ?? (this.ownership.lease?.held ? 1 : 0),
-      renewalFailures: this.ownership.registry?.renewalFailures ?? 0,
+      ...o.claimFigures(),
     };
   }
 

@@ -1,10 +1,14 @@
 import { NonDeterminismError } from '../errors';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, MessageInsert, OperationRecord } from '../storage/types';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types';
 import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store';
 import { workflowContextStorage } from './als';
 import { NonDeterminismStop, WorkflowContext } from './context';
 import { pumpInbox, replayDelivery } from './delivery';
 import { ReplayDriver } from './replay-driver';
+import { childNotice, RuntimeHooks, Settled } from './runtime-types';
+
+export { childNotice } from './runtime-types';
+export type { RuntimeHooks, Settled } from './runtime-types';
 import { Change, Execution, ExecutionHost } from './execution';
 import { GroupCommitter } from './group-committer';
 import type { ResolvedEngineOptions } from './options';
@@ -12,30 +16,6 @@ import type { WorkflowRegistry } from './registry';
 import { describeError } from './step-runner';
 import type { WorkflowDefinition } from './types';
 import { toStoredJson } from './validation';
-
-/** The durable message a child's end sends its parent. */
-export function childNotice(parentId: string, childId: string, s: Settled): MessageInsert {
-  return { workflowId: parentId, kind: 'child', name: childId, payload: { status: s.status, output: s.output, error: s.error } };
-}
-
-export interface RuntimeHooks {
-  decorate(command: AdvanceCommand, runEpoch?: string): AdvanceCommand;
-  committed(command: AdvanceCommand, outcome: AdvanceOutcome): void;
-  holds(workflowId: string): boolean;
-  mayRun(workflowId: string): boolean;
-  /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
-  startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string>;
-  /** A workflow ended here (parent-close policy). */
-  terminated(workflowId: string): void;
-  epochOf(workflowId: string): string | undefined;
-  wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean>;
-}
-
-export interface Settled {
-  status: string;
-  output: unknown;
-  error: unknown;
-}
 
 /**
  * Runs executions: launch, replay from storage, finish, park/evict, and the single commit
@@ -59,6 +39,7 @@ export class Runtime implements ExecutionHost {
       throw new Error('child workflows need an engine');
     },
     terminated: () => undefined,
+    notRunning: () => undefined,
     epochOf: () => undefined,
     wakeCheck: async () => true,
   };
@@ -206,7 +187,8 @@ export class Runtime implements ExecutionHost {
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
     if (this.closed || !this.hooks.holds(workflowId)) return;
     const loaded = await this.store.load(workflowId);
-    if (!loaded || loaded.row.status !== 'running' || this.live.has(workflowId) || this.closed || !this.hooks.holds(workflowId)) return;
+    if (!loaded || loaded.row.status !== 'running') return this.hooks.notRunning(workflowId);
+    if (this.live.has(workflowId) || this.closed || !this.hooks.holds(workflowId)) return;
     if (!this.registry.has(loaded.row.type)) {
       this.logger.warn(`Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left alone.`);
       return;

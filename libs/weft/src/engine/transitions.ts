@@ -81,6 +81,30 @@ export class Transitions {
       .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
   }
 
+  /** Replays and continues every running workflow of a registered type not already live here. */
+  async recoverAll(): Promise<{ recovered: number }> {
+    let after = '';
+    let recovered = 0;
+    for (;;) {
+      const page = await this.store.runningPage(after, 500);
+      if (page.length === 0) break;
+      after = page[page.length - 1].id;
+      const mine = page.filter((w) => this.registry.has(w.type) && !this.runtime.live.has(w.id));
+      for (let i = 0; i < mine.length; i += 32) {
+        const batch = await Promise.all(
+          mine.slice(i, i + 32).map(async (w) => {
+            // Background path: a workflow another engine holds is skipped, not an error.
+            if (!(await this.ownership.claimForRecovery(w.id))) return 0;
+            await this.runtime.drive(w.id);
+            return 1;
+          }),
+        );
+        recovered += batch.reduce<number>((a, b) => a + b, 0);
+      }
+    }
+    return { recovered };
+  }
+
   /** Due timers: one query per batch, then each wakes its workflow. */
   async processDueTimers(): Promise<number> {
     let total = 0;

@@ -229,6 +229,11 @@ export class WorkflowClaimRegistry {
     }
   }
 
+  /** A claim row with no holder, so reclaim scans see the workflow. */
+  async ensureRow(workflowId: string): Promise<void> {
+    await this.sql.query(this.q.ensureRow, [workflowId]);
+  }
+
   async backfill(): Promise<void> {
     await this.sql.query(this.q.backfill);
   }

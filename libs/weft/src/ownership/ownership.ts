@@ -244,6 +244,10 @@ export class Ownership {
     emitWeftWarning(new WeftEngineLeaseLostWarning(this.engineId), (m) => this.logger.warn(m), this.onWarning);
   }
 
+  claimFigures(): { claimsHeld: number; renewalFailures: number } {
+    return { claimsHeld: this.registry?.held.size ?? (this.lease?.held ? 1 : 0), renewalFailures: this.registry?.renewalFailures ?? 0 };
+  }
+
   get isHalted(): boolean {
     return this.halted;
   }

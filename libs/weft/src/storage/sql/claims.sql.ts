@@ -63,7 +63,9 @@ export function claimSql(schema: string) {
           AND NOT (c.workflow_id = ANY($5::text[]))
         ORDER BY random()
         LIMIT $6
+        -- Locking w too makes a row re-check see a workflow that ended meanwhile (and skip it).
         FOR UPDATE OF c SKIP LOCKED
+        FOR SHARE OF w SKIP LOCKED
       )
       UPDATE ${claims} c SET epoch = c.epoch + 1, engine_id = $1, expires_at = clock_timestamp() + $3 * interval '1 millisecond',
              claimed_at = clock_timestamp(), version = c.version + 1
