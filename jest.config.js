@@ -1,14 +1,7 @@
 /** @type {import('jest').Config} */
-const swc = {
-  jsc: {
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-    target: 'es2022',
-    keepClassNames: true,
-  },
-  module: { type: 'commonjs' },
-  sourceMaps: 'inline',
-};
+const { swcOptions } = require('./test/support/swc-options');
+
+const swc = swcOptions();
 
 module.exports = {
   rootDir: '.',

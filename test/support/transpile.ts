@@ -9,29 +9,15 @@ import { transformFileSync, type Options } from '@swc/core';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { swcOptions: sharedSwcOptions } = require('./swc-options') as { swcOptions(filename?: string): unknown };
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 
 /** What the engine processes need: every source tree plus the test fixtures. */
 export const DEFAULT_SRC_ROOTS = ['libs', 'apps', 'src', 'test/fixtures'];
 
-function swcOptions(filename: string): Options {
-  return {
-    filename,
-    swcrc: false,
-    configFile: false,
-    sourceMaps: 'inline',
-    jsc: {
-      parser: { syntax: 'typescript', decorators: true },
-      transform: { legacyDecorator: true, decoratorMetadata: true },
-      target: 'es2022',
-      keepClassNames: true,
-      baseUrl: REPO_ROOT,
-      paths: { '@weft/nest': ['libs/weft/src'], '@weft/nest/*': ['libs/weft/src/*'] },
-    },
-    module: { type: 'commonjs' },
-  };
-}
+const swcOptions = (filename: string): Options => sharedSwcOptions(filename) as Options;
 
 function* walk(entry: string): Generator<string> {
   const st = fs.statSync(entry);
