@@ -264,7 +264,7 @@ export class Runtime implements ExecutionHost {
       this.logger.warn(`Commit for workflow "${exec.workflowId}" failed (${(err as Error)?.message}); retrying from storage.`);
     if (reason === 'fence') return; // ownership moved: the new owner drives it
     // Someone else advanced it (cancel, suspend, timeout) or the database hiccuped: re-read and go on.
-    this.retryLater(() => this.drive(exec.workflowId), reason === 'error' ? 1000 : 10);
+    this.redrive(exec.workflowId, reason === 'error' ? 500 : 10);
   }
 
   onParked(exec: Execution): void {
@@ -350,6 +350,21 @@ export class Runtime implements ExecutionHost {
       this.updateWaiters.delete(messageId);
       w();
     }
+  }
+
+  /**
+   * Drives a workflow again after a failed commit; while the database is away every attempt
+   * fails, so it keeps trying with backoff (up to 10 s) as long as this engine may drive it.
+   */
+  private redrive(workflowId: string, ms: number): void {
+    this.retryLater(async () => {
+      try {
+        await this.drive(workflowId);
+      } catch (err) {
+        if (!this.closed && this.hooks.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
+        throw err;
+      }
+    }, ms);
   }
 
   retryLater(fn: () => Promise<unknown>, ms: number): void {

@@ -39,6 +39,8 @@ export interface OwnedRuntime {
   poll(): Promise<number>;
 }
 
+const BACKFILL_EVERY_PASSES = 10;
+
 /** Reclaim cycles one pass may run while every cycle fills up (mass failover). */
 const RECLAIM_CYCLES_PER_PASS = 20;
 
@@ -55,6 +57,7 @@ export class Ownership {
   private runtime!: OwnedRuntime;
   private halted = false;
   private readonly undriven = new Set<string>();
+  private passes = 0;
 
   constructor(
     private readonly sql: SqlClient,
@@ -207,6 +210,9 @@ export class Ownership {
   private async reclaim(): Promise<number> {
     const registry = this.registry;
     if (!registry) return 0;
+    // Now and then: running workflows whose claim row never got written (a crash or a database
+    // outage between a start's insert and its claim) become visible to the scan.
+    if (this.passes++ % BACKFILL_EVERY_PASSES === 0) await registry.backfill();
     await this.retryUndriven();
     let total = 0;
     for (let cycle = 0; cycle < RECLAIM_CYCLES_PER_PASS && !this.scheduler?.isDisposing; cycle++) {

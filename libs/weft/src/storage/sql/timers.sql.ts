@@ -9,13 +9,14 @@ export function timerSql(schema: string) {
      * One query per tick: due timers, locked so concurrent pollers split them, and pushed
      * $2 ms into the future so a crash before the wake commits makes them fire again later.
      * The commit that consumes a timer deletes it. With $3 (an engine id, ownership
-     * 'workflow-lease') sleeps are only taken for workflows that engine holds; $4 limits them
+     * 'workflow-lease') timers of a workflow's own operations (sleeps, wait timeouts: seq >= 0)
+     * are only taken for workflows that engine holds; delayed starts and deadlines by anyone; $4 limits them
      * to the workflow types the engine has registered (services sharing one database).
      */
     takeDue: `
       WITH due AS (
         SELECT id, fire_at FROM ${timers} t WHERE fire_at <= clock_timestamp()
-          AND ($3::text IS NULL OR t.kind <> 'sleep' OR EXISTS (
+          AND ($3::text IS NULL OR t.seq < 0 OR EXISTS (
             SELECT 1 FROM ${claims} c WHERE c.workflow_id = t.workflow_id AND c.engine_id = $3))
           AND EXISTS (SELECT 1 FROM ${wf} w WHERE w.id = t.workflow_id AND w.type = ANY($4::text[]))
         ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED
