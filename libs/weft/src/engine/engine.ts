@@ -192,7 +192,7 @@ export class WeftEngine {
     const { version, runNumber } = admitted;
     this.options.metrics.workflowStarted?.(def.name);
     if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
-    else if (await this.claimNew(row.id)) this.runtime.launchNew(def, row.id, row.input, version, runNumber, row.parentId, inbox);
+    else if (await this.claimNew(row.id, version)) this.runtime.launchNew(def, row.id, row.input, version, runNumber, row.parentId, inbox);
     if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
     return this.handle(row.id);
   }
@@ -245,8 +245,8 @@ export class WeftEngine {
   }
 
   /** Claimed before its code runs; if another engine got it first, that engine drives it. */
-  private async claimNew(workflowId: string): Promise<boolean> {
-    return this.ownership.registry ? this.ownership.registry.acquireNew(workflowId) : true;
+  private async claimNew(workflowId: string, version: number): Promise<boolean> {
+    return this.ownership.registry ? this.ownership.registry.acquireNew(workflowId, version) : true;
   }
 
   handle(workflowId: string): WorkflowHandle {

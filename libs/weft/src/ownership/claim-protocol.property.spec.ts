@@ -9,12 +9,8 @@ import { WorkflowStore } from '../storage/workflow-store';
 import { AcquireResult, WorkflowClaimRegistry } from './claim-registry';
 import type { OwnershipConfig } from './config';
 
-/**
- * Property test of the claim protocol (DESIGN §4) against the real tables: three registries
- * (e1, e2, e3) act on the same claim rows in random orders, and after every action the
- * invariants are read back from PostgreSQL. Claims use a tiny TTL, so they also expire for
- * real while a run goes on; every expectation below holds whatever the clock did meanwhile.
- */
+// Property test of the claim protocol (DESIGN §4) on the real tables: three registries act on the
+// same rows in random orders; invariants are read back after every action (tiny TTL: real expiry too).
 const SCHEMA = 'claims_prop';
 const WORKFLOWS = ['w0', 'w1', 'w2', 'w3'];
 const ENGINES = ['e1', 'e2', 'e3'];
@@ -23,11 +19,8 @@ const TERMINAL = ['cancelled', 'timed_out', 'suspended'] as const;
 const env = <T>(name: string, parse: (v: string) => T) => (process.env[name] ? parse(process.env[name]!) : undefined);
 const ROW = { type: 't', status: 'running' as const, input: null, parentId: null, deadlineInMs: null, startInMs: null, timers: [] };
 
-const fenced = (workflowId: string, expectedVersion: number, engineId: string, epoch: string): AdvanceCommand => ({
-  workflowId,
-  expectedVersion,
-  fence: { engineId, epoch },
-});
+const fenced = (workflowId: string, expectedVersion: number, engineId: string, epoch: string): AdvanceCommand =>
+  ({ workflowId, expectedVersion, fence: { engineId, epoch } }) as AdvanceCommand;
 
 type Action =
   | { kind: 'acquire' | 'acquireNew' | 'release' | 'takeover'; engine: number; wf: number }
@@ -143,12 +136,21 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     if (!r.ok && r.reason === 'backoff') expect(w.lost[e].has(id)).toBe(true); // only a lost claim backs off
   }
 
+  /** An existing claim row is only taken while the workflow still runs at the version read. */
+  async function acquireNew(w: World, e: number, id: string, before: Claim | undefined): Promise<boolean> {
+    const [row] = await q<{ version: number; status: string }>(`SELECT version, status FROM "${SCHEMA}".weft_workflows WHERE id = $1`, [
+      id,
+    ]);
+    const won = await w.regs[e].acquireNew(id, row.version);
+    expect(won).toBe(!before?.engineId && (before === undefined || row.status === 'running'));
+    return won;
+  }
+
   async function acquire(w: World, e: number, id: string, fresh: boolean): Promise<void> {
     const before = (await claims()).get(id);
     let won: boolean;
     if (fresh) {
-      won = await w.regs[e].acquireNew(id);
-      expect(won).toBe(!before?.engineId);
+      won = await acquireNew(w, e, id, before);
       if (won) w.known[e].set(id, plus1(before?.epoch));
     } else {
       const r = await w.regs[e].acquire(id);

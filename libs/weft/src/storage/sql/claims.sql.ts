@@ -28,6 +28,8 @@ export function claimSql(schema: string) {
                  ON CONFLICT (workflow_id) DO UPDATE SET epoch = c.epoch + 1, engine_id = EXCLUDED.engine_id,
                    expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = c.version + 1
                  WHERE c.engine_id IS NULL
+                   -- an existing row (backfilled): only while nobody advanced the workflow since our insert
+                   AND EXISTS (SELECT 1 FROM ${wf} w WHERE w.id = $1 AND w.version = $4 AND w.status = 'running' FOR SHARE)
                  RETURNING epoch::text AS epoch`,
     /** Takeover: holder and epoch exactly as read, and expired by the database clock plus grace. */
     takeover: `UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $5 * interval '1 millisecond',
