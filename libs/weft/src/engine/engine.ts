@@ -81,6 +81,7 @@ export class WeftEngine {
       database.schema,
       () => (this.ownership.mode === 'workflow-lease' ? this.engineId : null),
       (id) => this.ownership.holds(id) && !this.disposed,
+      (id) => this.ownership.registry?.isValid(id) ?? this.ownership.holds(id),
     );
     this.timers = new TimerLoop(
       async () => {

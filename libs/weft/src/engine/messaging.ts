@@ -13,6 +13,7 @@ import { notifyChannel } from '../storage/sql/messages.sql';
 import type { WorkflowStore } from '../storage/workflow-store';
 import { Duration, parseDuration } from './duration';
 import type { UpdateOutcome } from './delivery';
+import type { Execution } from './execution';
 import type { ResolvedEngineOptions } from './options';
 import type { WorkflowRegistry } from './registry';
 import type { Runtime } from './runtime';
@@ -50,6 +51,8 @@ export class Messaging {
     private readonly pollOwner: () => string | null,
     /** May this engine drive that workflow now (ownership)? */
     private readonly mayDrive: (workflowId: string) => boolean,
+    /** Is this engine's hold on that workflow valid by its own clock (ownership)? */
+    private readonly mayAnswer: (workflowId: string) => boolean = () => true,
   ) {}
 
   async signal(workflowId: string, name: string, payload: unknown): Promise<void> {
@@ -123,13 +126,18 @@ export class Messaging {
     const def = this.registry.get(type);
     const method = def.queryHandlers?.[name];
     if (!method) throw new UnknownHandlerError(type, 'query', name);
-    if (live && live.state === 'active' && !live.isReplaying && live.instance) return this.answer<R>(live.instance, method, args, name);
+    if (live && this.answersLive(live)) return this.answer<R>(live.instance as object, method, args, name);
     const source = loaded ?? (await this.store.load(workflowId));
     if (!source) throw new WorkflowNotFoundError(workflowId);
     const instance = await this.runtime.replayForQuery(source, 10_000).catch((err: Error) => {
       throw new QueryFailedError(workflowId, name, err.message);
     });
     return this.answer<R>(instance, method, args, name);
+  }
+
+  /** The live instance answers only while this engine's hold is valid (not after a long pause). */
+  private answersLive(live: Execution): boolean {
+    return live.state === 'active' && !live.isReplaying && live.instance !== undefined && this.mayAnswer(live.workflowId);
   }
 
   private answer<R>(instance: object, method: string, args: unknown, name: string): R {

@@ -127,7 +127,11 @@ export class Runtime implements ExecutionHost {
   /** A message for a live run: a parked one passes the wake ownership check first. */
   wakeForMessage(exec: Execution): void {
     if (!exec.parked) return this.pump(exec);
-    void this.hooks.wakeCheck(exec.workflowId, exec.epoch, 'message').then((ok) => ok && this.pump(exec));
+    void this.hooks
+      .wakeCheck(exec.workflowId, exec.epoch, 'message')
+      .then((ok) => ok && this.pump(exec))
+      // The database is away: deliver on the next wake-up or poll (the message stays buffered).
+      .catch(() => undefined);
   }
 
   /** Starts a brand-new run that has no history. */

@@ -57,10 +57,18 @@ async function attemptOnce(
 /** Runs a step body with retries and backoff; never throws. */
 export async function runAttempts(
   fn: (args: StepArgs) => unknown,
-  opts: { name: string; idempotencyKey: string; retry: ResolvedRetry; timeoutMs?: number; signal: AbortSignal },
+  opts: {
+    name: string;
+    idempotencyKey: string;
+    retry: ResolvedRetry;
+    timeoutMs?: number;
+    signal: AbortSignal;
+    /** Checked before every retry: false once this engine may no longer run the workflow. */
+    mayRetry?: () => boolean;
+  },
 ): Promise<AttemptsOutcome> {
   for (let attempt = 1; ; attempt++) {
-    if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt - 1 };
+    if (opts.signal.aborted || (attempt > 1 && opts.mayRetry?.() === false)) return { ok: false, aborted: true, attempts: attempt - 1 };
     try {
       const value = await attemptOnce(fn, { attempt, idempotencyKey: opts.idempotencyKey }, opts.name, opts.timeoutMs, opts.signal);
       return { ok: true, value, attempts: attempt };
