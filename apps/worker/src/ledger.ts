@@ -1,0 +1,79 @@
+// Side-effect ledger: every chaos step body appends one row, through this process's own pg
+// pool (not Weft's), tagged with the engine id, the pid and the workflow's claim as the database
+// sees it at that instant. The chaos harness proves from it which bodies ran, where, under which
+// claim epoch, and whether the result of that step was already recorded when the body ran.
+import { Pool } from 'pg';
+
+const IDENT = /^[a-z_][a-z0-9_]*$/;
+
+function ident(name: string, what: string): string {
+  if (!IDENT.test(name)) throw new Error(`${what} must match ${IDENT} (got ${JSON.stringify(name)})`);
+  return `"${name}"`;
+}
+
+export interface LedgerEntry {
+  workflowId: string;
+  seq: number;
+  step: string;
+  attempt: number;
+  bodyStartedMs: number;
+  /** When this engine started the step's first attempt (of the retry loop this body belongs to). */
+  stepStartedMs: number;
+}
+
+export class Ledger {
+  readonly pool: Pool;
+  private readonly insertSql: string;
+
+  constructor(
+    url: string,
+    private readonly engineId: string,
+    weftSchema: string,
+    private readonly ledgerSchema: string,
+    max = 4,
+  ) {
+    this.pool = new Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+    // Without a listener an idle client's error (e.g. the server restarting) would crash the process.
+    this.pool.on('error', () => undefined);
+    const weft = ident(weftSchema, 'WEFT_SCHEMA');
+    const ledger = ident(ledgerSchema, 'LEDGER_SCHEMA');
+    this.insertSql = `
+      INSERT INTO ${ledger}.ledger (workflow_id, seq, step, attempt, engine, pid, body_started, step_started,
+                                    claim_epoch, claim_engine, claim_live, op_recorded)
+      SELECT $1, $2, $3, $4, $5, $6, to_timestamp($7::double precision / 1000.0), to_timestamp($8::double precision / 1000.0),
+             c.epoch, c.engine_id, COALESCE(c.expires_at > clock_timestamp(), false),
+             EXISTS (SELECT 1 FROM ${weft}.weft_operations o WHERE o.workflow_id = $1 AND o.seq = $2)
+      FROM (VALUES (1)) AS one(x) LEFT JOIN ${weft}.weft_workflow_claims c ON c.workflow_id = $1
+      RETURNING id::text AS id`;
+  }
+
+  /** Creates the ledger table if the harness has not (standalone use). */
+  async ensure(): Promise<void> {
+    const schema = ident(this.ledgerSchema, 'LEDGER_SCHEMA');
+    await this.pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await this.pool.query(`CREATE TABLE IF NOT EXISTS ${schema}.ledger (
+      id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL, step text NOT NULL, attempt int NOT NULL,
+      engine text NOT NULL, pid int NOT NULL, body_started timestamptz NOT NULL, step_started timestamptz NOT NULL,
+      at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL)`);
+  }
+
+  /** Appends one body run; returns the ledger row id. */
+  async append(e: LedgerEntry): Promise<string> {
+    const res = await this.pool.query<{ id: string }>(this.insertSql, [
+      e.workflowId,
+      e.seq,
+      e.step,
+      e.attempt,
+      this.engineId,
+      process.pid,
+      e.bodyStartedMs,
+      e.stepStartedMs,
+    ]);
+    return res.rows[0].id;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end().catch(() => undefined);
+  }
+}

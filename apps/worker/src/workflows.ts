@@ -1,0 +1,198 @@
+// The chaos workflow types. Every step body appends to the side-effect ledger (ledger.ts) and
+// returns a value that depends only on the input, so the harness can compute every workflow's
+// expected output without running it. Signal and update handlers de-duplicate by token: a client
+// that retries a send it could not confirm never changes the outcome.
+import type { StepOptions, WorkflowContext, WorkflowDefinition } from '@weft/nest';
+import type { Ledger } from './ledger';
+
+export interface ChaosInput {
+  steps: number;
+  stepMs: number;
+  salt: number;
+  sleepMs?: number;
+  signals?: number;
+  updates?: number;
+  children?: number;
+}
+
+/** What step `i` of a workflow with this salt returns: the harness computes the same. */
+export const stepValue = (salt: number, i: number) => salt + 7 * (i + 1);
+
+/** Rides out PostgreSQL restarts: the ledger write fails while the server is down. */
+const STEP_OPTIONS: StepOptions = { retry: { maxAttempts: 40, initialInterval: 100, backoffCoefficient: 2, maxInterval: 2000 } };
+
+let ledger: Ledger | undefined;
+/** idempotencyKey -> when this process started the step's first attempt (cleared when an attempt succeeds). */
+const firstAttemptAt = new Map<string, number>();
+
+export function useLedger(l: Ledger): void {
+  ledger = l;
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** One ledgered step: returns its deterministic value; the recorded result also names its ledger row. */
+async function ledgerStep(ctx: WorkflowContext, input: ChaosInput, i: number): Promise<number> {
+  const r = await ctx.step(
+    `s${i}`,
+    async ({ attempt, idempotencyKey, signal }) => {
+      const bodyStartedMs = Date.now();
+      if (attempt === 1 || !firstAttemptAt.has(idempotencyKey)) firstAttemptAt.set(idempotencyKey, bodyStartedMs);
+      const stepStartedMs = firstAttemptAt.get(idempotencyKey)!;
+      const seq = Number(idempotencyKey.slice(idempotencyKey.lastIndexOf(':') + 1));
+      // No ledger without DATABASE_URL (embedded database): the steps still run, unrecorded.
+      const entry = { workflowId: ctx.workflowId, seq, step: `s${i}`, attempt, bodyStartedMs, stepStartedMs };
+      const lid = ledger ? await ledger.append(entry) : null;
+      await pause(input.stepMs / 2 + Math.random() * input.stepMs, signal);
+      firstAttemptAt.delete(idempotencyKey);
+      return { v: stepValue(input.salt, i), lid };
+    },
+    STEP_OPTIONS,
+  );
+  return r.v;
+}
+
+async function steps(ctx: WorkflowContext, input: ChaosInput, from: number, to: number): Promise<number> {
+  let sum = 0;
+  for (let i = from; i < to; i++) sum += await ledgerStep(ctx, input, i);
+  return sum;
+}
+
+const WAIT = { timeout: '30m' };
+
+/** Steps only. */
+class StepsWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    return { sum: await steps(ctx, input, 0, input.steps) };
+  }
+}
+
+/** Steps with durable sleeps between them and a condition that must time out. */
+class SleepyWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    const sleepMs = input.sleepMs ?? 500;
+    let sum = 0;
+    let timedOut = false;
+    for (let i = 0; i < input.steps; i++) {
+      sum += await ledgerStep(ctx, input, i);
+      if (i === 1) timedOut = !(await ctx.condition(() => false, { timeout: sleepMs }));
+      else if (i % 2 === 0 && i < input.steps - 1) await ctx.sleep(sleepMs);
+    }
+    return { sum, timedOut };
+  }
+}
+
+/** Signals with a handler ('add'), a condition over them, then waitForSignal('finish'). */
+class SignalsWorkflow {
+  private readonly tokens = new Set<string>();
+  private total = 0;
+
+  onAdd(p: { token: string; value: number }) {
+    if (this.tokens.has(p.token)) return;
+    this.tokens.add(p.token);
+    this.total += p.value;
+  }
+
+  status() {
+    return { count: this.tokens.size, total: this.total };
+  }
+
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    const half = Math.floor(input.steps / 2);
+    let sum = await steps(ctx, input, 0, half);
+    if (!(await ctx.condition(() => this.tokens.size >= (input.signals ?? 0), WAIT))) throw new Error('signals never came');
+    const finish = await ctx.waitForSignal<{ value: number }>('finish', WAIT);
+    if (!finish) throw new Error('finish never came');
+    sum += await steps(ctx, input, half, input.steps);
+    return { sum, count: this.tokens.size, total: this.total, finish: finish.value };
+  }
+}
+
+/** Updates ('bump' returns the counter after the bump), a condition over them, queries. */
+class UpdatesWorkflow {
+  private readonly seen = new Map<string, number>();
+  private counter = 0;
+
+  bump(a: { token: string }) {
+    const known = this.seen.get(a.token);
+    if (known !== undefined) return known;
+    this.counter += 1;
+    this.seen.set(a.token, this.counter);
+    return this.counter;
+  }
+
+  status() {
+    return { counter: this.counter };
+  }
+
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    const half = Math.floor(input.steps / 2);
+    let sum = await steps(ctx, input, 0, half);
+    if (!(await ctx.condition(() => this.counter >= (input.updates ?? 0), WAIT))) throw new Error('updates never came');
+    sum += await steps(ctx, input, half, input.steps);
+    return { sum, counter: this.counter };
+  }
+}
+
+export const childInput = (parent: ChaosInput, j: number): ChaosInput => ({
+  steps: 2,
+  stepMs: parent.stepMs,
+  salt: parent.salt + 1000 * (j + 1),
+  sleepMs: parent.sleepMs,
+});
+
+export const childId = (parentId: string, j: number) => `${parentId}.c${j}`;
+
+/** Children started together, awaited together (they may run on other engines). */
+class ParentWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    let sum = await ledgerStep(ctx, input, 0);
+    const handles = [];
+    for (let j = 0; j < (input.children ?? 2); j++) {
+      handles.push(await ctx.startChild<{ sum: number }>('chaos.child', childInput(input, j), { workflowId: childId(ctx.workflowId, j) }));
+    }
+    const outs = await Promise.all(handles.map((h) => h.result()));
+    sum += await steps(ctx, input, 1, input.steps);
+    return { sum, children: outs.map((o) => o.sum) };
+  }
+}
+
+/** A child: a step, a durable sleep, a step. */
+class ChildWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    let sum = await ledgerStep(ctx, input, 0);
+    await ctx.sleep(input.sleepMs ?? 300);
+    sum += await steps(ctx, input, 1, input.steps);
+    return { sum };
+  }
+}
+
+export const CHAOS_WORKFLOWS: WorkflowDefinition[] = [
+  { name: 'chaos.steps', factory: () => new StepsWorkflow() },
+  { name: 'chaos.sleepy', factory: () => new SleepyWorkflow() },
+  {
+    name: 'chaos.signals',
+    factory: () => new SignalsWorkflow(),
+    signalHandlers: { add: 'onAdd' },
+    queryHandlers: { status: 'status' },
+  },
+  {
+    name: 'chaos.updates',
+    factory: () => new UpdatesWorkflow(),
+    updateHandlers: { bump: 'bump' },
+    queryHandlers: { status: 'status' },
+  },
+  { name: 'chaos.parent', factory: () => new ParentWorkflow() },
+  { name: 'chaos.child', factory: () => new ChildWorkflow() },
+];

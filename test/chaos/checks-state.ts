@@ -1,0 +1,143 @@
+// Invariants on what the run left behind: terminal states, outputs, histories, messages, claims.
+import { story } from './checks-safety';
+import type { MessageRow, OpRow, RunData } from './data';
+import { canonical, Tally } from './util';
+import type { PlannedWorkflow } from './workload';
+
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
+
+/** Every planned workflow completed with the expected output; nothing unplanned exists. */
+export function checkOutcomes(plan: PlannedWorkflow[], d: RunData, v: Tally): void {
+  const planned = new Set(plan.map((w) => w.id));
+  for (const w of plan) {
+    const row = d.workflows.get(w.id);
+    if (!row) {
+      v.add('workflow_missing', { workflowId: w.id });
+      continue;
+    }
+    if (row.status !== 'completed') {
+      v.add(TERMINAL.has(row.status) ? 'wrong_terminal_status' : 'not_terminal', () => ({
+        workflowId: w.id,
+        status: row.status,
+        error: row.error,
+        story: story(d, w.id, 25),
+      }));
+      continue;
+    }
+    if (canonical(row.output) !== canonical(w.expectedOutput)) {
+      v.add('wrong_output', { workflowId: w.id, expected: w.expectedOutput, actual: row.output });
+    }
+  }
+  for (const id of d.workflows.keys()) if (!planned.has(id)) v.add('unexpected_workflow', { workflowId: id });
+}
+
+function countKinds(ops: OpRow[]): Record<string, number> {
+  const c: Record<string, number> = {};
+  for (const o of ops) c[o.kind] = (c[o.kind] ?? 0) + 1;
+  return c;
+}
+
+/** Expected kinds plus one delivery op per consumed signal-with-handler / applied update. */
+function expectedKinds(w: PlannedWorkflow, msgs: MessageRow[]): Record<string, number> {
+  const k = { ...w.expectedKinds };
+  const signals = msgs.filter((m) => m.kind === 'signal' && m.name === 'add' && m.consumed_seq !== null).length;
+  const updates = msgs.filter((m) => m.kind === 'update' && m.consumed_seq !== null).length;
+  if (signals) k.signal = signals;
+  if (updates) k.update = updates;
+  return k;
+}
+
+/** Histories are contiguous, of the expected shape, and every step result is the expected one. */
+export function checkHistories(plan: PlannedWorkflow[], d: RunData, msgsByWf: Map<string, MessageRow[]>, v: Tally): void {
+  const ledgerById = new Map(d.ledger.map((l) => [l.id, l]));
+  for (const w of plan) {
+    const ops = d.ops.get(w.id) ?? [];
+    if (d.workflows.get(w.id)?.status !== 'completed') continue;
+    const gap = ops.findIndex((o, i) => o.seq !== i);
+    if (gap >= 0) v.add('history_not_contiguous', { workflowId: w.id, seqs: ops.map((o) => o.seq) });
+    const failed = ops.filter((o) => o.status !== 'completed');
+    if (failed.length) v.add('history_failed_operation', { workflowId: w.id, ops: failed.map((o) => `${o.seq}:${o.name}`) });
+    const kinds = countKinds(ops);
+    const want = expectedKinds(w, msgsByWf.get(w.id) ?? []);
+    if (canonical(kinds) !== canonical(want)) v.add('history_shape', { workflowId: w.id, expected: want, actual: kinds });
+    const steps = ops.filter((o) => o.kind === 'step');
+    const names = steps.map((o) => o.name).join(',');
+    const wantNames = Array.from({ length: w.input.steps }, (_, i) => `s${i}`).join(',');
+    if (names !== wantNames) v.add('history_step_order', { workflowId: w.id, expected: wantNames, actual: names });
+    for (const o of steps) checkStepResult(w, o, d, ledgerById, v);
+  }
+}
+
+function checkStepResult(w: PlannedWorkflow, o: OpRow, d: RunData, ledgerById: Map<string, RunData['ledger'][number]>, v: Tally): void {
+  const r = o.result as { v?: number; lid?: string } | null;
+  const i = Number(o.name.slice(1));
+  if (r?.v !== w.input.salt + 7 * (i + 1)) v.add('step_result_wrong', { workflowId: w.id, seq: o.seq, result: r });
+  const body = r?.lid ? ledgerById.get(r.lid) : undefined;
+  if (!body || body.workflow_id !== w.id || body.seq !== o.seq) {
+    v.add('step_recorded_without_its_body', { workflowId: w.id, seq: o.seq, ledgerId: r?.lid ?? null });
+    return;
+  }
+  const writer = d.opWriters.get(`${w.id}#${o.seq}`);
+  if (writer !== `weft:${body.engine}`) {
+    v.add('step_result_committed_by_another_engine', { workflowId: w.id, seq: o.seq, bodyEngine: body.engine, writer });
+  }
+}
+
+const tokenOf = (m: MessageRow) => m.payload?.token ?? null;
+
+const consumerKind = (m: MessageRow) =>
+  m.kind === 'child' ? 'childResult' : m.kind === 'update' ? 'update' : m.name === 'add' ? 'signal' : 'waitForSignal';
+
+/** Each stored message was consumed at most once, by the right kind of operation; none was lost. */
+export function checkMessages(d: RunData, msgsByWf: Map<string, MessageRow[]>, v: Tally, anomalies: Tally): void {
+  for (const [wf, msgs] of msgsByWf) {
+    const ops = new Map((d.ops.get(wf) ?? []).map((o) => [o.seq, o]));
+    const terminal = TERMINAL.has(d.workflows.get(wf)?.status ?? '');
+    const seqs = new Set<number>();
+    const appliedTokens = new Set(msgs.filter((m) => m.consumed_seq !== null).map(tokenOf));
+    for (const m of msgs) {
+      if (m.consumed_seq === null) {
+        if (terminal && m.status !== 'expired') unconsumed(wf, m, appliedTokens, v, anomalies);
+        continue;
+      }
+      if (seqs.has(m.consumed_seq)) v.add('two_messages_consumed_at_one_seq', { workflowId: wf, seq: m.consumed_seq });
+      seqs.add(m.consumed_seq);
+      const op = ops.get(m.consumed_seq);
+      if (!op || op.kind !== consumerKind(m) || op.name !== m.name) {
+        v.add('message_consumed_by_wrong_operation', {
+          workflowId: wf,
+          id: m.id,
+          seq: m.consumed_seq,
+          op: op ? `${op.kind}:${op.name}` : null,
+        });
+      }
+    }
+  }
+}
+
+/** A message a finished workflow never consumed: lost, unless it duplicates one it did (a client retry). */
+function unconsumed(wf: string, m: MessageRow, appliedTokens: Set<string | null>, v: Tally, anomalies: Tally): void {
+  if (tokenOf(m) && appliedTokens.has(tokenOf(m))) anomalies.add('duplicate_client_send_left_unconsumed', { workflowId: wf, id: m.id });
+  else v.add('message_never_consumed', { workflowId: wf, id: m.id, kind: m.kind, name: m.name, status: m.status });
+}
+
+/** Terminal workflows hold no claim and no timer. */
+export function checkEndState(d: RunData, v: Tally): void {
+  for (const w of d.workflows.values()) {
+    if (!TERMINAL.has(w.status)) continue;
+    const held = d.heldClaims.get(w.id);
+    if (held) v.add('claim_left_held_after_terminal', () => ({ workflowId: w.id, ...held, story: story(d, w.id, 30) }));
+    const timers = d.timers.get(w.id);
+    if (timers) v.add('timer_left_after_terminal', { workflowId: w.id, timers });
+  }
+}
+
+/** Sequential updates of one client return 1, 2, ..., K. */
+export function checkUpdateResults(plan: PlannedWorkflow[], results: Map<string, number[]>, v: Tally): void {
+  for (const w of plan) {
+    if (w.shape !== 'updates') continue;
+    const got = results.get(w.id) ?? [];
+    const want = w.updates.map((_, k) => k + 1);
+    if (canonical(got) !== canonical(want)) v.add('update_results_wrong', { workflowId: w.id, expected: want, actual: got });
+  }
+}

@@ -1,0 +1,254 @@
+// The invariant checks on synthetic run data (no database, no processes): each detector fires on
+// the violation it exists for and stays silent on a legitimate history, so a chaos run reporting
+// zero violations means something.
+import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, FaultWindows } from './checks-safety';
+import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state';
+import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow } from './data';
+import { Tally } from './util';
+import type { PlannedWorkflow } from './workload';
+
+const T = 1_700_000_000_000;
+
+function emptyData(): RunData {
+  return {
+    workflows: new Map(),
+    ops: new Map(),
+    ledger: [],
+    wfAudit: [],
+    opWriters: new Map(),
+    opsByTx: new Map(),
+    claimAudit: [],
+    forbidden: [],
+    messages: [],
+    heldClaims: new Map(),
+    timers: new Map(),
+    clientLog: new Map(),
+  };
+}
+
+const claim = (c: Partial<ClaimAuditRow>): ClaimAuditRow => ({
+  workflow_id: 'w',
+  tg_op: 'UPDATE',
+  old_epoch: null,
+  new_epoch: '1',
+  old_engine: null,
+  new_engine: null,
+  writer: 'weft:A1',
+  at_ms: T,
+  ...c,
+});
+
+const write = (w: Partial<WfAuditRow>): WfAuditRow => ({
+  workflow_id: 'w',
+  tg_op: 'UPDATE',
+  old_version: 1,
+  new_version: 2,
+  new_status: 'running',
+  writer: 'weft:A1',
+  claim_epoch: '1',
+  claim_engine: 'A1',
+  txid: '1',
+  at_ms: T,
+  ...w,
+});
+
+const body = (l: Partial<LedgerRow>): LedgerRow => ({
+  id: '1',
+  workflow_id: 'w',
+  seq: 0,
+  attempt: 1,
+  engine: 'A1',
+  pid: 100,
+  started_ms: T,
+  step_started_ms: T,
+  at_ms: T + 1,
+  claim_epoch: '1',
+  claim_engine: 'A1',
+  claim_live: true,
+  op_recorded: false,
+  ...l,
+});
+
+const noFaults: FaultWindows = { pauses: [], kills: [], pgDown: [] };
+
+/** A legitimate failover: A1 writes under epoch 1, B1 takes over (epoch 2) and finishes, releasing. */
+function legitimate(): RunData {
+  const d = emptyData();
+  d.claimAudit = [
+    claim({ tg_op: 'INSERT', new_epoch: '1', new_engine: 'A1', writer: 'weft:A1' }),
+    claim({ old_epoch: '1', new_epoch: '2', old_engine: 'A1', new_engine: 'B1', writer: 'weft:B1', at_ms: T + 5000 }),
+    claim({ old_epoch: '2', new_epoch: '2', old_engine: 'B1', new_engine: null, writer: 'weft:B1', at_ms: T + 6000 }),
+  ];
+  d.wfAudit = [
+    write({ tg_op: 'INSERT', old_version: null, new_version: 1, claim_epoch: null, claim_engine: null }),
+    write({ old_version: 1, new_version: 2 }),
+    write({ old_version: 2, new_version: 3, writer: 'weft:B1', claim_epoch: '2', claim_engine: 'B1', at_ms: T + 5500 }),
+    write({
+      old_version: 3,
+      new_version: 4,
+      writer: 'weft:B1',
+      claim_epoch: '2',
+      claim_engine: null,
+      new_status: 'completed',
+      at_ms: T + 6000,
+    }),
+  ];
+  return d;
+}
+
+function violationsOf(d: RunData, windows = noFaults): Record<string, number> {
+  const v = new Tally();
+  checkWriters(d, checkEpochs(d, v), v);
+  checkLedger(d, windows, v, new Tally());
+  checkEndState(d, v);
+  return v.counts;
+}
+
+describe('chaos invariant checks', () => {
+  it('accept a legitimate failover history', () => {
+    expect(violationsOf(legitimate())).toEqual({});
+  });
+
+  it('flag a write that landed from a deposed engine', () => {
+    const d = legitimate();
+    d.wfAudit.splice(
+      3,
+      0,
+      write({ old_version: 3, new_version: 4, writer: 'weft:A1', claim_epoch: '2', claim_engine: 'B1', at_ms: T + 5600 }),
+    );
+    d.wfAudit[4] = { ...d.wfAudit[4], old_version: 4, new_version: 5 };
+    expect(violationsOf(d)).toEqual({ deposed_write: 1, write_while_another_engine_holds_claim: 1, two_engines_wrote_one_epoch: 1 });
+  });
+
+  it('flag epochs that shrink, jump or are acquired twice, and deleted claims or rewritten operations', () => {
+    const d = legitimate();
+    d.claimAudit.push(claim({ old_epoch: '2', new_epoch: '1', old_engine: null, new_engine: 'C1', writer: 'weft:C1' }));
+    d.claimAudit.push(claim({ old_epoch: '1', new_epoch: '3', old_engine: 'C1', new_engine: 'C1', writer: 'weft:C1' }));
+    d.claimAudit.push(claim({ old_epoch: '1', new_epoch: '2', old_engine: 'A1', new_engine: 'C1', writer: 'weft:C1' }));
+    d.forbidden.push({ what: 'claim_deleted', workflow_id: 'w', detail: 'epoch 3', writer: 'weft:C1' });
+    d.forbidden.push({ what: 'operation_update', workflow_id: 'w', detail: 'seq 0', writer: 'weft:C1' });
+    expect(violationsOf(d)).toEqual({
+      epoch_regressed: 1,
+      epoch_jumped: 1,
+      two_engines_acquired_one_epoch: 2,
+      claim_deleted: 1,
+      operation_update: 1,
+    });
+  });
+
+  it('flag unfenced writes, writes by non-engines and version gaps', () => {
+    const d = legitimate();
+    d.wfAudit[1] = { ...d.wfAudit[1], claim_epoch: null, claim_engine: null };
+    d.wfAudit[2] = { ...d.wfAudit[2], writer: 'psql', old_version: 5, new_version: 6 };
+    expect(violationsOf(d)).toEqual({ unfenced_write: 1, write_by_non_engine: 1, version_not_contiguous: 2 });
+  });
+
+  it('excuse a body that was in flight across a pause, and flag one that started after its result was recorded', () => {
+    const d = legitimate();
+    const pause = { engineId: 'A1', pid: 100, from: T + 100, to: T + 5000 };
+    d.ledger = [
+      body({ id: '1', started_ms: T + 50, step_started_ms: T + 50, at_ms: T + 5100, op_recorded: true }),
+      body({ id: '2', attempt: 2, started_ms: T + 5050, step_started_ms: T + 50, at_ms: T + 5060, op_recorded: true }),
+    ];
+    expect(violationsOf(d, { ...noFaults, pauses: [pause] })).toEqual({});
+    d.ledger.push(body({ id: '3', started_ms: T + 5200, step_started_ms: T + 5200, at_ms: T + 5210, op_recorded: true }));
+    expect(violationsOf(d, { ...noFaults, pauses: [pause] })).toEqual({ step_ran_after_result_recorded: 1 });
+    const outage = { from: T + 6000, to: T + 8000 };
+    d.ledger.push(body({ id: '4', attempt: 3, started_ms: T + 8100, step_started_ms: T + 5900, at_ms: T + 8110, op_recorded: true }));
+    expect(violationsOf(d, { ...noFaults, pauses: [pause], pgDown: [outage] })).toEqual({
+      step_ran_after_result_recorded: 1,
+      'step_ran_after_result_recorded:in_flight_across_postgres_restart': 1,
+    });
+  });
+
+  it('explain re-runs by the fault that caused them, in body start order', () => {
+    const d = emptyData();
+    d.ledger = [
+      body({ id: '1', engine: 'B1', started_ms: T + 3000, at_ms: T + 3001 }),
+      body({ id: '2', engine: 'A1', started_ms: T + 10, at_ms: T + 6000 }),
+      body({ id: '3', workflow_id: 'x', engine: 'A1', started_ms: T, at_ms: T + 1 }),
+      body({ id: '4', workflow_id: 'x', engine: 'B1', started_ms: T + 100, at_ms: T + 101 }),
+    ];
+    const notes = new Tally();
+    const anomalies = new Tally();
+    const windows = { ...noFaults, pauses: [{ engineId: 'A1', pid: 100, from: T + 20, to: T + 5000 }] };
+    expect(classifyReruns(d, windows, notes, anomalies)).toBe(2);
+    expect(notes.counts).toEqual({ 'step_rerun:engine-paused': 2 });
+    expect(classifyReruns(d, noFaults, notes, anomalies)).toBe(2);
+    expect(anomalies.counts).toEqual({ step_rerun_unexplained: 2 });
+  });
+
+  it('flag wrong outputs, unfinished workflows, history gaps, foreign results and lost messages', () => {
+    const d = emptyData();
+    const plan = (id: string): PlannedWorkflow => ({
+      id,
+      shape: 'steps',
+      type: 'chaos.steps',
+      input: { steps: 2, stepMs: 1, salt: 0 },
+      parentId: null,
+      signals: [],
+      finishValue: 0,
+      updates: [],
+      expectedOutput: { sum: 21 },
+      expectedKinds: { step: 2 },
+    });
+    const row = (id: string, status: string, output: unknown) => ({
+      id,
+      type: 'chaos.steps',
+      status,
+      output,
+      error: null,
+      parent_id: null,
+      completed_ms: T,
+    });
+    const op = (wf: string, seq: number, lid: string, v: number): OpRow => ({
+      workflow_id: wf,
+      seq,
+      kind: 'step',
+      name: `s${seq}`,
+      status: 'completed',
+      result: { v, lid },
+    });
+    d.workflows.set('ok', row('ok', 'completed', { sum: 21 }));
+    d.workflows.set('bad', row('bad', 'completed', { sum: 22 }));
+    d.workflows.set('stuck', row('stuck', 'running', null));
+    d.ops.set('ok', [op('ok', 0, '1', 7), op('ok', 1, '2', 14)]);
+    d.ops.set('bad', [op('bad', 0, '3', 7), op('bad', 2, '9', 15)]);
+    d.ledger = [
+      body({ id: '1', workflow_id: 'ok', seq: 0 }),
+      body({ id: '2', workflow_id: 'ok', seq: 1 }),
+      body({ id: '3', workflow_id: 'bad', seq: 0, engine: 'B1' }),
+    ];
+    for (const [k, w] of [
+      ['ok#0', 'weft:A1'],
+      ['ok#1', 'weft:A1'],
+      ['bad#0', 'weft:A1'],
+    ])
+      d.opWriters.set(k, w);
+    d.messages = [
+      { id: '5', workflow_id: 'ok', kind: 'signal', name: 'finish', payload: { token: 't' }, consumed_seq: null, status: 'pending' },
+    ];
+    const v = new Tally();
+    const plans = ['ok', 'bad', 'stuck'].map(plan);
+    checkOutcomes(plans, d, v);
+    checkHistories(plans, d, new Map([['ok', d.messages]]), v);
+    checkMessages(d, new Map([['ok', d.messages]]), v, new Tally());
+    expect(v.counts).toEqual({
+      wrong_output: 1,
+      not_terminal: 1,
+      history_not_contiguous: 1,
+      history_step_order: 1,
+      step_result_wrong: 1,
+      step_recorded_without_its_body: 1,
+      step_result_committed_by_another_engine: 1,
+      message_never_consumed: 1,
+    });
+  });
+
+  it('report a running workflow that sat idle too long', () => {
+    const d = legitimate();
+    const a = new Tally();
+    checkIdleGaps(d, 1000, a);
+    expect(a.counts).toEqual({ workflow_idle_too_long: 1 });
+  });
+});

@@ -1,0 +1,141 @@
+// Everything the invariant checks read, loaded once from the database after the run.
+import type { HarnessDb } from './db';
+import { LEDGER_SCHEMA } from './schema';
+
+export interface WfRow {
+  id: string;
+  type: string;
+  status: string;
+  output: unknown;
+  error: unknown;
+  parent_id: string | null;
+  completed_ms: number | null;
+}
+export interface OpRow {
+  workflow_id: string;
+  seq: number;
+  kind: string;
+  name: string;
+  status: string;
+  result: unknown;
+}
+export interface LedgerRow {
+  id: string;
+  workflow_id: string;
+  seq: number;
+  attempt: number;
+  engine: string;
+  pid: number;
+  started_ms: number;
+  /** When the engine started this step's first attempt (the retry loop this body belongs to). */
+  step_started_ms: number;
+  at_ms: number;
+  claim_epoch: string | null;
+  claim_engine: string | null;
+  claim_live: boolean;
+  op_recorded: boolean;
+}
+export interface WfAuditRow {
+  workflow_id: string;
+  tg_op: string;
+  old_version: number | null;
+  new_version: number;
+  new_status: string;
+  writer: string;
+  claim_epoch: string | null;
+  claim_engine: string | null;
+  txid: string;
+  at_ms: number;
+}
+export interface ClaimAuditRow {
+  workflow_id: string;
+  tg_op: string;
+  old_epoch: string | null;
+  new_epoch: string;
+  old_engine: string | null;
+  new_engine: string | null;
+  writer: string;
+  at_ms: number;
+}
+export interface MessageRow {
+  id: string;
+  workflow_id: string;
+  kind: string;
+  name: string;
+  payload: { token?: string } | null;
+  consumed_seq: number | null;
+  status: string;
+}
+
+export interface RunData {
+  workflows: Map<string, WfRow>;
+  ops: Map<string, OpRow[]>;
+  ledger: LedgerRow[];
+  wfAudit: WfAuditRow[];
+  opWriters: Map<string, string>;
+  /** Operations recorded by each transaction for one workflow (key: txid#workflowId), as "seq:kind:name". */
+  opsByTx: Map<string, string[]>;
+  claimAudit: ClaimAuditRow[];
+  forbidden: Array<{ what: string; workflow_id: string | null; detail: string | null; writer: string }>;
+  messages: MessageRow[];
+  heldClaims: Map<string, { engine_id: string; epoch: string }>;
+  timers: Map<string, number>;
+  /** The client's calls per workflow (filled in by the harness from the driver). */
+  clientLog: Map<string, Array<{ at: number; what: string }>>;
+}
+
+const ms = (col: string, as: string) => `(extract(epoch from ${col}) * 1000)::float8 AS ${as}`;
+
+function groupBy<T>(rows: T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const r of rows) {
+    const k = key(r);
+    const list = m.get(k);
+    if (list) list.push(r);
+    else m.set(k, [r]);
+  }
+  return m;
+}
+
+export async function loadRunData(db: HarnessDb, weft: string): Promise<RunData> {
+  const s = LEDGER_SCHEMA;
+  const q = <R>(sql: string) => db.query<R>(sql, [], 300_000);
+  const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers] = await Promise.all([
+    q<WfRow>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')} FROM ${weft}.weft_workflows`),
+    q<OpRow>(`SELECT workflow_id, seq, kind, name, status, result FROM ${weft}.weft_operations ORDER BY workflow_id, seq`),
+    q<LedgerRow>(`SELECT id::text, workflow_id, seq, attempt, engine, pid, ${ms('body_started', 'started_ms')},
+                  ${ms('step_started', 'step_started_ms')}, ${ms('at', 'at_ms')},
+                  claim_epoch::text, claim_engine, claim_live, op_recorded FROM ${s}.ledger ORDER BY id`),
+    q<WfAuditRow>(`SELECT workflow_id, tg_op, old_version, new_version, new_status, writer, claim_epoch::text, claim_engine,
+                   txid::text, ${ms('at', 'at_ms')} FROM ${s}.wf_audit ORDER BY id`),
+    q<{ workflow_id: string; seq: number; kind: string; name: string; writer: string; txid: string }>(
+      `SELECT workflow_id, seq, kind, name, writer, txid::text FROM ${s}.op_audit ORDER BY id`,
+    ),
+    q<ClaimAuditRow>(`SELECT workflow_id, tg_op, old_epoch::text, new_epoch::text, old_engine, new_engine, writer, ${ms('at', 'at_ms')}
+                      FROM ${s}.claim_audit ORDER BY id`),
+    q<RunData['forbidden'][number]>(`SELECT what, workflow_id, detail, writer FROM ${s}.forbidden ORDER BY id`),
+    q<MessageRow>(`SELECT id::text, workflow_id, kind, name, payload, consumed_seq, status FROM ${weft}.weft_messages ORDER BY id`),
+    q<{ workflow_id: string; engine_id: string; epoch: string }>(
+      `SELECT workflow_id, engine_id, epoch::text FROM ${weft}.weft_workflow_claims WHERE engine_id IS NOT NULL`,
+    ),
+    q<{ workflow_id: string; n: number }>(`SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers GROUP BY workflow_id`),
+  ]);
+  return {
+    workflows: new Map(wfs.map((w) => [w.id, w])),
+    ops: groupBy(ops, (o) => o.workflow_id),
+    ledger,
+    wfAudit,
+    opWriters: new Map(opAudit.map((o) => [`${o.workflow_id}#${o.seq}`, o.writer])),
+    opsByTx: new Map(
+      [...groupBy(opAudit, (o) => `${o.txid}#${o.workflow_id}`)].map(([k, ops]) => [k, ops.map((o) => `${o.seq}:${o.kind}:${o.name}`)]),
+    ),
+    claimAudit,
+    forbidden,
+    messages,
+    heldClaims: new Map(claims.map((c) => [c.workflow_id, { engine_id: c.engine_id, epoch: c.epoch }])),
+    timers: new Map(timers.map((t) => [t.workflow_id, t.n])),
+    clientLog: new Map(),
+  };
+}
+
+export { groupBy };

@@ -1,0 +1,176 @@
+// Fault injection on a seeded schedule: SIGKILL (then restart) an engine, SIGSTOP an engine past
+// the claim TTL (then SIGCONT), restart PostgreSQL with a fast or an immediate shutdown.
+import type { PgCluster } from './cluster';
+import type { HarnessDb } from './db';
+import type { EngineProc, Fleet } from './engines';
+import { between, delay, pick, Rng, until } from './util';
+
+export type FaultKind = 'sigkill' | 'sigstop' | 'pg-restart-fast' | 'pg-restart-immediate';
+export const FAULT_KINDS: FaultKind[] = ['sigkill', 'sigstop', 'pg-restart-fast', 'pg-restart-immediate'];
+
+export interface FaultPlan {
+  kind: FaultKind;
+  /** First occurrence (ms after the workload starts), then every `everyMs`, ±jitterMs. */
+  firstAtMs: number;
+  everyMs: number;
+  jitterMs?: number;
+  max?: number;
+}
+
+export interface FaultRecord {
+  kind: FaultKind | 'engine-crash';
+  /** Harness clock (ms since the epoch; same host clock as the database's). */
+  at: number;
+  endedAt?: number;
+  engineId?: string;
+  pid?: number;
+  skipped?: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface FaultTiming {
+  ttlMs: number;
+  renewMs: number;
+  /** Pause before an engine killed by the harness is started again (ms range). */
+  restartDelayMs: [number, number];
+  /** How long PostgreSQL stays down during a restart (ms range). */
+  pgDownMs: [number, number];
+}
+
+export class FaultInjector {
+  readonly records: FaultRecord[] = [];
+  private stopped = false;
+  private readonly running = new Set<Promise<void>>();
+  private pgBusy = false;
+  private wake: (() => void) | undefined;
+
+  constructor(
+    private readonly fleet: Fleet,
+    private readonly cluster: PgCluster,
+    private readonly db: HarnessDb,
+    private readonly weft: string,
+    private readonly timing: FaultTiming,
+    private readonly r: Rng,
+    private readonly log: (m: string) => void,
+  ) {}
+
+  /** The seeded schedule: [at, kind] pairs, ms after start, ordered; `horizonMs` bounds periodic faults. */
+  static schedule(plans: FaultPlan[], r: Rng, horizonMs: number): Array<{ atMs: number; kind: FaultKind }> {
+    const out: Array<{ atMs: number; kind: FaultKind }> = [];
+    for (const p of plans) {
+      for (let n = 0; n < (p.max ?? Infinity); n++) {
+        const atMs = p.firstAtMs + n * p.everyMs + between(r, -1, 1) * (p.jitterMs ?? 0);
+        if (atMs > horizonMs && n > 0) break;
+        out.push({ atMs: Math.max(0, atMs), kind: p.kind });
+      }
+    }
+    return out.sort((a, b) => a.atMs - b.atMs);
+  }
+
+  /** Runs the schedule from now; faults may overlap (a SIGSTOP lasts longer than the TTL). */
+  async run(schedule: Array<{ atMs: number; kind: FaultKind }>, t0 = Date.now()): Promise<void> {
+    for (const f of schedule) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, Math.max(0, t0 + f.atMs - Date.now()));
+        this.wake = () => (clearTimeout(t), resolve());
+        if (this.stopped) this.wake();
+      });
+      if (this.stopped) break;
+      const p = this.inject(f.kind).catch((err: Error) => this.log(`fault ${f.kind} failed: ${err.stack ?? err.message}`));
+      this.running.add(p);
+      void p.finally(() => this.running.delete(p));
+    }
+    await this.drain();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.wake?.();
+  }
+
+  async drain(): Promise<void> {
+    while (this.running.size) await Promise.all([...this.running]);
+  }
+
+  private inject(kind: FaultKind): Promise<void> {
+    if (kind === 'sigkill') return this.sigkill();
+    if (kind === 'sigstop') return this.sigstop();
+    return this.pgRestart(kind === 'pg-restart-fast' ? 'fast' : 'immediate');
+  }
+
+  /** A live engine, leaving at least one other engine live. */
+  private target(kind: FaultKind): EngineProc | undefined {
+    const live = this.fleet.live();
+    const t = live.length >= 2 ? pick(this.r, live) : undefined;
+    if (!t) this.records.push({ kind, at: Date.now(), skipped: `only ${live.length} live engine(s)` });
+    return t;
+  }
+
+  private async sigkill(): Promise<void> {
+    const e = this.target('sigkill');
+    if (!e) return;
+    const rec: FaultRecord = { kind: 'sigkill', at: Date.now(), engineId: e.engineId, pid: e.pid };
+    this.records.push(rec);
+    e.expectedExit = true;
+    e.signal('SIGKILL');
+    await e.exited;
+    await delay(between(this.r, ...this.timing.restartDelayMs));
+    const next = this.fleet.spawn(e.slot);
+    rec.endedAt = Date.now();
+    rec.detail = { restartedAs: next.engineId };
+    this.log(`SIGKILL ${e.engineId} (pid ${e.pid}); restarted as ${next.engineId}`);
+  }
+
+  /** Held claims of an engine on running workflows (the ones another engine must take over). */
+  private async heldRunning(engineId: string): Promise<number> {
+    const rows = await this.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${this.weft}.weft_workflow_claims c JOIN ${this.weft}.weft_workflows w ON w.id = c.workflow_id
+       WHERE c.engine_id = $1 AND w.status = 'running'`,
+      [engineId],
+    );
+    return rows[0].n;
+  }
+
+  /** SIGSTOP past TTL + takeover grace + a scan, and until its running workflows were taken over. */
+  private async sigstop(): Promise<void> {
+    const e = this.target('sigstop');
+    if (!e) return;
+    const { ttlMs, renewMs } = this.timing;
+    const rec: FaultRecord = { kind: 'sigstop', at: Date.now(), engineId: e.engineId, pid: e.pid };
+    this.records.push(rec);
+    e.signal('SIGSTOP');
+    e.state = 'stopped';
+    const heldAtStop = await this.heldRunning(e.engineId).catch(() => -1);
+    await delay(rec.at + ttlMs + 2 * renewMs + between(this.r, 1, 2) * renewMs - Date.now());
+    const taken = await until(async () => (await this.heldRunning(e.engineId)) === 0, rec.at + 6 * ttlMs + 20_000, 100);
+    const leftHeld = taken ? 0 : await this.heldRunning(e.engineId).catch(() => -1);
+    e.signal('SIGCONT');
+    if (e.state === 'stopped') e.state = 'ready';
+    rec.endedAt = Date.now();
+    rec.detail = { stoppedMs: rec.endedAt - rec.at, heldAtStop, stillHeldAtResume: leftHeld };
+    this.log(`SIGSTOP ${e.engineId} for ${rec.endedAt - rec.at} ms (held ${heldAtStop}, still held at SIGCONT: ${leftHeld})`);
+  }
+
+  private async pgRestart(mode: 'fast' | 'immediate'): Promise<void> {
+    const kind: FaultKind = mode === 'fast' ? 'pg-restart-fast' : 'pg-restart-immediate';
+    if (this.pgBusy) {
+      this.records.push({ kind, at: Date.now(), skipped: 'a PostgreSQL restart is already in progress' });
+      return;
+    }
+    this.pgBusy = true;
+    const rec: FaultRecord = { kind, at: Date.now() };
+    this.records.push(rec);
+    try {
+      await this.cluster.stop(mode);
+      const downAt = Date.now();
+      await delay(between(this.r, ...this.timing.pgDownMs));
+      const startAt = Date.now();
+      await this.cluster.start();
+      rec.endedAt = Date.now();
+      rec.detail = { stopMs: downAt - rec.at, downMs: startAt - downAt, startMs: rec.endedAt - startAt };
+      this.log(`PostgreSQL restart (${mode}): unavailable for ${rec.endedAt - rec.at} ms`);
+    } finally {
+      this.pgBusy = false;
+    }
+  }
+}

@@ -1,0 +1,218 @@
+// The chaos harness (issue #8): N engine processes (apps/worker) on a private PostgreSQL cluster
+// the harness owns, W workflows of mixed shapes, faults on a seeded schedule, then invariant
+// checks from the database and the side-effect ledger, and a JSON summary.
+import { Client } from 'pg';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeTempDir, transpileTree } from '../support/transpile';
+import { faultWindows, runChecks } from './checks';
+import { PgCluster } from './cluster';
+import { loadRunData } from './data';
+import { HarnessDb } from './db';
+import { Driver } from './driver';
+import { Fleet } from './engines';
+import { FaultInjector, FaultRecord } from './faults';
+import { failoverTimes, pgRecovery } from './metrics';
+import { Monitor } from './monitor';
+import type { ChaosProfile } from './profiles';
+import { auditDdl, LEDGER_SCHEMA, ledgerDdl } from './schema';
+import { diagnoseStuck } from './stuck';
+import { buildSummary, ChaosSummary } from './summary';
+import { rng, until } from './util';
+import { planWorkload } from './workload';
+
+const WEFT = 'weft';
+const SLOTS = 'ABCDEFGHIJ';
+
+export interface RunOptions {
+  log?: (m: string) => void;
+  /** Where the JSON summary is written (default test/chaos/results). */
+  resultsDir?: string;
+  /** Keep the cluster's data directory (for inspection) instead of deleting it. */
+  keepCluster?: boolean;
+}
+
+async function createDatabase(cluster: PgCluster): Promise<string> {
+  const c = new Client({ connectionString: cluster.url() });
+  await c.connect();
+  try {
+    await c.query('CREATE DATABASE chaos');
+  } finally {
+    await c.end();
+  }
+  return cluster.url('chaos');
+}
+
+/** The worker, transpiled (no build step); CHAOS_WORKER_DIR points at a tree transpiled elsewhere (kept). */
+function workerScript(): { script: string; dir: string; keep: boolean } {
+  const given = process.env.CHAOS_WORKER_DIR;
+  const dir = given ?? transpileTree(['libs', 'apps'], makeTempDir('weft-chaos-build-'));
+  return { script: path.join(dir, 'apps', 'worker', 'src', 'main.js'), dir, keep: given !== undefined };
+}
+
+function workerEnv(p: ChaosProfile, url: string): Record<string, string> {
+  return {
+    DATABASE_URL: url,
+    WEFT_SCHEMA: WEFT,
+    LEDGER_SCHEMA,
+    OWNERSHIP: 'workflow-lease',
+    CLAIM_TTL_MS: String(p.ttlMs),
+    CLAIM_RENEW_MS: String(p.renewMs),
+    TIMER_POLL_MS: String(p.timerPollMs),
+    POOL_SIZE: String(p.poolSize),
+    SHUTDOWN_GRACE_MS: '1000',
+    STARTUP_DEADLINE_MS: '180000',
+  };
+}
+
+/** Engines that exit without the harness asking are crashes: recorded as a fault and restarted. */
+function restartCrashed(fleet: Fleet, faults: FaultRecord[], log: (m: string) => void): void {
+  fleet.onCrash = (e, rec) => {
+    faults.push({
+      kind: 'engine-crash',
+      at: rec.at,
+      engineId: e.engineId,
+      pid: rec.pid,
+      detail: { code: rec.code, signal: rec.signal, stderrTail: rec.stderrTail },
+    });
+    log(`engine ${e.engineId} CRASHED (code ${rec.code}, signal ${rec.signal}); restarting`);
+    setTimeout(() => fleet.spawn(e.slot), 200);
+  };
+}
+
+interface Phase {
+  driver: Driver;
+  injector: FaultInjector;
+  monitor: Monitor;
+  driving: Promise<void>;
+  faulting: Promise<void>;
+}
+
+/**
+ * Waits until every planned workflow finished and the scheduled faults ran; gives up when, after
+ * the last fault, nothing advanced for `stallMs`, the settle deadline passed, or the run cap.
+ */
+async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, startedAt: number, log: (m: string) => void): Promise<string> {
+  let faultsDoneAt = 0;
+  void ph.faulting.then(() => (faultsDoneAt = Date.now()));
+  const reason = await until(
+    async () => {
+      if (ph.monitor.done >= total) {
+        if (p.faultsUntilDone) ph.injector.stop();
+        if (faultsDoneAt) return 'all workflows finished';
+      }
+      if (faultsDoneAt && Date.now() - ph.monitor.lastProgressAt > p.stallMs) return `no progress for ${p.stallMs} ms`;
+      if (faultsDoneAt && Date.now() - faultsDoneAt > p.settleMs) return `not all finished ${p.settleMs} ms after the last fault`;
+      if (Date.now() - startedAt > p.maxRunMs) return `run cap of ${p.maxRunMs} ms reached`;
+      return null;
+    },
+    Infinity,
+    250,
+  );
+  log(`workload phase over: ${reason}`);
+  ph.injector.stop();
+  ph.driver.stop();
+  await ph.faulting;
+  await raceTimeout(ph.driving, 30_000);
+  return reason!;
+}
+
+/** Waits for `p` at most `ms` (and leaves no timer behind). */
+async function raceTimeout(p: Promise<unknown>, ms: number): Promise<void> {
+  let t: NodeJS.Timeout | undefined;
+  await Promise.race([p, new Promise((r) => (t = setTimeout(r, ms)))]);
+  clearTimeout(t);
+}
+
+/** Runs one chaos profile end to end; returns (and writes) the JSON summary. */
+export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<ChaosSummary> {
+  const log = opts.log ?? ((m: string) => process.stderr.write(`[chaos] ${m}\n`));
+  const t0 = Date.now();
+  log(`profile ${p.name}, seed ${p.seed}: ${p.engines} engines, ${p.workload.workflows} workflows`);
+  const cluster = await PgCluster.create({ maxConnections: 100 + p.engines * (p.poolSize + 8) });
+  const build = workerScript();
+  let fleet: Fleet | undefined;
+  let db: HarnessDb | undefined;
+  try {
+    const url = await createDatabase(cluster);
+    db = new HarnessDb(url);
+    for (const sql of ledgerDdl()) await db.query(sql);
+    const faults: FaultRecord[] = [];
+    fleet = new Fleet(build.script, workerEnv(p, url));
+    restartCrashed(fleet, faults, log);
+    const first = Array.from({ length: p.engines }, (_, i) => fleet!.spawn(SLOTS[i]));
+    await Promise.all(first.map((e) => e.ready));
+    for (const sql of auditDdl(WEFT)) await db.query(sql);
+    const plan = planWorkload(rng(p.seed), p.workload);
+    const monitor = new Monitor(db, WEFT, log, plan.length);
+    monitor.start();
+    const driver: Driver = new Driver(fleet, db, WEFT, p.driver, rng(p.seed + 1), () => driver.started.size - monitor.topDone);
+    const timing = { ...p.timing, ttlMs: p.ttlMs, renewMs: p.renewMs };
+    const injector = new FaultInjector(fleet, cluster, db, WEFT, timing, rng(p.seed + 2), log);
+    const schedule = FaultInjector.schedule(p.faults, rng(p.seed + 3), p.faultHorizonMs);
+    const workStart = Date.now();
+    const ph: Phase = { driver, injector, monitor, driving: driver.run(plan), faulting: injector.run(schedule, workStart) };
+    const endReason = await awaitCompletion(p, ph, plan.length, workStart, log);
+    const workloadMs = Date.now() - workStart;
+    await monitor.poll().catch(() => undefined);
+    await monitor.stop();
+    const stuck = monitor.done < plan.length ? await diagnoseStuck(db, WEFT, fleet) : { count: 0, samples: [] };
+    const shutdown = await fleet.shutdown(20_000);
+    faults.push(...injector.records);
+    faults.sort((a, b) => a.at - b.at);
+    log('checking invariants');
+    const data = await loadRunData(db, WEFT);
+    data.clientLog = driver.log;
+    const claimWindowMs = p.ttlMs + 3 * p.renewMs;
+    const checks = runChecks(
+      plan,
+      data,
+      faultWindows(faults, fleet.exits),
+      driver.updateResults,
+      driver.anomalies,
+      p.idleLimitMs,
+      claimWindowMs,
+    );
+    const boundMs = p.ttlMs + 2 * p.renewMs + 1.2 * p.renewMs;
+    const summary = buildSummary({
+      profile: p,
+      plan,
+      data,
+      checks,
+      faults,
+      fleet,
+      driver,
+      stuck,
+      shutdown,
+      endReason,
+      workloadMs,
+      totalMs: Date.now() - t0,
+      failover: await failoverTimes(db, faults, boundMs),
+      pgRecovery: await pgRecovery(db, faults),
+    });
+    writeResults(summary, opts.resultsDir);
+    return summary;
+  } finally {
+    fleet?.killAll();
+    await db?.close();
+    if (!opts.keepCluster) await cluster.destroy();
+    else log(`cluster kept at ${cluster.dir} (port ${cluster.port})`);
+    if (!build.keep) fs.rmSync(build.dir, { recursive: true, force: true });
+  }
+}
+
+const KEEP_RESULTS = 50;
+
+function writeResults(summary: ChaosSummary, dir = path.join(__dirname, 'results')): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true });
+    const old = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));
+    old.sort((a, b) => fs.statSync(path.join(dir, a)).mtimeMs - fs.statSync(path.join(dir, b)).mtimeMs);
+    for (const f of old.slice(0, Math.max(0, old.length - KEEP_RESULTS + 1))) fs.rmSync(path.join(dir, f), { force: true });
+    const file = path.join(dir, `${summary.profile}-${new Date().toISOString().replace(/[:.]/g, '-')}-seed${summary.seed}.json`);
+    fs.writeFileSync(file, `${JSON.stringify(summary, null, 2)}\n`);
+    summary.resultsFile = path.relative(process.cwd(), file);
+  } catch {
+    /* the summary is printed anyway */
+  }
+}

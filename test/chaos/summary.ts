@@ -1,0 +1,122 @@
+// The JSON summary a chaos run prints: workflows, faults injected by kind, violations by kind,
+// failover times, and how the engines fared.
+import type { CheckResults } from './checks';
+import type { RunData } from './data';
+import type { Driver } from './driver';
+import type { Fleet } from './engines';
+import type { FaultRecord } from './faults';
+import type { failoverTimes, pgRecovery } from './metrics';
+import type { ChaosProfile } from './profiles';
+import type { diagnoseStuck } from './stuck';
+import type { PlannedWorkflow } from './workload';
+
+export interface SummaryInput {
+  profile: ChaosProfile;
+  plan: PlannedWorkflow[];
+  data: RunData;
+  checks: CheckResults;
+  faults: FaultRecord[];
+  fleet: Fleet;
+  driver: Driver;
+  stuck: Awaited<ReturnType<typeof diagnoseStuck>>;
+  shutdown: { graceful: string[]; forced: string[] };
+  endReason: string;
+  workloadMs: number;
+  totalMs: number;
+  failover: Awaited<ReturnType<typeof failoverTimes>>;
+  pgRecovery: Awaited<ReturnType<typeof pgRecovery>>;
+}
+
+export type ChaosSummary = ReturnType<typeof buildSummary>;
+
+function countBy<T>(items: T[], key: (t: T) => string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const i of items) out[key(i)] = (out[key(i)] ?? 0) + 1;
+  return out;
+}
+
+function workflows(s: SummaryInput) {
+  const rows = [...s.data.workflows.values()];
+  return {
+    planned: s.plan.length,
+    startedByClient: s.driver.started.size,
+    children: s.plan.filter((w) => w.parentId !== null).length,
+    byShape: countBy(s.plan, (w) => w.shape),
+    byStatus: countBy(rows, (w) => w.status),
+    completedAsExpected:
+      s.plan.length -
+      (s.checks.violations.counts.wrong_output ?? 0) -
+      s.plan.filter((w) => s.data.workflows.get(w.id)?.status !== 'completed').length,
+    endReason: s.endReason,
+  };
+}
+
+function faultSection(s: SummaryInput) {
+  const injected = s.faults.filter((f) => !f.skipped);
+  return {
+    injected: countBy(injected, (f) => f.kind),
+    skipped: countBy(
+      s.faults.filter((f) => f.skipped),
+      (f) => f.kind,
+    ),
+    timeline: s.faults.map((f) => ({
+      kind: f.kind,
+      at: new Date(f.at).toISOString(),
+      ms: f.endedAt ? f.endedAt - f.at : undefined,
+      engineId: f.engineId,
+      skipped: f.skipped,
+      ...f.detail,
+    })),
+  };
+}
+
+function engineSection(s: SummaryInput) {
+  const crashes = s.faults.filter((f) => f.kind === 'engine-crash');
+  const pgWindows = s.faults.filter((f) => f.kind.startsWith('pg-') && !f.skipped);
+  const crashedAroundPg = crashes.filter((c) => pgWindows.some((p) => c.at >= p.at && c.at <= (p.endedAt ?? Infinity) + 30_000));
+  return {
+    slots: s.profile.engines,
+    incarnations: s.fleet.all.map((e) => ({ engineId: e.engineId, pid: e.pid, startAttempts: e.startAttempts, state: e.state })),
+    crashes: crashes.map((c) => ({ engineId: c.engineId, at: new Date(c.at).toISOString(), ...c.detail })),
+    survivedPostgresRestarts: crashedAroundPg.length === 0,
+    startupsThatRetriedWhileDatabaseDown: s.fleet.all.filter((e) => e.startAttempts > 1).length,
+    shutdownAtEnd: s.shutdown,
+    processEvents: s.fleet.events.counts,
+    processEventSamples: s.fleet.events.samples,
+    stderr: s.fleet.logs.counts,
+    stderrSamples: s.fleet.logs.samples,
+  };
+}
+
+export function buildSummary(s: SummaryInput) {
+  const c = s.checks;
+  return {
+    profile: s.profile.name,
+    seed: s.profile.seed,
+    config: {
+      engines: s.profile.engines,
+      ownership: 'workflow-lease',
+      claimTtlMs: s.profile.ttlMs,
+      claimRenewMs: s.profile.renewMs,
+      workload: s.profile.workload,
+    },
+    durationMs: { total: s.totalMs, workload: s.workloadMs },
+    workflows: workflows(s),
+    steps: {
+      recorded: c.stepsRecorded,
+      bodyRuns: c.stepBodiesRun,
+      reruns: c.stepReruns,
+      notes: c.notes.counts,
+    },
+    audit: c.audit,
+    client: { calls: s.driver.calls.counts, errors: s.driver.callErrors.counts, errorSamples: s.driver.callErrors.samples },
+    faults: faultSection(s),
+    failover: s.failover,
+    postgresRecovery: s.pgRecovery,
+    engines: engineSection(s),
+    violations: { total: c.violations.total, byKind: c.violations.counts, samples: c.violations.samples },
+    anomalies: { total: c.anomalies.total, byKind: c.anomalies.counts, samples: c.anomalies.samples },
+    stuck: s.stuck,
+    resultsFile: null as string | null,
+  };
+}
