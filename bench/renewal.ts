@@ -43,7 +43,8 @@ async function renewalPass(url: string, held: number) {
 }
 
 function child(script: string, env: Record<string, string>) {
-  const p = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  // stdin stays open: the engine child disposes itself when it closes.
+  const p = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const ready = new Promise<void>((resolve, reject) => {
     let buf = '';
     p.stdout!.on('data', (d: Buffer) => {
