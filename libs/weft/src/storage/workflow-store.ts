@@ -292,14 +292,4 @@ export class WorkflowStore {
       fireAt: r.fire_at as Date,
     }));
   }
-
-  async timersOf(id: string): Promise<Array<{ kind: string; seq: number; fireAt: Date }>> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.tm.forWorkflow, [id]);
-    return rows.map((r) => ({ kind: r.kind as string, seq: r.seq as number, fireAt: r.fire_at as Date }));
-  }
-
-  async nextTimerAt(): Promise<Date | null> {
-    const rows = await this.sql.query<{ next: Date | null }>(this.tm.nextFireAt);
-    return rows[0]?.next ?? null;
-  }
 }

@@ -79,7 +79,6 @@ export function claimSql(schema: string) {
                SELECT w.id FROM ${wf} w WHERE w.status = 'running'
                  AND NOT EXISTS (SELECT 1 FROM ${claims} c WHERE c.workflow_id = w.id)
                ON CONFLICT (workflow_id) DO NOTHING`,
-    heldBy: `SELECT workflow_id, epoch::text AS epoch FROM ${claims} WHERE engine_id = $1`,
 
     markerInsert: `INSERT INTO ${marker} (id, mode) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING mode, established_at`,
     markerRead: `SELECT mode, established_at FROM ${marker} WHERE id = 1`,

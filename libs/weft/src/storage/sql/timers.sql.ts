@@ -24,7 +24,5 @@ export function timerSql(schema: string) {
       UPDATE ${timers} t SET fire_at = clock_timestamp() + $2 * interval '1 millisecond'
       FROM due WHERE t.id = due.id
       RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at`,
-    nextFireAt: `SELECT min(fire_at) AS next FROM ${timers}`,
-    forWorkflow: `SELECT id, kind, seq, fire_at FROM ${timers} WHERE workflow_id = $1 ORDER BY fire_at`,
   };
 }
