@@ -48,6 +48,8 @@ export class WorkflowClaimRegistry {
     readonly engineId: string,
     readonly config: OwnershipConfig,
     private readonly metrics: ClaimMetrics = {},
+    /** Renewal's own connection, so it never queues behind the pool. */
+    private readonly renewSql: Pick<SqlClient, 'query'> = sql,
   ) {
     this.q = claimSql(schema);
   }
@@ -170,7 +172,7 @@ export class WorkflowClaimRegistry {
     const ids = [...this.held.keys()];
     const epochs = ids.map((id) => this.held.get(id)!);
     const t0 = performance.now();
-    const rows = await this.sql.query<{ workflow_id: string }>(this.q.renewAll, [this.engineId, ids, epochs, this.config.ttlMs]);
+    const rows = await this.renewSql.query<{ workflow_id: string }>(this.q.renewAll, [this.engineId, ids, epochs, this.config.ttlMs]);
     this.metrics.renewalPassDuration?.((performance.now() - t0) / 1000);
     const failed = new Set(rows.map((r) => r.workflow_id));
     const validUntil = t0 + this.config.ttlMs;

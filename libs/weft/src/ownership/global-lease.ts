@@ -15,6 +15,8 @@ export class GlobalLease {
     schema: string,
     readonly engineId: string,
     readonly config: OwnershipConfig,
+    /** Renewal's own connection, so it never queues behind the pool. */
+    private readonly renewSql: Pick<SqlClient, 'query'> = sql,
   ) {
     this.q = claimSql(schema);
   }
@@ -65,7 +67,7 @@ export class GlobalLease {
   async renew(): Promise<boolean> {
     if (this.epoch === null) return false;
     const sentAt = performance.now();
-    const rows = await this.sql.query(this.q.leaseRenew, [this.engineId, this.epoch, this.config.ttlMs]);
+    const rows = await this.renewSql.query(this.q.leaseRenew, [this.engineId, this.epoch, this.config.ttlMs]);
     if (rows.length === 0) this.epoch = null;
     else this.validUntil = sentAt + this.config.ttlMs;
     return rows.length === 1;

@@ -5,6 +5,7 @@ import {
   WeftWorkflowClaimLostWarning,
   WeftWorkflowWakeDiscardedWarning,
 } from '../observability/warnings';
+import { DedicatedConnection } from '../storage/dedicated-connection';
 import type { SqlClient } from '../storage/sql-client';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
 import { ClaimMetrics, WorkflowClaimRegistry } from './claim-registry';
@@ -58,6 +59,8 @@ export class Ownership {
   private halted = false;
   private readonly undriven = new Set<string>();
   private passes = 0;
+  /** Renewal's own connection (outside the pool): a saturated pool cannot delay a renewal. */
+  readonly renewalSql: DedicatedConnection | undefined;
 
   constructor(
     private readonly sql: SqlClient,
@@ -68,8 +71,10 @@ export class Ownership {
     metrics: ClaimMetrics = {},
     private readonly onWarning?: (w: Error) => void,
   ) {
-    if (config.mode === 'workflow-lease') this.registry = new WorkflowClaimRegistry(sql, schema, engineId, config, metrics);
-    if (config.mode === 'lease') this.lease = new GlobalLease(sql, schema, engineId, config);
+    if (config.mode !== 'none') this.renewalSql = new DedicatedConnection(() => sql.connectionConfig(), config.ttlMs);
+    if (config.mode === 'workflow-lease')
+      this.registry = new WorkflowClaimRegistry(sql, schema, engineId, config, metrics, this.renewalSql);
+    if (config.mode === 'lease') this.lease = new GlobalLease(sql, schema, engineId, config, this.renewalSql);
     if (config.mode !== 'none') {
       this.scheduler = new ClaimRenewalScheduler(
         { renew: () => this.renew(), reclaim: () => this.reclaim(), poll: () => this.runtime.poll() },
@@ -261,6 +266,7 @@ export class Ownership {
   /** Scheduler first (no reclaim lands after), then every held claim or the lease is released. */
   async dispose(): Promise<{ released: number; failed: number }> {
     await this.scheduler?.stop();
+    await this.renewalSql?.close();
     if (this.registry) return this.registry.releaseAll();
     if (this.lease) return { released: (await this.lease.release()) ? 1 : 0, failed: 0 };
     return { released: 0, failed: 0 };

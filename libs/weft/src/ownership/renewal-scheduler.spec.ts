@@ -37,7 +37,8 @@ describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
     await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE kind = 'sleep'`)).length === 30, 'all parked');
     const before = await expiresAt(hs[0].workflowId);
     const calls: string[] = [];
-    const sql = e.database.sql;
+    // Renewal has its own connection; the pool must not see it.
+    const sql = e.ownership.renewalSql!;
     const original = sql.query.bind(sql);
     sql.query = ((text: string, params?: unknown[]) => {
       calls.push(text);
@@ -50,6 +51,32 @@ describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
       calls.filter((c) => c.includes('unnest($2::text[], $3::bigint[])') && c.includes('expires_at = clock_timestamp()')),
     ).toHaveLength(1);
     expect(Number(await expiresAt(hs[0].workflowId))).toBeGreaterThan(Number(before));
+  });
+
+  it('keeps renewing on its own connection while every pooled connection is busy past the TTL', async () => {
+    const e = await pool.create({ ...WL, engineId: 'P1' }, (x) => x.register('sleepy-busy', Sleepy));
+    await e.bootstrap();
+    const h = await e.start('sleepy-busy', { ms: 60_000 });
+    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    const pg = e.database.sql.pool;
+    // Every connection the pool can still hand out (LISTEN keeps one checked out for good).
+    const free = pg.options.max - (pg.totalCount - pg.idleCount);
+    const busy = await Promise.all(Array.from({ length: free }, () => pg.connect()));
+    expect(pg.totalCount).toBe(pg.options.max);
+    try {
+      const first = Number(await expiresAt(h.workflowId));
+      // Three TTLs with no pooled connection free: only the dedicated connection can renew.
+      await new Promise((r) => setTimeout(r, 2_700));
+      const later = Number(await expiresAt(h.workflowId));
+      expect(later - first).toBeGreaterThanOrEqual(1_500);
+      expect(e.ownership.registry!.isValid(h.workflowId)).toBe(true);
+    } finally {
+      busy.forEach((c) => c.release());
+    }
+    const [claim] = await tdb.query<{ engine_id: string }>(`SELECT engine_id FROM weft.weft_workflow_claims WHERE workflow_id = $1`, [
+      h.workflowId,
+    ]);
+    expect(claim.engine_id).toBe('P1');
   });
 
   it('manual mode: nothing happens until runMaintenance(); then exactly one pass', async () => {

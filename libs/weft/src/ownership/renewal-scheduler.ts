@@ -17,14 +17,53 @@ export interface SchedulerTasks {
   poll(): Promise<number>;
 }
 
+/** One single-flight loop: a run that overruns the interval delays the next one. */
+class Loop<T> {
+  private handle: NodeJS.Timeout | undefined;
+  private inFlight: Promise<T> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly body: () => Promise<T>,
+    private readonly nextDelayMs: () => number,
+  ) {}
+
+  start(firstDelayMs: number): void {
+    if (!this.stopped && !this.handle) this.schedule(firstDelayMs);
+  }
+
+  run(): Promise<T> {
+    if (this.inFlight) return this.inFlight;
+    this.inFlight = this.body().finally(() => (this.inFlight = undefined));
+    return this.inFlight;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.handle) clearTimeout(this.handle);
+    this.handle = undefined;
+    await this.inFlight?.catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    this.handle = setTimeout(() => {
+      this.handle = undefined;
+      void this.run().finally(() => {
+        if (!this.stopped) this.schedule(this.nextDelayMs());
+      });
+    }, delayMs);
+  }
+}
+
 /**
- * ClaimRenewalScheduler: on the renew interval (jittered), one single-flight pass of renewal,
- * reclaim scan and owner-side polls, independent of the timer loop. Passes never pile up: a
- * pass that overruns the interval delays the next one.
+ * ClaimRenewalScheduler: two single-flight loops on the renew interval, independent of the
+ * timer loop. Renewal runs alone on its own loop (and, in the engine, its own connection), so
+ * reclaim cycles, replays and polls can never delay it past the TTL; the maintenance loop runs
+ * the reclaim scan and the owner-side polls. `runPass()` runs one of each, renewal first.
  */
 export class ClaimRenewalScheduler {
-  private handle: NodeJS.Timeout | undefined;
-  private inFlight: Promise<PassReport> | undefined;
+  private readonly renewal: Loop<{ renewed: number; lost: string[] }>;
+  private readonly maintenance: Loop<{ reclaimed: number; polled: number }>;
   private disposing = false;
   lastPassAt: Date | null = null;
   lastReport: PassReport | null = null;
@@ -33,70 +72,70 @@ export class ClaimRenewalScheduler {
     private readonly tasks: SchedulerTasks,
     readonly intervalMs: number,
     private readonly logger: WeftLogger,
-  ) {}
+  ) {
+    // Renewal: small jitter, it must keep its cadence. Maintenance: ±20% so engines started
+    // together do not scan in lockstep.
+    this.renewal = new Loop(
+      () => this.renew(),
+      () => intervalMs * (0.9 + Math.random() * 0.1),
+    );
+    this.maintenance = new Loop(
+      () => this.maintain(),
+      () => intervalMs * (0.8 + Math.random() * 0.4),
+    );
+  }
 
   get isDisposing(): boolean {
     return this.disposing;
   }
 
   start(): void {
-    if (this.disposing || this.handle) return;
-    this.schedule(0);
+    if (this.disposing) return;
+    this.renewal.start(0);
+    this.maintenance.start(0);
   }
 
-  /** One pass now; joins the pass in flight if there is one. */
-  runPass(): Promise<PassReport> {
-    if (this.inFlight) return this.inFlight;
-    this.inFlight = this.pass().finally(() => (this.inFlight = undefined));
-    return this.inFlight;
-  }
-
-  /** Stops scheduling first (no reclaim can start after this), then waits for the pass in flight. */
-  async stop(): Promise<void> {
-    this.disposing = true;
-    if (this.handle) clearTimeout(this.handle);
-    this.handle = undefined;
-    await this.inFlight?.catch(() => undefined);
-  }
-
-  private async pass(): Promise<PassReport> {
+  /** One renewal then one maintenance pass now; joins runs in flight. */
+  async runPass(): Promise<PassReport> {
     const t0 = performance.now();
     this.lastPassAt = new Date();
-    const report: PassReport = { renewed: 0, lost: [], reclaimed: 0, polled: 0, durationMs: 0 };
-    try {
-      const r = await this.tasks.renew();
-      report.renewed = r.renewed;
-      report.lost = r.lost;
-    } catch (err) {
-      this.logger.warn(`Claim renewal failed: ${(err as Error).message}`);
-    }
-    if (!this.disposing) {
-      try {
-        report.reclaimed = await this.tasks.reclaim();
-      } catch (err) {
-        this.logger.warn(`Reclaim scan failed: ${(err as Error).message}`);
-      }
-    }
-    if (!this.disposing) {
-      try {
-        report.polled = await this.tasks.poll();
-      } catch (err) {
-        this.logger.warn(`Owner-side poll failed: ${(err as Error).message}`);
-      }
-    }
-    report.durationMs = performance.now() - t0;
+    const r = await this.renewal.run();
+    const m = this.disposing ? { reclaimed: 0, polled: 0 } : await this.maintenance.run();
+    const report: PassReport = { ...r, ...m, durationMs: performance.now() - t0 };
     this.lastReport = report;
     return report;
   }
 
-  private schedule(delayMs: number): void {
-    this.handle = setTimeout(() => {
-      this.handle = undefined;
-      void this.runPass().finally(() => {
-        if (this.disposing) return;
-        // ±20% jitter so engines started together do not scan in lockstep.
-        this.schedule(this.intervalMs * (0.8 + Math.random() * 0.4));
-      });
-    }, delayMs);
+  /** Stops scheduling first (no reclaim can start after this), then waits for runs in flight. */
+  async stop(): Promise<void> {
+    this.disposing = true;
+    await Promise.all([this.renewal.stop(), this.maintenance.stop()]);
+  }
+
+  private async renew(): Promise<{ renewed: number; lost: string[] }> {
+    this.lastPassAt = new Date();
+    try {
+      return await this.tasks.renew();
+    } catch (err) {
+      this.logger.warn(`Claim renewal failed: ${(err as Error).message}`);
+      return { renewed: 0, lost: [] };
+    }
+  }
+
+  private async maintain(): Promise<{ reclaimed: number; polled: number }> {
+    const out = { reclaimed: 0, polled: 0 };
+    if (this.disposing) return out;
+    try {
+      out.reclaimed = await this.tasks.reclaim();
+    } catch (err) {
+      this.logger.warn(`Reclaim scan failed: ${(err as Error).message}`);
+    }
+    if (this.disposing) return out;
+    try {
+      out.polled = await this.tasks.poll();
+    } catch (err) {
+      this.logger.warn(`Owner-side poll failed: ${(err as Error).message}`);
+    }
+    return out;
   }
 }

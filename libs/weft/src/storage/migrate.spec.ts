@@ -36,10 +36,16 @@ describe('migrations', () => {
         'weft_messages_unconsumed_idx',
         'weft_workflows_status_type_idx',
         'weft_workflow_claims_engine_idx',
-        'weft_workflow_claims_expires_idx',
       ]) {
         expect(names).toContain(want);
       }
+      // Renewal updates stay HOT: nothing indexes expires_at, and pages keep room (decision 0004).
+      expect(names).not.toContain('weft_workflow_claims_expires_idx');
+      const [claims] = await tdb.query<{ reloptions: string[] }>(
+        `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'replica_s' AND c.relname = 'weft_workflow_claims'`,
+      );
+      expect(claims.reloptions).toContain('fillfactor=70');
     } finally {
       await Promise.all(dbs.map((d) => d.close()));
     }

@@ -1,14 +1,24 @@
 import { createHash } from 'node:crypto';
-import type { Pool, PoolClient } from 'pg';
+import type { ClientConfig, Pool, PoolClient } from 'pg';
 import { DataSource } from 'typeorm';
+
+const names = new Map<string, string>();
+
+/** Named prepared statements: the hot-path CTEs cost more to plan than to run. */
+export function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (!name) {
+    name = `weft_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
+    names.set(sql, name);
+  }
+  return name;
+}
 
 /**
  * Thin access to the DataSource's own pg pool: hot paths send one statement per round trip
  * with bound parameters and get plain rows back, without TypeORM's per-query runner.
  */
 export class SqlClient {
-  private readonly names = new Map<string, string>();
-
   constructor(private readonly dataSource: DataSource) {}
 
   get pool(): Pool {
@@ -22,17 +32,14 @@ export class SqlClient {
    * than to run, and pg prepares each name once per connection.
    */
   async query<R = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
-    const res = await this.pool.query({ name: this.nameOf(sql), text: sql, values: params });
+    const res = await this.pool.query({ name: statementName(sql), text: sql, values: params });
     return res.rows as R[];
   }
 
-  private nameOf(sql: string): string {
-    let name = this.names.get(sql);
-    if (!name) {
-      name = `weft_${createHash('sha1').update(sql).digest('hex').slice(0, 20)}`;
-      this.names.set(sql, name);
-    }
-    return name;
+  /** Connection settings of the pool, for connections Weft opens beside it. */
+  connectionConfig(): ClientConfig {
+    const o = (this.pool as unknown as { options: ClientConfig & { max?: number } }).options;
+    return { ...o };
   }
 
   /** Runs `fn` in one transaction; rolls back explicitly on any error. */

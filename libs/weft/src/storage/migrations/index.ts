@@ -1,11 +1,13 @@
 import { MigrationInterface } from 'typeorm';
 import { initialSchemaMigration } from './1733140000000-initial-schema';
 import { operationEventsMigration } from './1733226400000-operation-events';
+import { claimsHotRenewalMigration } from './1733312800000-claims-hot-renewal';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
   return [
     { id: 1733140000000, migration: initialSchemaMigration(schema) },
     { id: 1733226400000, migration: operationEventsMigration(schema) },
+    { id: 1733312800000, migration: claimsHotRenewalMigration(schema) },
   ];
 }
