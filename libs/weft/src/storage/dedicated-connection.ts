@@ -34,7 +34,14 @@ export class DedicatedConnection implements Pick<SqlClient, 'query'> {
     if (this.closed) return Promise.reject(new Error('The dedicated connection is closed'));
     if (this.client) return Promise.resolve(this.client);
     this.connecting ??= (async () => {
-      const client = new Client({ ...this.config(), query_timeout: this.queryTimeoutMs, application_name: 'weft-renewal' });
+      const base = this.config();
+      const client = new Client({
+        ...base,
+        query_timeout: this.queryTimeoutMs,
+        // A connect that hangs (server shutting down) must not stall renewal past the TTL.
+        connectionTimeoutMillis: Math.min(base.connectionTimeoutMillis ?? 5_000, this.queryTimeoutMs / 2),
+        application_name: 'weft-renewal',
+      });
       client.on('error', () => this.drop(client));
       try {
         await client.connect();
