@@ -60,7 +60,8 @@ async function main() {
     engine.register('noop3', ThreeNoops);
     await engine.bootstrap();
     const out = [];
-    for (const level of [1, 16, 64]) out.push(await runLevel(engine, url, db, level === 1 ? Math.min(total, 1000) : total, level));
+    const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
+    for (const level of levels) out.push(await runLevel(engine, url, db, level === 1 ? Math.min(total, 1000) : total, level));
     await engine.dispose();
     return out;
   });

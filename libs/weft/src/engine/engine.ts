@@ -101,7 +101,7 @@ export class WeftEngine {
     this.runtime.hooks = {
       ...ownershipHooks(o),
       startChild: (parentId, childId, type, input) => this.startChild(parentId, childId, type, input),
-      terminated: (id) => this.transitions.closeChildren(id),
+      terminated: (id, startedChildren = true) => startedChildren && this.transitions.closeChildren(id),
     };
     o.attach({
       stopLive: (id) => this.runtime.stopLive(id),

@@ -12,8 +12,8 @@ export interface RuntimeHooks {
   mayRun(workflowId: string): boolean;
   /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
   startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string>;
-  /** A workflow ended here (parent-close policy). */
-  terminated(workflowId: string): void;
+  /** A workflow ended here (parent-close policy); `startedChildren` false skips the lookup. */
+  terminated(workflowId: string, startedChildren?: boolean): void;
   /** A workflow this engine went to drive is not running (any more): let go of its claim. */
   notRunning(workflowId: string): void;
   epochOf(workflowId: string): string | undefined;

@@ -243,7 +243,11 @@ export class Runtime implements ExecutionHost {
     this.forget(exec);
     this.options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.settle(exec.workflowId, settled);
-    this.hooks.terminated(exec.workflowId);
+    // Its history tells whether it ever started a child: most never do, and skip the lookup.
+    this.hooks.terminated(
+      exec.workflowId,
+      [...exec.history.values()].some((op) => op.kind === 'startChild'),
+    );
   }
 
   onNonDeterminism(exec: Execution, err: Error): void {
