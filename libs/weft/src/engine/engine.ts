@@ -13,7 +13,8 @@ import { Ownership } from '../ownership/ownership';
 import type { PassReport } from '../ownership/renewal-scheduler';
 import { openDatabase, OpenedDatabase } from '../storage/data-source';
 import type { WorkflowStatus } from '../storage/entities';
-import { InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
+import { Batcher } from '../storage/batcher';
+import { InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
 import { Duration, parseDuration } from './duration';
 import { GroupCommitter } from './group-committer';
 import { WorkflowHandle } from './handle';
@@ -41,6 +42,8 @@ export class WeftEngine {
   readonly registry = new WorkflowRegistry();
   readonly options: ResolvedEngineOptions;
   readonly ownership: Ownership;
+  /** Group commit of starts: concurrent start() calls share one insert statement. */
+  private readonly starts: Batcher<InsertWorkflow, InsertResult>;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
@@ -60,6 +63,10 @@ export class WeftEngine {
     this.options = resolveEngineOptions(options, this.engineId);
     const ownership = resolveOwnership(options);
     this.store = new WorkflowStore(database.sql, database.schema);
+    this.starts = new Batcher(
+      (rows) => this.store.insertMany(rows),
+      (row) => row.id,
+    );
     this.runtime = new Runtime(this.store, new GroupCommitter(this.store), this.registry, this.options);
     this.ownership = new Ownership(
       database.sql,
@@ -185,7 +192,7 @@ export class WeftEngine {
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, this.options.maxPayloadBytes);
-    const res = await this.store.insert(row);
+    const res = await this.starts.submit(row);
     const inbox = signal && res.inserted ? [await this.storeStartSignal(row.id, signal)] : [];
     if (signal && !res.inserted) await this.messaging.signal(row.id, signal.name, signal.payload);
     const admitted = res.inserted ? { version: res.version, runNumber: 1 } : await this.admitExisting(row, res, policy);
@@ -219,7 +226,7 @@ export class WeftEngine {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
     if (this.registry.has(type)) return (await this.start(type, input, opts)).workflowId;
     const row = newRow(type, input, opts, this.options.maxPayloadBytes);
-    await this.store.insert(row);
+    await this.starts.submit(row);
     await this.ownership.registry?.ensureRow(childId);
     return childId;
   }

@@ -5,6 +5,7 @@ import { workflowContextStorage } from './als';
 import { NonDeterminismStop, WorkflowContext } from './context';
 import { pumpInbox, replayDelivery } from './delivery';
 import { ReplayDriver } from './replay-driver';
+import { SettledSubscription, SettledWaiters } from './settled-waiters';
 import { childNotice, RuntimeHooks, Settled } from './runtime-types';
 
 export { childNotice } from './runtime-types';
@@ -25,7 +26,7 @@ export class Runtime implements ExecutionHost {
   readonly live = new Map<string, Execution>();
   private readonly parkedLru = new Map<string, Execution>();
   private readonly loading = new Map<string, Promise<void>>();
-  private readonly settledWaiters = new Map<string, Set<(s: Settled) => void>>();
+  private readonly settledWaiters = new SettledWaiters();
   /** Local callers of update() waiting for their request to be applied (by message id). */
   readonly updateWaiters = new Map<string, () => void>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
@@ -316,40 +317,12 @@ export class Runtime implements ExecutionHost {
   }
 
   settle(workflowId: string, s: Settled): void {
-    const waiters = this.settledWaiters.get(workflowId);
-    if (!waiters) return;
-    this.settledWaiters.delete(workflowId);
-    for (const w of waiters) w(s);
+    this.settledWaiters.settle(workflowId, s);
   }
 
-  /**
-   * Subscribes before the caller reads storage, so a settle that lands between the read and
-   * the wait is not missed. `wait(ms)` resolves with the settlement or null after `ms`.
-   */
-  subscribeSettled(workflowId: string): { wait(ms: number): Promise<Settled | null>; cancel(): void } {
-    let settled: Settled | null = null;
-    let wake: (() => void) | undefined;
-    const set = this.settledWaiters.get(workflowId) ?? new Set();
-    this.settledWaiters.set(workflowId, set);
-    const listener = (s: Settled) => {
-      settled = s;
-      wake?.();
-    };
-    set.add(listener);
-    const cancel = () => {
-      set.delete(listener);
-      if (set.size === 0 && this.settledWaiters.get(workflowId) === set) this.settledWaiters.delete(workflowId);
-    };
-    const wait = (ms: number) =>
-      new Promise<Settled | null>((resolve) => {
-        if (settled) return resolve(settled);
-        const t = setTimeout(() => resolve(null), ms);
-        wake = () => {
-          clearTimeout(t);
-          resolve(settled);
-        };
-      });
-    return { wait, cancel };
+  /** See SettledWaiters.subscribe. */
+  subscribeSettled(workflowId: string): SettledSubscription {
+    return this.settledWaiters.subscribe(workflowId);
   }
 
   private onUpdateApplied(messageId: string): void {

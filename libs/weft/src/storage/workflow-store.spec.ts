@@ -28,6 +28,54 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
     expect(second).toEqual({ inserted: false, status: 'running', version: 1 });
   });
 
+  const row = (id: string, timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }> = []) => ({
+    id,
+    type: 't',
+    status: 'running' as const,
+    input: { id },
+    parentId: null,
+    deadlineInMs: timers.length ? 60_000 : null,
+    startInMs: null,
+    timers,
+  });
+
+  it('starts many workflows in one statement, results in request order, existing ids reported', async () => {
+    await start('many-existing');
+    const ws = [row('many-b'), row('many-existing'), row('many-a', [{ kind: 'execution-deadline', delayMs: 60_000 }])];
+    const out = await store.insertMany(ws);
+    expect(out).toEqual([
+      { inserted: true, status: 'running', version: 1 },
+      { inserted: false, status: 'running', version: 1 },
+      { inserted: true, status: 'running', version: 1 },
+    ]);
+    const rows = await tdb.query<{ id: string; input: { id: string }; deadline: Date | null }>(
+      `SELECT id, input, deadline FROM weft.weft_workflows WHERE id IN ('many-a', 'many-b') ORDER BY id`,
+    );
+    expect(rows.map((r) => [r.id, r.input.id, r.deadline !== null])).toEqual([
+      ['many-a', 'many-a', true],
+      ['many-b', 'many-b', false],
+    ]);
+    const timers = await tdb.query(`SELECT kind FROM weft.weft_timers WHERE workflow_id = 'many-a'`);
+    expect(timers).toEqual([{ kind: 'execution-deadline' }]);
+  });
+
+  it('overlapping batches from racing engines: no deadlock, every id inserted exactly once', async () => {
+    const ids = Array.from({ length: 3000 }, (_, i) => `overlap-${String(i).padStart(4, '0')}`);
+    // Half the batches in ascending order, half descending: unordered inserts would deadlock.
+    const batches = Array.from({ length: 8 }, (_, b) => {
+      const mine = ids.filter((_, i) => (i + b) % 3 !== 0);
+      return (b % 2 ? mine.reverse() : mine).map((id) => row(id));
+    });
+    const results = await Promise.all(batches.map((ws) => store.insertMany(ws)));
+    const insertedBy = new Map<string, number>();
+    results.forEach((out, b) =>
+      out.forEach((r, i) => r.inserted && insertedBy.set(batches[b][i].id, (insertedBy.get(batches[b][i].id) ?? 0) + 1)),
+    );
+    expect([...insertedBy.keys()].sort()).toEqual(ids);
+    expect([...insertedBy.values()].every((n) => n === 1)).toBe(true);
+    for (const out of results) for (const r of out) expect(r).toMatchObject({ status: 'running', version: 1 });
+  });
+
   it('50 racing pairs: exactly one advance of each pair wins and the loser writes nothing', async () => {
     const ids = Array.from({ length: 50 }, (_, i) => `race-${i}`);
     await Promise.all(ids.map(start));

@@ -95,6 +95,12 @@ export interface InsertWorkflow {
   timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }>;
 }
 
+export interface InsertResult {
+  inserted: boolean;
+  status: WorkflowStatus;
+  version: number;
+}
+
 export interface LoadedWorkflow {
   row: WorkflowRow;
   dbNow: Date;
@@ -189,8 +195,8 @@ export class WorkflowStore {
   }
 
   /** Inserts the workflow if its id is free; otherwise returns the existing row's status. */
-  async insert(w: InsertWorkflow): Promise<{ inserted: boolean; status: WorkflowStatus; version: number }> {
-    const rows = await this.sql.query<{ status: WorkflowStatus; version: number; inserted: boolean }>(this.wf.insert, [
+  async insert(w: InsertWorkflow): Promise<InsertResult> {
+    const rows = await this.sql.query<InsertResult>(this.wf.insert, [
       w.id,
       w.type,
       w.status,
@@ -202,6 +208,33 @@ export class WorkflowStore {
     ]);
     const { inserted, status, version } = rows[0];
     return { inserted, status, version };
+  }
+
+  /** Many starts in one statement (ids distinct); results in the order of `ws`. */
+  async insertMany(ws: InsertWorkflow[]): Promise<InsertResult[]> {
+    if (ws.length === 1) return [await this.insert(ws[0])];
+    const rows = await this.sql.query<InsertResult & { id: string }>(this.wf.insertMany, [
+      JSON.stringify(
+        ws.map((w) => ({
+          id: w.id,
+          type: w.type,
+          status: w.status,
+          input: w.input ?? null,
+          parent_id: w.parentId,
+          deadline_ms: w.deadlineInMs,
+          start_ms: w.startInMs,
+          timers: w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs })),
+        })),
+      ),
+    ]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    // An id a concurrent transaction inserted after our snapshot is missing: ask again alone.
+    return Promise.all(
+      ws.map(async (w) => {
+        const r = byId.get(w.id);
+        return r ? { inserted: r.inserted, status: r.status, version: r.version } : this.insert(w);
+      }),
+    );
   }
 
   /** Replaces a terminal run under the same id with a fresh one, history cleared, atomically. */

@@ -27,6 +27,38 @@ export function workflowSql(schema: string) {
       UNION ALL
       SELECT id, status, version, false FROM ${wf} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
 
+    /**
+     * Starts of many workflows in one statement (group commit of starts): insert each id if
+     * absent, in id order so concurrent batches cannot deadlock on each other's keys. Ids that
+     * already existed come back with inserted = false; an id inserted by a transaction that
+     * committed after this statement's snapshot comes back not at all (the caller asks again).
+     */
+    insertMany: `
+      WITH req AS (
+        SELECT * FROM json_to_recordset($1::json) AS r(
+          id text, type text, status text, input json, parent_id text, deadline_ms double precision,
+          start_ms double precision, timers json)
+      ),
+      ins AS (
+        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version)
+        SELECT id, type, status, input, parent_id,
+               CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
+               CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
+               1
+        FROM req ORDER BY id
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, status, version
+      ),
+      ins_timers AS (
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+        SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+        FROM ins JOIN req ON req.id = ins.id, json_to_recordset(req.timers) AS x(kind text, delay_ms double precision)
+      )
+      SELECT id, status, version, true AS inserted FROM ins
+      UNION ALL
+      SELECT w.id, w.status, w.version, false FROM ${wf} w
+      WHERE w.id = ANY(ARRAY(SELECT id FROM req)) AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = w.id)`,
+
     /** Live (non-terminal) children, for the parent-close policy. */
     children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'running', 'suspended')`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */

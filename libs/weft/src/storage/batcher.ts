@@ -1,0 +1,92 @@
+interface Pending<C, R> {
+  request: C;
+  resolve(result: R): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Group commit for any statement that takes many requests at once: requests made while
+ * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once, so
+ * latency at low load is one round trip. Two requests with the same key never share a statement
+ * (their outcome would depend on order inside it). See docs/decisions/0001-group-commit.md.
+ */
+export class Batcher<C, R> {
+  private queue: Array<Pending<C, R>> = [];
+  private inFlight = 0;
+  private idleWaiters: Array<() => void> = [];
+  /** Statements sent, for benchmarks and metrics. */
+  statements = 0;
+
+  constructor(
+    private readonly sendMany: (requests: C[]) => Promise<R[]>,
+    private readonly keyOf: (request: C) => string,
+    private readonly maxBatch = 256,
+    private readonly maxInFlight = 2,
+  ) {}
+
+  submit(request: C): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ request, resolve, reject });
+      this.pump();
+    });
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  idle(): Promise<void> {
+    if (this.inFlight === 0 && this.queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+      const batch = this.takeBatch();
+      this.inFlight++;
+      void this.send(batch).finally(() => {
+        this.inFlight--;
+        this.pump();
+        if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((w) => w());
+      });
+    }
+  }
+
+  /** Next batch in arrival order, at most one request per key. */
+  private takeBatch(): Array<Pending<C, R>> {
+    const batch: Array<Pending<C, R>> = [];
+    const keys = new Set<string>();
+    const rest: Array<Pending<C, R>> = [];
+    for (const p of this.queue) {
+      const key = this.keyOf(p.request);
+      if (batch.length < this.maxBatch && !keys.has(key)) {
+        keys.add(key);
+        batch.push(p);
+      } else rest.push(p);
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async send(batch: Array<Pending<C, R>>): Promise<void> {
+    try {
+      this.statements++;
+      const results = await this.sendMany(batch.map((p) => p.request));
+      results.forEach((r, i) => batch[i].resolve(r));
+    } catch (err) {
+      if (batch.length === 1) {
+        batch[0].reject(err);
+        return;
+      }
+      // One bad request must not fail its neighbours: isolate by sending each alone.
+      await Promise.all(
+        batch.map(async (p) => {
+          try {
+            this.statements++;
+            const [r] = await this.sendMany([p.request]);
+            p.resolve(r);
+          } catch (e) {
+            p.reject(e);
+          }
+        }),
+      );
+    }
+  }
+}
