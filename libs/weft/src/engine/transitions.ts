@@ -12,6 +12,16 @@ import { validateWorkflowId } from './validation';
 const TIMER_BATCH = 200;
 const TIMER_RETRY_MS = 30_000;
 
+/**
+ * A taken timer fires again after this if its wake never committed (the engine died). With
+ * ownership, nobody else may fire it before the dead holder's claim moves (TTL + grace + one
+ * scan), so it comes back right then instead of 30 s later.
+ */
+function timerRetryMs(o: Ownership): number {
+  if (o.mode === 'none') return TIMER_RETRY_MS;
+  return Math.min(TIMER_RETRY_MS, o.config.ttlMs + o.config.graceMs + o.config.renewMs);
+}
+
 export const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
 
 /**
@@ -110,7 +120,7 @@ export class Transitions {
     let total = 0;
     const owner = this.ownership.mode === 'workflow-lease' ? this.ownership.engineId : null;
     for (;;) {
-      const due = await this.store.takeDueTimers(TIMER_BATCH, TIMER_RETRY_MS, owner, this.registry.names());
+      const due = await this.store.takeDueTimers(TIMER_BATCH, timerRetryMs(this.ownership), owner, this.registry.names());
       total += due.length;
       await Promise.all(
         due.map((t) =>

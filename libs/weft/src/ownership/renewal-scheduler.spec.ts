@@ -79,6 +79,32 @@ describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
     expect(claim.engine_id).toBe('P1');
   });
 
+  it('a timer taken by an engine that then stops comes back once its claim has moved, not 30 s later', async () => {
+    const a = await pool.create({ ...WL, engineId: 'T1', backgroundTasks: 'manual' }, (x) => x.register('sleepy-timer', Sleepy));
+    await a.bootstrap();
+    const h = await a.start('sleepy-timer', { ms: 100 });
+    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    await new Promise((r) => setTimeout(r, 150));
+    // T1 takes the due timer, then never wakes the workflow (as if it died right there).
+    (a as unknown as { runtime: { drive: () => Promise<void> } }).runtime.drive = async () => undefined;
+    const report = await a.runMaintenance();
+    expect(report.timersFired).toBe(1);
+    const [taken] = await tdb.query<{ ahead_ms: number }>(
+      `SELECT extract(epoch FROM fire_at - now()) * 1000 AS ahead_ms FROM weft.weft_timers WHERE workflow_id = $1`,
+      [h.workflowId],
+    );
+    // TTL 900 + grace 600 + renew 300: pushed no further than the claim takeover.
+    expect(Number(taken.ahead_ms)).toBeLessThanOrEqual(1_800);
+    const b = await pool.create({ ...WL, engineId: 'T2', timerPollInterval: 50 }, (x) => x.register('sleepy-timer', Sleepy));
+    await b.bootstrap();
+    await waitFor(async () => (await h.status()) === 'completed', 'completed on T2', 8_000);
+    const [claim] = await tdb.query<{ engine_id: string | null; epoch: string }>(
+      `SELECT engine_id, epoch::text AS epoch FROM weft.weft_workflow_claims WHERE workflow_id = $1`,
+      [h.workflowId],
+    );
+    expect(claim.epoch).toBe('2'); // T1 at 1, T2 took it over at 2
+  });
+
   it('manual mode: nothing happens until runMaintenance(); then exactly one pass', async () => {
     // Its own type, so the workflows other tests left are not recovered here.
     const e = await pool.create({ ...WL, engineId: 'M1', backgroundTasks: 'manual', timerPollInterval: 20 }, (x) =>
