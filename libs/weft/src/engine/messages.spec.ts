@@ -230,6 +230,22 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     await expect((await e.start('wrong', {})).result({ timeout: '5s' })).resolves.toBe('WEFT_INVALID_ARGUMENT');
   });
 
+  it('a message whose wake check fails (database away) is delivered once a check succeeds', async () => {
+    // No NOTIFY: the local send is the only wake-up, so nothing else delivers it by chance.
+    const e = await engine({ timerPollInterval: 100, notify: false });
+    const h = await e.start('waiter', { timeout: 60_000 });
+    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    await new Promise((r) => setTimeout(r, 50));
+    type Check = (...a: unknown[]) => Promise<boolean>;
+    const hooks = (e as unknown as { runtime: { hooks: { wakeCheck: Check } } }).runtime.hooks;
+    const real = hooks.wakeCheck;
+    let checks = 0;
+    hooks.wakeCheck = (...a) => (checks++ === 0 ? Promise.reject(new Error('database away')) : real(...a));
+    await e.signal(h.workflowId, 'go', 'late');
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('late');
+    expect(checks).toBeGreaterThanOrEqual(2);
+  });
+
   it('with NOTIFY disabled the poll alone delivers a signal sent through another engine', async () => {
     const owner = await engine({ notify: false, timerPollInterval: 100 });
     const h = await owner.start('waiter', { timeout: 60_000 });

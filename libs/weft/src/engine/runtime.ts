@@ -126,13 +126,17 @@ export class Runtime implements ExecutionHost {
   }
 
   /** A message for a live run: a parked one passes the wake ownership check first. */
-  wakeForMessage(exec: Execution): void {
+  wakeForMessage(exec: Execution, retryMs = 250): void {
     if (!exec.parked) return this.pump(exec);
     void this.hooks
       .wakeCheck(exec.workflowId, exec.epoch, 'message')
       .then((ok) => ok && this.pump(exec))
-      // The database is away: deliver on the next wake-up or poll (the message stays buffered).
-      .catch(() => undefined);
+      // The database is away: the message is already in the inbox, so no poll will bring it
+      // again. Check again with backoff for as long as this run is the live one.
+      .catch(() => {
+        if (exec.state !== 'active' || this.live.get(exec.workflowId) !== exec) return;
+        this.retryLater(async () => this.wakeForMessage(exec, Math.min(retryMs * 2, 5_000)), retryMs);
+      });
   }
 
   /** Starts a brand-new run that has no history. */

@@ -3,6 +3,15 @@ import type { SqlClient } from './sql-client';
 import { statementName } from './sql-client';
 
 /**
+ * No SQLSTATE (socket closed, query timeout), a socket error (ECONNRESET...), a connection
+ * exception (class 08) or the server ending the session (57P01-57P03).
+ */
+function connectionLost(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return !code || /^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P');
+}
+
+/**
  * One connection outside the pool for work that must not queue behind the hot path (claim and
  * lease renewal). Connects lazily; a failed connection is dropped and the next call reconnects.
  * Same `query` shape as SqlClient, so callers take either.
@@ -18,15 +27,20 @@ export class DedicatedConnection implements Pick<SqlClient, 'query'> {
     private readonly queryTimeoutMs: number,
   ) {}
 
+  /** Statements sent here must be safe to send twice: one that met a dead connection is retried once. */
   async query<R = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
-    const client = await this.connect();
-    try {
-      const res = await client.query({ name: statementName(sql), text: sql, values: params });
-      return res.rows as R[];
-    } catch (err) {
-      // A statement error on a healthy connection keeps it; a broken or timed-out one is dropped.
-      if (!(err as { code?: string }).code) this.drop(client);
-      throw err;
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.connect();
+      try {
+        const res = await client.query({ name: statementName(sql), text: sql, values: params });
+        return res.rows as R[];
+      } catch (err) {
+        // A statement error on a healthy connection keeps it; a broken or timed-out one is
+        // dropped, and (after a server restart, say) the statement goes again on a new one.
+        if (!connectionLost(err)) throw err;
+        this.drop(client);
+        if (attempt > 0) throw err;
+      }
     }
   }
 
