@@ -109,6 +109,17 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
     expect(timers).toHaveLength(0);
   });
 
+  it('a timer that fires while its workflow is being loaded reaches the run the load brings up', async () => {
+    const h = await engine.start('sleeper', { ms: 60_000 });
+    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    type Driver = { stopLive(id: string): void; drive(id: string, firedSeq?: number): Promise<void> };
+    const runtime = (engine as unknown as { runtime: Driver }).runtime;
+    runtime.stopLive(h.workflowId); // as after an eviction: nothing of it in memory
+    // A wake-up starts loading it; the sleep's timer (seq 1) fires before the load is done.
+    await Promise.all([runtime.drive(h.workflowId), runtime.drive(h.workflowId, 1)]);
+    await expect(h.result({ timeout: '5s' })).resolves.toMatchObject({ slept: false });
+  });
+
   it('runs concurrent steps with Promise.all', async () => {
     const h = await engine.start('parallel', {});
     await expect(h.result({ timeout: '10s' })).resolves.toBe(6);

@@ -181,10 +181,18 @@ export class Runtime implements ExecutionHost {
     const live = this.live.get(workflowId);
     if (live) return firedSleepSeq === undefined ? Promise.resolve() : this.wakeLive(live, firedSleepSeq);
     const inFlight = this.loading.get(workflowId);
-    if (inFlight) return inFlight;
+    // Joining a load: a timer fired meanwhile still has to reach the run it brings up.
+    if (inFlight) return firedSleepSeq === undefined ? inFlight : inFlight.then(() => this.fireLoaded(workflowId, firedSleepSeq));
     const p = this.loadAndLaunch(workflowId, firedSleepSeq).finally(() => this.loading.delete(workflowId));
     this.loading.set(workflowId, p);
     return p;
+  }
+
+  private fireLoaded(workflowId: string, seq: number): void {
+    const exec = this.live.get(workflowId);
+    if (!exec) return;
+    exec.firedTimers.add(seq); // a wait not reached yet in replay resolves as fired
+    exec.fireTimer(seq);
   }
 
   /** Wake ownership check before a timer wakes a parked run. */
