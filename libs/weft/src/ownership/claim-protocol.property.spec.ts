@@ -136,13 +136,15 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     if (!r.ok && r.reason === 'backoff') expect(w.lost[e].has(id)).toBe(true); // only a lost claim backs off
   }
 
-  /** An existing claim row is only taken while the workflow still runs at the version read. */
+  /** An existing claim row is only taken while the workflow still runs at the version read, free or its holder dead. */
   async function acquireNew(w: World, e: number, id: string, before: Claim | undefined): Promise<boolean> {
     const [row] = await q<{ version: number; status: string }>(`SELECT version, status FROM "${SCHEMA}".weft_workflows WHERE id = $1`, [
       id,
     ]);
     const won = await w.regs[e].acquireNew(id, row.version);
-    expect(won).toBe(!before?.engineId && (before === undefined || row.status === 'running'));
+    const running = before === undefined || row.status === 'running';
+    if (!before?.engineId || before.expired) expect(won).toBe(running);
+    else if (won) expect(running && (await pastGrace(before.expiresAt))).toBe(true);
     return won;
   }
 

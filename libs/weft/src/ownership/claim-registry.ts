@@ -88,7 +88,13 @@ export class WorkflowClaimRegistry {
   /** Acquire for a workflow this engine just created, before its code runs. */
   async acquireNew(workflowId: string, version: number): Promise<boolean> {
     const sentAt = performance.now();
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [workflowId, this.engineId, this.config.ttlMs, version]);
+    const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [
+      workflowId,
+      this.engineId,
+      this.config.ttlMs,
+      version,
+      this.config.graceMs,
+    ]);
     if (!rows.length) {
       this.metrics.claimAttempt?.('lost_race');
       return false;

@@ -27,7 +27,8 @@ export function claimSql(schema: string) {
                  VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
                  ON CONFLICT (workflow_id) DO UPDATE SET epoch = c.epoch + 1, engine_id = EXCLUDED.engine_id,
                    expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = c.version + 1
-                 WHERE c.engine_id IS NULL
+                 -- free, or left by an engine that died (expired past the grace), e.g. on an earlier run of the id
+                 WHERE (c.engine_id IS NULL OR c.expires_at + $5 * interval '1 millisecond' < clock_timestamp())
                    -- an existing row (backfilled): only while nobody advanced the workflow since our insert
                    AND EXISTS (SELECT 1 FROM ${wf} w WHERE w.id = $1 AND w.version = $4 AND w.status = 'running' FOR SHARE)
                  RETURNING epoch::text AS epoch`,
