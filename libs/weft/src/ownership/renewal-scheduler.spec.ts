@@ -1,6 +1,7 @@
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
 import { EnginePool, waitFor } from '../../../../test/support/engine';
 import type { WorkflowContext } from '../engine/context';
+import { nextSlotDelay } from './renewal-scheduler';
 
 class Sleepy {
   async run(ctx: WorkflowContext, input: { ms: number }) {
@@ -153,5 +154,18 @@ describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
       `SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE workflow_id LIKE 'orphan-%' AND epoch < 7`,
     );
     expect(epochs[0].n).toBe(0);
+  });
+});
+
+describe('maintenance slots', () => {
+  it('every engine lands on the same wall-clock slot, within 10 ms', () => {
+    for (const interval of [500, 3_000]) {
+      for (const now of [1_000_000, 1_000_001, 1_000_499, 1_234_567]) {
+        const delay = nextSlotDelay(interval, now);
+        expect(delay).toBeGreaterThan(0);
+        expect(delay).toBeLessThanOrEqual(interval + 10);
+        expect((now + delay) % interval).toBeLessThan(10);
+      }
+    }
   });
 });

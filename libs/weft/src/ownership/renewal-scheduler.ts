@@ -17,6 +17,12 @@ export interface SchedulerTasks {
   poll(): Promise<number>;
 }
 
+/** Delay to the next wall-clock multiple of the interval, plus a few ms of jitter. */
+export function nextSlotDelay(intervalMs: number, now = Date.now()): number {
+  const toSlot = intervalMs - (now % intervalMs);
+  return toSlot + Math.random() * Math.min(intervalMs * 0.1, 10);
+}
+
 /** One single-flight loop: a run that overruns the interval delays the next one. */
 class Loop<T> {
   private handle: NodeJS.Timeout | undefined;
@@ -73,15 +79,17 @@ export class ClaimRenewalScheduler {
     readonly intervalMs: number,
     private readonly logger: WeftLogger,
   ) {
-    // Renewal: small jitter, it must keep its cadence. Maintenance: ±20% so engines started
-    // together do not scan in lockstep.
+    // Renewal: small jitter, it must keep its cadence. Maintenance: on wall-clock slots of the
+    // interval (plus at most 10 ms), so every survivor scans right after a dead engine's
+    // claims expire, at the same time: their cycles interleave and they share the orphans
+    // (SKIP LOCKED, random order) instead of whoever scans first taking them all.
     this.renewal = new Loop(
       () => this.renew(),
       () => intervalMs * (0.9 + Math.random() * 0.1),
     );
     this.maintenance = new Loop(
       () => this.maintain(),
-      () => intervalMs * (0.8 + Math.random() * 0.4),
+      () => nextSlotDelay(intervalMs),
     );
   }
 
