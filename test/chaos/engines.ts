@@ -1,6 +1,7 @@
 // Engine processes (apps/worker, transpiled) and the client protocol to them (JSON lines on
 // stdin/stdout, see apps/worker/src/commands.ts).
 import { ChildProcess, spawn } from 'node:child_process';
+import { jsonLines } from '../support/json-lines';
 import { StderrScanner } from './logscan';
 import { pick, Rng, Tally } from './util';
 
@@ -51,7 +52,6 @@ export class EngineProc {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private readonly scanner: StderrScanner;
-  private buf = '';
 
   constructor(
     readonly slot: string,
@@ -72,7 +72,8 @@ export class EngineProc {
     let onFail: (e: Error) => void = () => undefined;
     this.ready = new Promise<void>((res, rej) => ((onReady = res), (onFail = rej)));
     this.ready.catch(() => undefined);
-    this.proc.stdout!.on('data', (d: Buffer) => this.stdout(d.toString(), onReady));
+    const onLine = jsonLines((e) => this.event(e, onReady));
+    this.proc.stdout!.on('data', (d: Buffer) => onLine(d.toString()));
     this.exited = new Promise<ExitRecord>((resolve) => {
       this.proc.on('exit', (code, signal) => {
         this.state = 'exited';
@@ -93,26 +94,14 @@ export class EngineProc {
     return this.proc.pid ?? -1;
   }
 
-  private stdout(chunk: string, onReady: () => void): void {
-    this.buf += chunk;
-    let i: number;
-    while ((i = this.buf.indexOf('\n')) >= 0) {
-      const line = this.buf.slice(0, i);
-      this.buf = this.buf.slice(i + 1);
-      let e: Record<string, unknown>;
-      try {
-        e = JSON.parse(line) as Record<string, unknown>;
-      } catch {
-        continue;
-      }
-      if (e.event === 'reply') this.reply(e);
-      else if (e.event === 'ready') {
-        this.state = this.state === 'starting' ? 'ready' : this.state;
-        this.readyAt = Date.now();
-        this.startAttempts = Number(e.startAttempts ?? 1);
-        onReady();
-      } else if (typeof e.event === 'string') this.events.add(e.event, { engineId: this.engineId, ...e });
-    }
+  private event(e: Record<string, unknown>, onReady: () => void): void {
+    if (e.event === 'reply') this.reply(e);
+    else if (e.event === 'ready') {
+      this.state = this.state === 'starting' ? 'ready' : this.state;
+      this.readyAt = Date.now();
+      this.startAttempts = Number(e.startAttempts ?? 1);
+      onReady();
+    } else if (typeof e.event === 'string') this.events.add(e.event, { engineId: this.engineId, ...e });
   }
 
   private reply(e: Record<string, unknown>): void {
