@@ -65,11 +65,3 @@ export class WorkflowDependencyError extends WeftError {
     super(`${className}: cannot resolve dependency ${dependency} (${cause}). Provide it in, or export it to, the workflow's module.`);
   }
 }
-
-/** The HTTP surface asked for an engine feature this engine version does not have yet. */
-export class FeatureNotAvailableError extends WeftError {
-  readonly code = 'WEFT_NOT_IMPLEMENTED';
-  constructor(readonly feature: string) {
-    super(`${feature} is not supported by this engine version yet.`);
-  }
-}

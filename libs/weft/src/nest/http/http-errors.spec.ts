@@ -1,6 +1,5 @@
 import { NotFoundException } from '@nestjs/common';
 import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../errors';
-import { FeatureNotAvailableError } from '../nest-errors';
 import { toHttpError } from './http-errors';
 
 describe('toHttpError', () => {
@@ -8,7 +7,6 @@ describe('toHttpError', () => {
     [new InvalidDurationError('soon', 'startAfter'), 400],
     [new WorkflowNotFoundError('x'), 404],
     [new WorkflowAlreadyStartedError('x', 'running'), 409],
-    [new FeatureNotAvailableError('engine.signal()'), 501],
     [new EngineDisposedError(), 503],
   ])('maps %s by its code', (err, status) => {
     const out = toHttpError(err);

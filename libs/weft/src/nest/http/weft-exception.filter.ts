@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { toHttpError } from './http-errors';
 
-/** Scoped to Weft's own controllers: WeftError codes become 400/404/409/501/503 with `{ statusCode, code, message }`. */
+/** Scoped to Weft's own controllers: WeftError codes become 400/404/409/503 with `{ statusCode, code, message }`. */
 @Catch()
 export class WeftExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('WeftHttp');
