@@ -348,16 +348,21 @@ export class Runtime implements ExecutionHost {
   /**
    * Drives a workflow again after a failed commit; while the database is away every attempt
    * fails, so it keeps trying with backoff (up to 10 s) as long as this engine may drive it.
+   * Jittered: after an outage hundreds of runs would otherwise replay in the same instant and
+   * starve the event loop (and with it the renewal loop).
    */
   private redrive(workflowId: string, ms: number): void {
-    this.retryLater(async () => {
-      try {
-        await this.drive(workflowId);
-      } catch (err) {
-        if (!this.closed && this.hooks.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
-        throw err;
-      }
-    }, ms);
+    this.retryLater(
+      async () => {
+        try {
+          await this.drive(workflowId);
+        } catch (err) {
+          if (!this.closed && this.hooks.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
+          throw err;
+        }
+      },
+      ms * (0.5 + Math.random()),
+    );
   }
 
   retryLater(fn: () => Promise<unknown>, ms: number): void {
