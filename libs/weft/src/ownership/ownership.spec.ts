@@ -19,6 +19,13 @@ class Gated {
   }
 }
 
+class GatedThenStep extends Gated {
+  override async run(ctx: WorkflowContext, input: { key: string }) {
+    await super.run(ctx, input);
+    return ctx.step('after', () => 'after');
+  }
+}
+
 class Sleepy {
   async run(ctx: WorkflowContext, input: { ms: number }) {
     await ctx.sleep(input.ms);
@@ -51,7 +58,9 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
   });
 
   const engine = async (id: string, extra = {}) => {
-    const e = await pool.create({ ...WL, engineId: id, onWarning, ...extra }, (x) => x.register('gated', Gated).register('sleepy', Sleepy));
+    const e = await pool.create({ ...WL, engineId: id, onWarning, ...extra }, (x) =>
+      x.register('gated', Gated).register('gated-then-step', GatedThenStep).register('sleepy', Sleepy),
+    );
     await e.bootstrap();
     return e;
   };
@@ -119,6 +128,28 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     ]);
     expect(ops.map((o) => o.seq)).toEqual([0, 1]); // recorded once each
     expect(ran.k4).toEqual(['gated', 'gated']);
+  });
+
+  it('renewal failing past the TTL pauses a workflow; once renewal confirms the claim it goes on here', async () => {
+    const a = await engine('A7');
+    const registry = a.ownership.registry!;
+    const renew = registry.renewAll.bind(registry);
+    let away = false;
+    registry.renewAll = () => (away ? Promise.reject(new Error('database away')) : renew());
+    const h = await a.start('gated-then-step', { key: 'k7' });
+    await waitFor(() => gates.has('k7'), 'gated step running');
+    away = true;
+    await new Promise((r) => setTimeout(r, 1_200)); // past the 900 ms TTL by A's own clock
+    expect(registry.isValid(h.workflowId)).toBe(false);
+    gates.get('k7')!(); // the in-flight body ends; its record lands (fenced, nobody took over)
+    await new Promise((r) => setTimeout(r, 200));
+    expect(registry.held.has(h.workflowId)).toBe(true); // paused before 'after', not given up
+    expect((await a.describe(h.workflowId)).history.map((o) => o.name)).toEqual(['first', 'gated']);
+    away = false;
+    await expect(a.result(h.workflowId, { timeout: '5s' })).resolves.toBe('after');
+    // Released at the end. Epoch 2 only if A7's own reclaim scan took it back after it expired.
+    expect(await claimOf(tdb, h.workflowId)).toMatchObject({ engine_id: null, epoch: expect.stringMatching(/^[12]$/) });
+    expect(warnings.some((w) => (w as never as { workflowId?: string }).workflowId === h.workflowId)).toBe(false);
   });
 
   it('resume(id) of a workflow claimed by another engine throws WorkflowClaimUnavailableError', async () => {

@@ -108,14 +108,17 @@ export class Ownership {
 
   /**
    * Before a step body starts: the claim must be valid by this engine's own clock. After a
-   * pause past the TTL the engine deposes itself instead of running a body another engine may
-   * be running too.
+   * pause past the TTL, or a database outage longer than it, the run stops here instead of
+   * starting a body another engine may be running too. The claim stays in the renewal set:
+   * if the next renewal confirms it (same epoch, so nobody took it over) the maintenance loop
+   * drives the workflow again from storage; if it reports it lost, it is forgotten. An outage
+   * thus pauses this engine's workflows instead of handing all of them to others.
    */
   mayRun(workflowId: string): boolean {
     if (this.registry) {
       if (this.registry.isValid(workflowId)) return true;
-      if (this.registry.held.has(workflowId)) this.deposed(workflowId, 'renewal');
-      else this.runtime.stopLive(workflowId);
+      this.runtime.stopLive(workflowId);
+      if (this.registry.held.has(workflowId)) this.undriven.add(workflowId);
       return false;
     }
     if (this.lease) {
@@ -241,10 +244,14 @@ export class Ownership {
     });
   }
 
+  /** Held ones whose claim is confirmed again are driven; unconfirmed ones wait for a renewal. */
   private async retryUndriven(): Promise<void> {
     const ids = [...this.undriven].filter((id) => this.registry?.held.has(id));
     this.undriven.clear();
-    for (const id of ids) this.driveReclaimed(id);
+    for (const id of ids) {
+      if (this.registry?.isValid(id)) this.driveReclaimed(id);
+      else this.undriven.add(id);
+    }
   }
 
   private leaseLost(): void {
