@@ -98,14 +98,14 @@ export class WorkflowContext {
       const startedAt = new Date().toISOString();
       const idempotencyKey = `${exec.workflowId}:${seq}`;
       const t0 = performance.now();
-      const mayRetry = () => exec.state === 'active' && exec.host.mayRun(exec);
+      const mayStart = () => exec.state === 'active' && exec.host.mayRun(exec);
       const out = await runAttempts(fn as (a: StepArgs) => unknown, {
         name,
         idempotencyKey,
         retry,
         timeoutMs,
         signal: exec.abort.signal,
-        mayRetry,
+        mayStart,
       });
       exec.host.stepFinished((performance.now() - t0) / 1000);
       if ('aborted' in out || exec.state !== 'active') return NEVER;

@@ -23,6 +23,9 @@ function abortableDelay(ms: number, signal: AbortSignal): Promise<boolean> {
   });
 }
 
+/** The ownership check right before a body's first line said no: the attempt never started. */
+class NotStarted extends Error {}
+
 /** One attempt: the step body raced against its timeout and the execution's abort. */
 async function attemptOnce(
   fn: (args: StepArgs) => unknown,
@@ -30,6 +33,7 @@ async function attemptOnce(
   name: string,
   timeoutMs: number | undefined,
   parent: AbortSignal,
+  mayStart?: () => boolean,
 ): Promise<unknown> {
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
@@ -37,7 +41,12 @@ async function attemptOnce(
   let timer: NodeJS.Timeout | undefined;
   try {
     const stepArgs = { ...args, signal: controller.signal };
-    const body = Promise.resolve().then(() => stepBodyStorage.run(stepArgs, () => fn(stepArgs)));
+    // The ownership check runs in the same microtask as the body's first line: an engine paused
+    // between a check and the body (a burst of steps resuming at once) re-checks after the pause.
+    const body = Promise.resolve().then(() => {
+      if (mayStart && !mayStart()) throw new NotStarted();
+      return stepBodyStorage.run(stepArgs, () => fn(stepArgs));
+    });
     if (timeoutMs === undefined) return await body;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => {
@@ -63,16 +72,18 @@ export async function runAttempts(
     retry: ResolvedRetry;
     timeoutMs?: number;
     signal: AbortSignal;
-    /** Checked before every retry: false once this engine may no longer run the workflow. */
-    mayRetry?: () => boolean;
+    /** Checked right before every attempt's body: false once this engine may no longer run the workflow. */
+    mayStart?: () => boolean;
   },
 ): Promise<AttemptsOutcome> {
   for (let attempt = 1; ; attempt++) {
-    if (opts.signal.aborted || (attempt > 1 && opts.mayRetry?.() === false)) return { ok: false, aborted: true, attempts: attempt - 1 };
+    if (opts.signal.aborted || (attempt > 1 && opts.mayStart?.() === false)) return { ok: false, aborted: true, attempts: attempt - 1 };
     try {
-      const value = await attemptOnce(fn, { attempt, idempotencyKey: opts.idempotencyKey }, opts.name, opts.timeoutMs, opts.signal);
+      const args = { attempt, idempotencyKey: opts.idempotencyKey };
+      const value = await attemptOnce(fn, args, opts.name, opts.timeoutMs, opts.signal, opts.mayStart);
       return { ok: true, value, attempts: attempt };
     } catch (error) {
+      if (error instanceof NotStarted) return { ok: false, aborted: true, attempts: attempt - 1 };
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };
       const name = (error as { name?: string })?.name ?? 'Error';
       if (attempt >= opts.retry.maxAttempts || opts.retry.nonRetryable.has(name)) return { ok: false, error, attempts: attempt };
