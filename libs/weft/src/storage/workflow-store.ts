@@ -11,6 +11,8 @@ import { messageSql } from './sql/messages.sql';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
+const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
+
 const nonEmpty = <T, R>(items: T[] | undefined, map: (t: T) => R): R[] | null => (items?.length ? items.map(map) : null);
 
 const opJson = (o: OperationRecord) => ({
@@ -196,23 +198,11 @@ export class WorkflowStore {
 
   /** Inserts the workflow if its id is free; otherwise returns the existing row's status. */
   async insert(w: InsertWorkflow): Promise<InsertResult> {
-    const rows = await this.sql.query<InsertResult>(this.wf.insert, [
-      w.id,
-      w.type,
-      w.status,
-      json(w.input),
-      w.parentId,
-      w.deadlineInMs,
-      w.startInMs,
-      JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
-    ]);
-    const { inserted, status, version } = rows[0];
-    return { inserted, status, version };
+    return (await this.insertMany([w]))[0];
   }
 
   /** Many starts in one statement (ids distinct); results in the order of `ws`. */
   async insertMany(ws: InsertWorkflow[]): Promise<InsertResult[]> {
-    if (ws.length === 1) return [await this.insert(ws[0])];
     const rows = await this.sql.query<InsertResult & { id: string }>(this.wf.insertMany, [
       JSON.stringify(
         ws.map((w) => ({
@@ -223,18 +213,16 @@ export class WorkflowStore {
           parent_id: w.parentId,
           deadline_ms: w.deadlineInMs,
           start_ms: w.startInMs,
-          timers: w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs })),
+          timers: timersJson(w),
         })),
       ),
     ]);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    // An id a concurrent transaction inserted after our snapshot is missing: ask again alone.
-    return Promise.all(
-      ws.map(async (w) => {
-        const r = byId.get(w.id);
-        return r ? { inserted: r.inserted, status: r.status, version: r.version } : this.insert(w);
-      }),
-    );
+    const byId = new Map<string, InsertResult>(rows.map((r) => [r.id, { inserted: r.inserted, status: r.status, version: r.version }]));
+    // An id a concurrent transaction inserted after our snapshot is missing: ask again (a new
+    // statement sees it).
+    const missing = ws.filter((w) => !byId.has(w.id));
+    if (missing.length) (await this.insertMany(missing)).forEach((r, i) => byId.set(missing[i].id, r));
+    return ws.map((w) => byId.get(w.id)!);
   }
 
   /** Replaces a terminal run under the same id with a fresh one, history cleared, atomically. */
@@ -252,8 +240,7 @@ export class WorkflowStore {
       ]);
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
-      const timers = w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
-      if (timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timers)]);
+      if (w.timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timersJson(w))]);
       return res.rows[0].version as number;
     });
   }

@@ -7,29 +7,9 @@ export function workflowSql(schema: string) {
   const timers = qualify(schema, 'weft_timers');
   const msgs = qualify(schema, 'weft_messages');
   return {
-    /** Start: insert if absent. Returns the row either way so the caller applies the id policy. */
-    insert: `
-      WITH ins AS (
-        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version)
-        VALUES ($1, $2, $3, $4::json, $5,
-                CASE WHEN $6::double precision IS NULL THEN NULL ELSE clock_timestamp() + $6 * interval '1 millisecond' END,
-                CASE WHEN $7::double precision IS NULL THEN NULL ELSE clock_timestamp() + $7 * interval '1 millisecond' END,
-                1)
-        ON CONFLICT (id) DO NOTHING
-        RETURNING id, status, version, true AS inserted
-      ),
-      ins_timers AS (
-        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
-        SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
-        FROM ins, json_to_recordset($8::json) AS x(kind text, delay_ms double precision)
-      )
-      SELECT id, status, version, inserted FROM ins
-      UNION ALL
-      SELECT id, status, version, false FROM ${wf} WHERE id = $1 AND NOT EXISTS (SELECT 1 FROM ins)`,
-
     /**
-     * Starts of many workflows in one statement (group commit of starts): insert each id if
-     * absent, in id order so concurrent batches cannot deadlock on each other's keys. Ids that
+     * Start, of one or many workflows in one statement (group commit of starts): insert each id
+     * if absent, in id order so concurrent batches cannot deadlock on each other's keys. Ids that
      * already existed come back with inserted = false; an id inserted by a transaction that
      * committed after this statement's snapshot comes back not at all (the caller asks again).
      */
