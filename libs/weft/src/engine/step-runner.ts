@@ -77,7 +77,7 @@ export async function runAttempts(
   },
 ): Promise<AttemptsOutcome> {
   for (let attempt = 1; ; attempt++) {
-    if (opts.signal.aborted || (attempt > 1 && opts.mayStart?.() === false)) return { ok: false, aborted: true, attempts: attempt - 1 };
+    if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt - 1 };
     try {
       const args = { attempt, idempotencyKey: opts.idempotencyKey };
       const value = await attemptOnce(fn, args, opts.name, opts.timeoutMs, opts.signal, opts.mayStart);

@@ -71,17 +71,16 @@ export class Ownership {
     metrics: ClaimMetrics = {},
     private readonly onWarning?: (w: Error) => void,
   ) {
-    if (config.mode !== 'none') this.renewalSql = new DedicatedConnection(() => sql.connectionConfig(), config.ttlMs);
+    if (config.mode === 'none') return;
+    this.renewalSql = new DedicatedConnection(() => sql.connectionConfig(), config.ttlMs);
     if (config.mode === 'workflow-lease')
       this.registry = new WorkflowClaimRegistry(sql, schema, engineId, config, metrics, this.renewalSql);
     if (config.mode === 'lease') this.lease = new GlobalLease(sql, schema, engineId, config, this.renewalSql);
-    if (config.mode !== 'none') {
-      this.scheduler = new ClaimRenewalScheduler(
-        { renew: () => this.renew(), reclaim: () => this.reclaim(), poll: () => this.runtime.poll() },
-        config.renewMs,
-        logger,
-      );
-    }
+    this.scheduler = new ClaimRenewalScheduler(
+      { renew: () => this.renew(), reclaim: () => this.reclaim(), poll: () => this.runtime.poll() },
+      config.renewMs,
+      logger,
+    );
   }
 
   get mode() {

@@ -106,8 +106,7 @@ export class ClaimRenewalScheduler {
   /** One renewal then one maintenance pass now; joins runs in flight. */
   async runPass(): Promise<PassReport> {
     const t0 = performance.now();
-    this.lastPassAt = new Date();
-    const r = await this.renewal.run();
+    const r = await this.renewal.run(); // sets lastPassAt
     const m = this.disposing ? { reclaimed: 0, polled: 0 } : await this.maintenance.run();
     const report: PassReport = { ...r, ...m, durationMs: performance.now() - t0 };
     this.lastReport = report;
