@@ -1,26 +1,14 @@
 import 'reflect-metadata';
-import { Controller, Get, INestApplication } from '@nestjs/common';
-import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
+import { INestApplication } from '@nestjs/common';
+import { TerminusModule } from '@nestjs/terminus';
 import { Test } from '@nestjs/testing';
 import { WeftEngine, WeftHealthIndicator, WeftModule, WeftModuleOptions } from '@weft/nest';
 import { Client } from 'pg';
 import request from 'supertest';
+// The demo's own controller: the test checks what `npm start` serves.
+import { HealthController } from '../src/health.controller';
 import { adminUrl, createTestDatabase, TestDatabase } from './support/database';
 import { waitFor } from './support/engine';
-
-@Controller('health')
-class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly weft: WeftHealthIndicator,
-  ) {}
-
-  @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([() => this.weft.pingCheck('database'), () => this.weft.isHealthy('weft')]);
-  }
-}
 
 async function admin(sql: string): Promise<void> {
   const c = new Client({ connectionString: adminUrl() });
