@@ -1,6 +1,7 @@
 import { WeftEngine } from '../../libs/weft/src/engine/engine';
 import type { WeftEngineOptions } from '../../libs/weft/src/engine/options';
 import type { WeftLogger } from '../../libs/weft/src/engine/types';
+import { createTestDatabase, TestDatabase } from './database';
 
 export const quietLogger = (): WeftLogger & { lines: string[] } => {
   const lines: string[] = [];
@@ -32,6 +33,24 @@ export class EnginePool {
     const all = this.engines.splice(0);
     await Promise.all(all.map((e) => e.dispose()));
   }
+}
+
+/**
+ * A test database for this file and an EnginePool on it, created before all tests and dropped
+ * after them; engines are disposed after each test unless a file shares one across its tests.
+ */
+export function useTestEngines({ disposeAfterEach = true } = {}): { tdb: TestDatabase; pool: EnginePool } {
+  const env = {} as { tdb: TestDatabase; pool: EnginePool };
+  beforeAll(async () => {
+    env.tdb = await createTestDatabase();
+    env.pool = new EnginePool(env.tdb.url);
+  });
+  if (disposeAfterEach) afterEach(async () => env.pool.disposeAll());
+  afterAll(async () => {
+    await env.pool?.disposeAll();
+    await env.tdb?.drop();
+  });
+  return env;
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes. */

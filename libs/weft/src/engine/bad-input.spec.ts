@@ -1,5 +1,4 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool } from '../../../../test/support/engine';
+import { useTestEngines } from '../../../../test/support/engine';
 import type { WorkflowContext } from './context';
 import type { WeftEngine } from './engine';
 
@@ -35,22 +34,15 @@ class BadSleep {
 }
 
 describe('bad input is refused with a typed error and nothing written', () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
+  const env = useTestEngines({ disposeAfterEach: false });
   let engine: WeftEngine;
-  const count = async () => (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_workflows'))[0].n;
+  const count = async () => (await env.tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_workflows'))[0].n;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-    engine = await pool.create({ maxPayloadBytes: 1000 }, (e) =>
+    engine = await env.pool.create({ maxPayloadBytes: 1000 }, (e) =>
       e.register('echo', Echo).register('bad-step', BadStep).register('bad-sleep', BadSleep),
     );
     await engine.bootstrap();
-  });
-  afterAll(async () => {
-    await pool?.disposeAll();
-    await tdb?.drop();
   });
 
   const cyclic: Record<string, unknown> = {};

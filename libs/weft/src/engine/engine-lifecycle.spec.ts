@@ -1,5 +1,4 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool, waitFor } from '../../../../test/support/engine';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import { WorkflowFailedError } from '../errors';
 import type { WorkflowContext } from './context';
 
@@ -49,18 +48,10 @@ class VersionFixed {
 }
 
 describe('WeftEngine lifecycle (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
-
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-  });
-  afterEach(async () => pool.disposeAll());
-  afterAll(async () => tdb?.drop());
+  const env = useTestEngines();
 
   it('delays a start with startAfter, then runs it', async () => {
-    const e = await pool.create({}, (x) => x.register('sleepy', Sleepy));
+    const e = await env.pool.create({}, (x) => x.register('sleepy', Sleepy));
     await e.bootstrap();
     const h = await e.start('sleepy', { ms: 1 }, { startAfter: '300ms' });
     expect(await h.status()).toBe('pending');
@@ -68,7 +59,7 @@ describe('WeftEngine lifecycle (real PostgreSQL)', () => {
   });
 
   it('ends a workflow past its executionTimeout as timed_out and aborts its signal', async () => {
-    const e = await pool.create({}, (x) => x.register('blocking', Blocking));
+    const e = await env.pool.create({}, (x) => x.register('blocking', Blocking));
     await e.bootstrap();
     const h = await e.start('blocking', { key: 'timeout' }, { executionTimeout: '300ms' });
     const err = await h.result({ timeout: '10s' }).catch((x: unknown) => x);
@@ -77,21 +68,21 @@ describe('WeftEngine lifecycle (real PostgreSQL)', () => {
   });
 
   it('cancels a sleeping workflow; result() rejects; cancel again is refused', async () => {
-    const e = await pool.create({}, (x) => x.register('sleepy', Sleepy));
+    const e = await env.pool.create({}, (x) => x.register('sleepy', Sleepy));
     await e.bootstrap();
     const h = await e.start('sleepy', { ms: 60_000 });
     await waitFor(
-      async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
+      async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
       'sleep timer',
     );
     await h.cancel();
     await expect(h.result({ timeout: '5s' })).rejects.toMatchObject({ status: 'cancelled' });
     await expect(h.cancel()).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_RUNNING' });
-    expect(await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).toHaveLength(0);
+    expect(await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).toHaveLength(0);
   });
 
   it('suspends and resumes; the recorded step does not run again', async () => {
-    const e = await pool.create({}, (x) => x.register('blocking', Blocking));
+    const e = await env.pool.create({}, (x) => x.register('blocking', Blocking));
     await e.bootstrap();
     const h = await e.start('blocking', { key: 'susp' });
     await waitFor(() => gates.has('susp'), 'second step running');
@@ -107,13 +98,13 @@ describe('WeftEngine lifecycle (real PostgreSQL)', () => {
   });
 
   it('recovers running workflows on another engine: recorded steps never re-run, the in-flight one does', async () => {
-    const a = await pool.create({}, (x) => x.register('blocking', Blocking));
+    const a = await env.pool.create({}, (x) => x.register('blocking', Blocking));
     await a.bootstrap();
     const h = await a.start('blocking', { key: 'rec' });
     await waitFor(() => gates.has('rec'), 'second step in flight');
     gates.delete('rec');
     await a.dispose(); // shutdownGracePeriod 0: the in-flight step is abandoned
-    const b = await pool.create({}, (x) => x.register('blocking', Blocking));
+    const b = await env.pool.create({}, (x) => x.register('blocking', Blocking));
     await b.bootstrap();
     await waitFor(() => gates.has('rec'), 'second step re-run after recovery');
     gates.get('rec')!();
@@ -123,12 +114,12 @@ describe('WeftEngine lifecycle (real PostgreSQL)', () => {
   });
 
   it('suspends on non-determinism with the reason, and resumes once the code is fixed', async () => {
-    const a = await pool.create({}, (x) => x.register('versioned', VersionA));
+    const a = await env.pool.create({}, (x) => x.register('versioned', VersionA));
     await a.bootstrap();
     const h = await a.start('versioned', {}, { workflowId: 'nondet-1' });
     await waitFor(async () => (await a.describe(h.workflowId)).history.length === 1, 'step a recorded');
     await a.dispose();
-    const b = await pool.create({}, (x) => x.register('versioned', VersionB));
+    const b = await env.pool.create({}, (x) => x.register('versioned', VersionB));
     await b.bootstrap();
     const d = await waitFor(async () => {
       const x = await b.describe('nondet-1');
@@ -139,14 +130,14 @@ describe('WeftEngine lifecycle (real PostgreSQL)', () => {
     expect(d.error?.message).toContain('history has step "a"');
     expect(d.history).toHaveLength(1);
     await b.dispose();
-    const c = await pool.create({}, (x) => x.register('versioned', VersionFixed));
+    const c = await env.pool.create({}, (x) => x.register('versioned', VersionFixed));
     await c.bootstrap();
     await c.resume('nondet-1');
     await expect(c.result('nondet-1', { timeout: '10s' })).resolves.toBe('fixed');
   });
 
   it('evicts parked workflows beyond the cache bound and still wakes them from storage', async () => {
-    const e = await pool.create({ maxCachedWorkflows: 2 }, (x) => x.register('sleepy', Sleepy));
+    const e = await env.pool.create({ maxCachedWorkflows: 2 }, (x) => x.register('sleepy', Sleepy));
     await e.bootstrap();
     const hs = await Promise.all(Array.from({ length: 8 }, () => e.start('sleepy', { ms: 300 })));
     const outs = await Promise.all(hs.map((h) => h.result({ timeout: '15s' })));
@@ -154,7 +145,7 @@ describe('WeftEngine lifecycle (real PostgreSQL)', () => {
   });
 
   it('applies the id policies', async () => {
-    const e = await pool.create({}, (x) => x.register('sleepy', Sleepy));
+    const e = await env.pool.create({}, (x) => x.register('sleepy', Sleepy));
     await e.bootstrap();
     const first = await e.start('sleepy', { ms: 1 }, { workflowId: 'policy-1' });
     await first.result({ timeout: '5s' });

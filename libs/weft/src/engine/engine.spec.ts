@@ -1,5 +1,4 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool, waitFor } from '../../../../test/support/engine';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import { WorkflowFailedError } from '../errors';
 import type { WorkflowContext } from './context';
 import type { WeftEngine } from './engine';
@@ -52,21 +51,14 @@ class Parallel {
 }
 
 describe('WeftEngine (single engine, real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
+  const env = useTestEngines({ disposeAfterEach: false });
   let engine: WeftEngine;
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-    engine = await pool.create({}, (e) =>
+    engine = await env.pool.create({}, (e) =>
       e.register('three', ThreeSteps).register('flaky', Flaky).register('sleeper', Sleeper).register('parallel', Parallel),
     );
     await engine.bootstrap();
-  });
-  afterAll(async () => {
-    await pool?.disposeAll();
-    await tdb?.drop();
   });
 
   it('runs steps in order and records each one', async () => {
@@ -105,13 +97,16 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
     expect(d.history.map((o) => o.kind)).toEqual(['now', 'sleep', 'random', 'uuid', 'now']);
     expect(d.history[2].result).toBe(out.r);
     expect(d.history[3].result).toBe(out.id);
-    const timers = await tdb.query(`SELECT * FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId]);
+    const timers = await env.tdb.query(`SELECT * FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId]);
     expect(timers).toHaveLength(0);
   });
 
   it('a timer that fires while its workflow is being loaded reaches the run the load brings up', async () => {
     const h = await engine.start('sleeper', { ms: 60_000 });
-    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    await waitFor(
+      async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
+      'parked',
+    );
     type Driver = { stopLive(id: string): void; drive(id: string, firedSeq?: number): Promise<void> };
     const runtime = (engine as unknown as { runtime: Driver }).runtime;
     runtime.stopLive(h.workflowId); // as after an eviction: nothing of it in memory
@@ -148,7 +143,7 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
 
   it('reports starts, finishes and step durations to the metrics sink', async () => {
     const seen: string[] = [];
-    const e = await pool.create(
+    const e = await env.pool.create(
       {
         metrics: {
           workflowStarted: (t) => seen.push(`started:${t}`),

@@ -1,5 +1,4 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool, waitFor } from '../../../../test/support/engine';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import type { WorkflowContext } from './context';
 import type { WeftEngine } from './engine';
 import type { WorkflowDefinition } from './types';
@@ -65,20 +64,12 @@ class Parent {
 }
 
 describe('messages: signals, handlers, conditions, updates, queries, children (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
+  const env = useTestEngines();
   const register = (e: WeftEngine) =>
     e.register(approvalDef).register('waiter', Waiter).register('child', Child).register('parent', Parent);
 
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-  });
-  afterEach(async () => pool.disposeAll());
-  afterAll(async () => tdb?.drop());
-
   const engine = async (opts = {}) => {
-    const e = await pool.create(opts, register);
+    const e = await env.pool.create(opts, register);
     await e.bootstrap();
     return e;
   };
@@ -158,13 +149,13 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     const h = await owner.start('approval', {});
     await waitFor(async () => (await h.describe()).history.length === 1, 'first step');
     // A sender that does not run this type (under 'none' only one engine drives a workflow).
-    const sender = await pool.create({ notify: false, backgroundTasks: 'manual' });
+    const sender = await env.pool.create({ notify: false, backgroundTasks: 'manual' });
     await sender.bootstrap();
     await expect(sender.update(h.workflowId, 'set-limit', 9, { timeout: 200 })).rejects.toMatchObject({ code: 'WEFT_UPDATE_TIMEOUT' });
     await owner.runMaintenance(); // the poll now sees no pending update
     await expect(owner.update(h.workflowId, 'set-limit', 3, { timeout: '5s' })).resolves.toEqual({ accepted: 3 });
     expect(await h.query('status')).toEqual({ approved: false, notes: ['limit 3'] });
-    const rows = await tdb.query<{ status: string }>(`SELECT status FROM weft.weft_messages WHERE workflow_id = $1 ORDER BY id`, [
+    const rows = await env.tdb.query<{ status: string }>(`SELECT status FROM weft.weft_messages WHERE workflow_id = $1 ORDER BY id`, [
       h.workflowId,
     ]);
     expect(rows.map((r) => r.status)).toEqual(['expired', 'done']);
@@ -202,7 +193,7 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
 
   it('refuses bad messages with typed errors and stores nothing', async () => {
     const e = await engine({ maxPayloadBytes: 100 });
-    const count = async () => (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_messages'))[0].n;
+    const count = async () => (await env.tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_messages'))[0].n;
     const before = await count();
     await expect(e.signal('missing', 'go', 1)).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
     const done = await e.start('waiter', { timeout: 0 });
@@ -225,7 +216,9 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
         }
       }
     }
-    const e = await pool.create({}, (x) => x.register({ name: 'wrong', factory: () => new Wrong(), signalHandlers: { approve: 'run' } }));
+    const e = await env.pool.create({}, (x) =>
+      x.register({ name: 'wrong', factory: () => new Wrong(), signalHandlers: { approve: 'run' } }),
+    );
     await e.bootstrap();
     await expect((await e.start('wrong', {})).result({ timeout: '5s' })).resolves.toBe('WEFT_INVALID_ARGUMENT');
   });
@@ -234,7 +227,10 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     // No NOTIFY: the local send is the only wake-up, so nothing else delivers it by chance.
     const e = await engine({ timerPollInterval: 100, notify: false });
     const h = await e.start('waiter', { timeout: 60_000 });
-    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    await waitFor(
+      async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
+      'parked',
+    );
     await new Promise((r) => setTimeout(r, 50));
     type Check = (...a: unknown[]) => Promise<boolean>;
     const hooks = (e as unknown as { runtime: { hooks: { wakeCheck: Check } } }).runtime.hooks;
@@ -249,7 +245,10 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
   it('with NOTIFY disabled the poll alone delivers a signal sent through another engine', async () => {
     const owner = await engine({ notify: false, timerPollInterval: 100 });
     const h = await owner.start('waiter', { timeout: 60_000 });
-    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'parked');
+    await waitFor(
+      async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
+      'parked',
+    );
     const sender = await engine({ notify: false, backgroundTasks: 'manual' });
     await sender.signal(h.workflowId, 'go', 'polled');
     await expect(owner.result(h.workflowId, { timeout: '5s' })).resolves.toBe('polled');

@@ -1,5 +1,4 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool, waitFor } from '../../../../test/support/engine';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import type { WorkflowContext } from '../engine/context';
 import type { WeftEngine } from '../engine/engine';
 import type { WeftEngineOptions } from '../engine/options';
@@ -40,27 +39,16 @@ interface Marker {
 }
 
 describe('ownership gates: the mode marker (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
+  const env = useTestEngines();
   let schemaSeq = 0;
-
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-  });
-  afterEach(async () => pool.disposeAll());
-  afterAll(async () => {
-    await pool?.disposeAll();
-    await tdb?.drop();
-  });
 
   /** Every test gets its own schema, so the marker starts absent. */
   const freshSchema = () => `gates_${++schemaSeq}`;
   const engine = (schema: string, mode: OwnershipMode, extra: WeftEngineOptions = {}) =>
-    pool.create({ schema, engineId: `${mode}-${schema}-${Math.random().toString(36).slice(2, 6)}`, ...TIMINGS[mode], ...extra }, (e) =>
+    env.pool.create({ schema, engineId: `${mode}-${schema}-${Math.random().toString(36).slice(2, 6)}`, ...TIMINGS[mode], ...extra }, (e) =>
       e.register('stuck', Stuck).register('echo', Echo),
     );
-  const markers = (schema: string) => tdb.query<Marker>(`SELECT mode, established_at FROM "${schema}".weft_ownership_marker`);
+  const markers = (schema: string) => env.tdb.query<Marker>(`SELECT mode, established_at FROM "${schema}".weft_ownership_marker`);
   const rejection = (p: Promise<unknown>) =>
     p.then(
       () => {
@@ -109,7 +97,7 @@ describe('ownership gates: the mode marker (real PostgreSQL)', () => {
     }
     // The gate itself, ten at once on ten pooled connections of one fresh schema.
     const schema = freshSchema();
-    const db = await openDatabase({ database: { url: tdb.url, poolSize: 10 }, schema });
+    const db = await openDatabase({ database: { url: env.tdb.url, poolSize: 10 }, schema });
     try {
       const gates = await Promise.allSettled(Array.from({ length: 10 }, () => runOwnershipGates(db.sql, schema, 'lease')));
       expect(gates.filter((g) => g.status === 'rejected')).toEqual([]);
@@ -141,11 +129,11 @@ describe('ownership gates: the mode marker (real PostgreSQL)', () => {
 
   /** Everything recovery, a claim, the lease or a timer pass could change, for one workflow. */
   const footprint = async (schema: string, id: string) => ({
-    workflow: await tdb.query(`SELECT status, version, updated_at FROM "${schema}".weft_workflows WHERE id = $1`, [id]),
-    operations: await tdb.query(`SELECT seq, name FROM "${schema}".weft_operations WHERE workflow_id = $1 ORDER BY seq`, [id]),
-    timers: await tdb.query(`SELECT kind, seq, fire_at FROM "${schema}".weft_timers WHERE workflow_id = $1 ORDER BY id`, [id]),
-    claims: await tdb.query(`SELECT workflow_id, epoch::text, engine_id, expires_at, version FROM "${schema}".weft_workflow_claims`),
-    lease: await tdb.query(`SELECT epoch::text, holder, expires_at FROM "${schema}".weft_global_lease`),
+    workflow: await env.tdb.query(`SELECT status, version, updated_at FROM "${schema}".weft_workflows WHERE id = $1`, [id]),
+    operations: await env.tdb.query(`SELECT seq, name FROM "${schema}".weft_operations WHERE workflow_id = $1 ORDER BY seq`, [id]),
+    timers: await env.tdb.query(`SELECT kind, seq, fire_at FROM "${schema}".weft_timers WHERE workflow_id = $1 ORDER BY id`, [id]),
+    claims: await env.tdb.query(`SELECT workflow_id, epoch::text, engine_id, expires_at, version FROM "${schema}".weft_workflow_claims`),
+    lease: await env.tdb.query(`SELECT epoch::text, holder, expires_at FROM "${schema}".weft_global_lease`),
   });
 
   /** Leaves a running workflow of type 'stuck' (one step recorded) whose owner is gone (claim or lease released). */
@@ -172,7 +160,7 @@ describe('ownership gates: the mode marker (real PostgreSQL)', () => {
   it("nothing runs before the gates: a 'workflow-lease' engine refused by a 'lease' marker recovers and claims nothing", async () => {
     const schema = freshSchema();
     const id = await orphanedRunning(schema, 'lease');
-    expect(await tdb.query(`SELECT 1 FROM "${schema}".weft_workflow_claims`)).toEqual([]); // 'lease' keeps no claim rows
+    expect(await env.tdb.query(`SELECT 1 FROM "${schema}".weft_workflow_claims`)).toEqual([]); // 'lease' keeps no claim rows
     // Had recovery, the claim backfill or a reclaim run, a claim row would now exist.
     await expectGateFailsFirst(await engine(schema, 'workflow-lease'), schema, id);
   });
@@ -180,9 +168,9 @@ describe('ownership gates: the mode marker (real PostgreSQL)', () => {
   it("nothing runs before the gates: a 'lease' engine refused by a 'workflow-lease' marker takes no lease and replays nothing", async () => {
     const schema = freshSchema();
     const id = await orphanedRunning(schema, 'workflow-lease');
-    const [claim] = await tdb.query<{ engine_id: string | null }>(`SELECT engine_id FROM "${schema}".weft_workflow_claims`);
+    const [claim] = await env.tdb.query<{ engine_id: string | null }>(`SELECT engine_id FROM "${schema}".weft_workflow_claims`);
     expect(claim.engine_id).toBeNull(); // released by the owner's dispose: free for any recovering engine
-    expect(await tdb.query(`SELECT 1 FROM "${schema}".weft_global_lease`)).toEqual([]);
+    expect(await env.tdb.query(`SELECT 1 FROM "${schema}".weft_global_lease`)).toEqual([]);
     await expectGateFailsFirst(await engine(schema, 'lease'), schema, id);
   });
 
@@ -192,7 +180,7 @@ describe('ownership gates: the mode marker (real PostgreSQL)', () => {
     await first.bootstrap();
     const refused = await engine(schema, 'workflow-lease');
     await expect(refused.bootstrap()).rejects.toBeInstanceOf(OwnershipModeMismatchError);
-    const count = async () => (await tdb.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.weft_workflows`))[0].n;
+    const count = async () => (await env.tdb.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${schema}.weft_workflows`))[0].n;
     const before = await count();
     await expect(refused.start('echo', { v: 1 })).rejects.toMatchObject({ code: 'WEFT_ENGINE_NOT_READY' });
     const never = await engine(freshSchema(), 'workflow-lease');

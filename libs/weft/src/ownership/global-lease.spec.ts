@@ -1,5 +1,4 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool, waitFor } from '../../../../test/support/engine';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import type { WorkflowContext } from '../engine/context';
 import type { WeftEngineOptions } from '../engine/options';
 import { EngineLeaseNotHeldError } from '../errors';
@@ -40,19 +39,8 @@ interface LeaseRow {
 }
 
 describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
+  const env = useTestEngines();
   const warnings: Error[] = [];
-
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-  });
-  afterEach(async () => pool.disposeAll());
-  afterAll(async () => {
-    await pool?.disposeAll();
-    await tdb?.drop();
-  });
 
   let schemaSeq = 0;
   const schemas: string[] = [];
@@ -60,13 +48,15 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
   const schema = () => schemas[schemas.length - 1];
 
   const engine = (engineId: string, extra: WeftEngineOptions = {}) =>
-    pool.create({ ...LEASE, schema: schema(), engineId, onWarning: (w) => warnings.push(w), ...extra }, (e) =>
+    env.pool.create({ ...LEASE, schema: schema(), engineId, onWarning: (w) => warnings.push(w), ...extra }, (e) =>
       e.register('gated', Gated).register('echo', Echo),
     );
-  const lease = async () => (await tdb.query<LeaseRow>(`SELECT epoch::text, holder, expires_at FROM "${schema()}".weft_global_lease`))[0];
-  const workflowCount = async () => Number((await tdb.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema()}".weft_workflows`))[0].n);
+  const lease = async () =>
+    (await env.tdb.query<LeaseRow>(`SELECT epoch::text, holder, expires_at FROM "${schema()}".weft_global_lease`))[0];
+  const workflowCount = async () =>
+    Number((await env.tdb.query<{ n: string }>(`SELECT count(*) AS n FROM "${schema()}".weft_workflows`))[0].n);
   const history = (id: string) =>
-    tdb.query<{ seq: number; name: string; result: unknown }>(
+    env.tdb.query<{ seq: number; name: string; result: unknown }>(
       `SELECT seq, name, result FROM "${schema()}".weft_operations WHERE workflow_id = $1 ORDER BY seq`,
       [id],
     );
@@ -180,7 +170,7 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
   });
 
   it('the takeover statement itself re-judges expiry by the database clock (grace included, and after a late renewal)', async () => {
-    const db = await openDatabase({ database: { url: tdb.url, poolSize: 2 }, schema: schema() });
+    const db = await openDatabase({ database: { url: env.tdb.url, poolSize: 2 }, schema: schema() });
     try {
       const q = claimSql(schema());
       const run = <R>(text: string, params: unknown[] = []) => db.sql.query<R>(text, params);

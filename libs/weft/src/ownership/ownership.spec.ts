@@ -1,5 +1,5 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { EnginePool, waitFor } from '../../../../test/support/engine';
+import type { TestDatabase } from '../../../../test/support/database';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import type { WorkflowContext } from '../engine/context';
 
 const gates = new Map<string, () => void>();
@@ -43,22 +43,12 @@ const claimOf = async (tdb: TestDatabase, id: string) =>
   )[0];
 
 describe('ownership: per-workflow claims across engines (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let pool: EnginePool;
+  const env = useTestEngines();
   const warnings: Error[] = [];
   const onWarning = (w: Error) => warnings.push(w);
 
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    pool = new EnginePool(tdb.url);
-  });
-  afterEach(async () => pool.disposeAll());
-  afterAll(async () => {
-    await tdb?.drop();
-  });
-
   const engine = async (id: string, extra = {}) => {
-    const e = await pool.create({ ...WL, engineId: id, onWarning, ...extra }, (x) =>
+    const e = await env.pool.create({ ...WL, engineId: id, onWarning, ...extra }, (x) =>
       x.register('gated', Gated).register('gated-then-step', GatedThenStep).register('sleepy', Sleepy),
     );
     await e.bootstrap();
@@ -69,10 +59,10 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     const a = await engine('A1');
     const h = await a.start('gated', { key: 'k1' });
     await waitFor(() => gates.has('k1'), 'gated step');
-    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: 'A1', epoch: '1' });
+    expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: 'A1', epoch: '1' });
     gates.get('k1')!();
     await h.result({ timeout: '5s' });
-    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '1' });
+    expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '1' });
   });
 
   it('a second engine does not touch a live claim; after the owner disposes it takes the workflow over', async () => {
@@ -81,12 +71,12 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     await waitFor(() => gates.has('k2'), 'gated step on A');
     const b = await engine('B2');
     await b.runMaintenance();
-    expect((await claimOf(tdb, h.workflowId)).engine_id).toBe('A2');
+    expect((await claimOf(env.tdb, h.workflowId)).engine_id).toBe('A2');
     gates.delete('k2');
     const report = await a.dispose();
     expect(report).toEqual({ released: 1, failed: 0 });
     await waitFor(() => gates.has('k2'), 'gated step re-run on B', 10_000);
-    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: 'B2', epoch: '2' });
+    expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: 'B2', epoch: '2' });
     gates.get('k2')!();
     await expect(b.result(h.workflowId, { timeout: '5s' })).resolves.toBe('done');
   });
@@ -97,7 +87,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     const h = await a.start('gated', { key: 'k3' });
     await waitFor(() => gates.has('k3'), 'gated step on A');
     await b.cancel(h.workflowId);
-    expect(await claimOf(tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '2' });
+    expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '2' });
     gates.get('k3')!(); // A's step finishes late: its record must be refused
     await waitFor(async () => (await a.describe(h.workflowId)).status === 'cancelled', 'cancelled');
     await new Promise((r) => setTimeout(r, 100));
@@ -111,7 +101,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     const resolveA = gates.get('k4')!;
     // A stalls (manual mode: no renewals); B takes over once the claim expires.
     const b = await engine('B4');
-    await waitFor(async () => (await claimOf(tdb, h.workflowId)).engine_id === 'B4', 'takeover by B', 10_000);
+    await waitFor(async () => (await claimOf(env.tdb, h.workflowId)).engine_id === 'B4', 'takeover by B', 10_000);
     await waitFor(() => gates.get('k4') !== resolveA, 'B re-runs the in-flight step');
     resolveA(); // A's late result
     await waitFor(
@@ -123,7 +113,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     );
     gates.get('k4')!();
     await expect(b.result(h.workflowId, { timeout: '5s' })).resolves.toBe('done');
-    const ops = await tdb.query<{ seq: number }>(`SELECT seq FROM weft.weft_operations WHERE workflow_id = $1 ORDER BY seq`, [
+    const ops = await env.tdb.query<{ seq: number }>(`SELECT seq FROM weft.weft_operations WHERE workflow_id = $1 ORDER BY seq`, [
       h.workflowId,
     ]);
     expect(ops.map((o) => o.seq)).toEqual([0, 1]); // recorded once each
@@ -148,7 +138,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     away = false;
     await expect(a.result(h.workflowId, { timeout: '5s' })).resolves.toBe('after');
     // Released at the end. Epoch 2 only if A7's own reclaim scan took it back after it expired.
-    expect(await claimOf(tdb, h.workflowId)).toMatchObject({ engine_id: null, epoch: expect.stringMatching(/^[12]$/) });
+    expect(await claimOf(env.tdb, h.workflowId)).toMatchObject({ engine_id: null, epoch: expect.stringMatching(/^[12]$/) });
     expect(warnings.some((w) => (w as never as { workflowId?: string }).workflowId === h.workflowId)).toBe(false);
   });
 
@@ -158,7 +148,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     const h = await a.start('sleepy', { ms: 60_000 });
     await a.suspend(h.workflowId);
     // Someone else holds the claim now (simulated operator tool).
-    await tdb.query(
+    await env.tdb.query(
       `UPDATE weft.weft_workflow_claims SET engine_id = 'X', epoch = epoch + 1, expires_at = now() + interval '1 hour' WHERE workflow_id = $1`,
       [h.workflowId],
     );
@@ -169,8 +159,11 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
   it('a parked workflow whose claim moved discards its timer wake', async () => {
     const a = await engine('A6');
     const h = await a.start('sleepy', { ms: 400 });
-    await waitFor(async () => (await tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length, 'timer');
-    await tdb.query(`UPDATE weft.weft_workflow_claims SET epoch = epoch + 1 WHERE workflow_id = $1`, [h.workflowId]);
+    await waitFor(
+      async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
+      'timer',
+    );
+    await env.tdb.query(`UPDATE weft.weft_workflow_claims SET epoch = epoch + 1 WHERE workflow_id = $1`, [h.workflowId]);
     await waitFor(
       () =>
         warnings.some(
