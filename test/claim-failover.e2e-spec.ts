@@ -3,6 +3,8 @@ import { waitFor } from './support/engine';
 import { buildFixtures, Child, spawnChild } from './support/processes';
 
 const count = async (tdb: TestDatabase, sql: string, params: unknown[] = []) => (await tdb.query<{ n: number }>(sql, params))[0].n;
+const completed = (tdb: TestDatabase, prefix: string) =>
+  count(tdb, `SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id LIKE $1 AND status = 'completed'`, [`${prefix}-%`]);
 
 /** Engines in separate processes, ownership 'workflow-lease', short claim TTL. */
 describe('claim failover across processes', () => {
@@ -55,13 +57,7 @@ describe('claim failover across processes', () => {
         await tdb.query<{ k: string }>(`SELECT workflow_id || '#' || seq AS k FROM weft.weft_operations WHERE workflow_id LIKE 'kill-%'`)
       ).map((r) => r.k),
     );
-    await waitFor(
-      async () =>
-        (await count(tdb, `SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id LIKE 'kill-%' AND status = 'completed'`)) === 200,
-      'all 200 completed',
-      60_000,
-      200,
-    );
+    await waitFor(async () => (await completed(tdb, 'kill')) === 200, 'all 200 completed', 60_000, 200);
     const ledger = await tdb.query<{ k: string; engine: string }>(
       `SELECT workflow_id || '#' || seq AS k, engine FROM ledger WHERE workflow_id LIKE 'kill-%'`,
     );
@@ -94,13 +90,7 @@ describe('claim failover across processes', () => {
     a.proc.kill('SIGSTOP');
     const b = spawn({ WEFT_ENGINE_ID: 'Q' });
     await b.waitEvent('ready');
-    await waitFor(
-      async () =>
-        (await count(tdb, `SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id LIKE 'stop-%' AND status = 'completed'`)) === 20,
-      'Q finishes all 20',
-      60_000,
-      200,
-    );
+    await waitFor(async () => (await completed(tdb, 'stop')) === 20, 'Q finishes all 20', 60_000, 200);
     const [{ at: resumedAt }] = await tdb.query<{ at: Date }>('SELECT clock_timestamp() AS at');
     const versions = await tdb.query(`SELECT id, version FROM weft.weft_workflows WHERE id LIKE 'stop-%' ORDER BY id`);
     a.proc.kill('SIGCONT');
