@@ -26,6 +26,21 @@ export interface ClaimView {
   expired: boolean;
 }
 
+/** A workflow's claim row as the database sees it (expiry by its clock plus `graceMs`); null if none. */
+export async function readClaim(sql: SqlClient, q: ClaimSql, workflowId: string, graceMs: number): Promise<ClaimView | null> {
+  const rows = await sql.query<Record<string, unknown>>(q.read, [workflowId, graceMs]);
+  if (!rows.length) return null;
+  const r = rows[0];
+  return {
+    workflowId,
+    epoch: r.epoch as string,
+    engineId: (r.engine_id as string | null) ?? null,
+    expiresAt: (r.expires_at as Date | null) ?? null,
+    claimedAt: (r.claimed_at as Date | null) ?? null,
+    expired: r.expired as boolean,
+  };
+}
+
 /**
  * This engine's per-workflow claims: the database side of DESIGN §4. Methods return
  * discriminated results and never throw on a lost compare-and-swap.
@@ -63,18 +78,8 @@ export class WorkflowClaimRegistry {
     return this.held.get(workflowId);
   }
 
-  async read(workflowId: string): Promise<ClaimView | null> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.q.read, [workflowId, this.config.graceMs]);
-    if (!rows.length) return null;
-    const r = rows[0];
-    return {
-      workflowId,
-      epoch: r.epoch as string,
-      engineId: (r.engine_id as string | null) ?? null,
-      expiresAt: (r.expires_at as Date | null) ?? null,
-      claimedAt: (r.claimed_at as Date | null) ?? null,
-      expired: r.expired as boolean,
-    };
+  read(workflowId: string): Promise<ClaimView | null> {
+    return readClaim(this.sql, this.q, workflowId, this.config.graceMs);
   }
 
   /** Records a claim acquired inside another statement (start). */

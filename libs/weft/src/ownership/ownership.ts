@@ -8,7 +8,7 @@ import {
 import { DedicatedConnection } from '../storage/dedicated-connection';
 import type { SqlClient } from '../storage/sql-client';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
-import { ClaimMetrics, WorkflowClaimRegistry } from './claim-registry';
+import { ClaimMetrics, readClaim, WorkflowClaimRegistry } from './claim-registry';
 import { OwnershipConfig, WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config';
 import { runOwnershipGates } from './gates';
 import { claimSql } from '../storage/sql/claims.sql';
@@ -160,16 +160,15 @@ export class Ownership {
 
   /** Holder, epoch and expiry of one workflow's claim as the database sees it (any mode). */
   async describe(workflowId: string): Promise<ClaimDescription> {
-    const rows = await this.sql.query<Record<string, unknown>>(claimSql(this.schema).read, [workflowId, this.config.graceMs]);
-    const r = rows[0];
+    const c = await readClaim(this.sql, claimSql(this.schema), workflowId, this.config.graceMs);
     return {
       workflowId,
       mode: this.config.mode,
-      holder: (r?.engine_id as string | null) ?? null,
-      epoch: (r?.epoch as string | undefined) ?? null,
-      expiresAt: (r?.expires_at as Date | null) ?? null,
-      claimedAt: (r?.claimed_at as Date | null) ?? null,
-      expired: (r?.expired as boolean | undefined) ?? false,
+      holder: c?.engineId ?? null,
+      epoch: c?.epoch ?? null,
+      expiresAt: c?.expiresAt ?? null,
+      claimedAt: c?.claimedAt ?? null,
+      expired: c?.expired ?? false,
       heldHere: this.registry?.held.has(workflowId) ?? false,
     };
   }
