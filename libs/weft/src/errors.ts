@@ -103,7 +103,7 @@ export class InvalidDurationError extends WeftError {
     readonly option: string,
   ) {
     super(
-      `Invalid duration for ${option}: ${JSON.stringify(String(value))}. Use non-negative milliseconds or a string like '500ms', '10s', '5m', '2h', '1d'.`,
+      `Invalid duration for ${option}: ${JSON.stringify(String(value))}. Use non-negative milliseconds or a string like '500ms', '10s', '5m', '2h', '1d', at most 100 years ('36500d').`,
     );
   }
 }

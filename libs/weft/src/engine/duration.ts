@@ -6,17 +6,25 @@ export type Duration = number | string;
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const PATTERN = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/;
 
+/**
+ * The longest duration Weft accepts: 100 years (36,500 days). Durations become PostgreSQL
+ * timestamps (now + delay); far past this they overflow the timestamp range (error 22008),
+ * and even a sum of a few maximal ones (a delayed start plus its execution timeout) stays
+ * centuries inside it.
+ */
+export const MAX_DURATION_MS = 36_500 * UNIT_MS.d;
+
 export function parseDuration(value: Duration, option: string): number {
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value) || value < 0) throw new InvalidDurationError(value, option);
-    return value;
-  }
-  if (typeof value !== 'string') throw new InvalidDurationError(value, option);
-  const m = PATTERN.exec(value.trim());
-  if (!m) throw new InvalidDurationError(value, option);
-  const ms = Number(m[1]) * UNIT_MS[m[2] ?? 'ms'];
-  if (!Number.isFinite(ms)) throw new InvalidDurationError(value, option);
+  const ms = toMs(value);
+  if (ms === undefined || ms > MAX_DURATION_MS) throw new InvalidDurationError(value, option);
   return ms;
+}
+
+function toMs(value: unknown): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
+  if (typeof value !== 'string') return undefined;
+  const m = PATTERN.exec(value.trim());
+  return m ? Number(m[1]) * UNIT_MS[m[2] ?? 'ms'] : undefined;
 }
 
 export function parseOptionalDuration(value: Duration | undefined, option: string): number | undefined {

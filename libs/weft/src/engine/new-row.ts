@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../errors';
 import type { InsertWorkflow } from '../storage/workflow-store';
-import { parseDuration, parseOptionalDuration } from './duration';
+import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from './duration';
 import type { StartOptions } from './types';
 import { toStoredJson, validateWorkflowId } from './validation';
 
@@ -36,7 +36,10 @@ function startDelay(opts: StartOptions): number {
     if (!(opts.startAt instanceof Date) || Number.isNaN(opts.startAt.getTime())) {
       throw new InvalidArgumentError('startAt', 'must be a valid Date');
     }
-    return Math.max(0, opts.startAt.getTime() - Date.now());
+    const delay = Math.max(0, opts.startAt.getTime() - Date.now());
+    // The same bound as startAfter: the delay becomes a timestamp in PostgreSQL.
+    if (delay > MAX_DURATION_MS) throw new InvalidArgumentError('startAt', 'must be at most 100 years from now');
+    return delay;
   }
   return opts.startAfter === undefined ? 0 : parseDuration(opts.startAfter, 'startAfter');
 }

@@ -7,6 +7,8 @@ import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../e
 const ID_POLICIES: IdPolicy[] = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
 const STATUSES: WorkflowStatus[] = ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
 export const MAX_RESULT_WAIT_MS = 60_000;
+/** An update holds its HTTP request open until answered: the same bound as a result wait. */
+export const MAX_UPDATE_WAIT_MS = MAX_RESULT_WAIT_MS;
 
 type Json = Record<string, unknown>;
 
@@ -107,5 +109,9 @@ export function parseReason(body: unknown): string | undefined {
 
 export function parseUpdateBody(body: unknown): { args: unknown; timeout: Duration | undefined } {
   const b = objectBody(body, ['args', 'timeout']);
-  return { args: b.args, timeout: optionalDuration(b.timeout, 'timeout') };
+  const timeout = optionalDuration(b.timeout, 'timeout');
+  if (timeout !== undefined && parseDuration(timeout, 'timeout') > MAX_UPDATE_WAIT_MS) {
+    throw new InvalidArgumentError('timeout', `must be at most ${MAX_UPDATE_WAIT_MS / 1000}s`);
+  }
+  return { args: b.args, timeout };
 }
