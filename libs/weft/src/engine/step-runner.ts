@@ -1,5 +1,6 @@
 import { StepTimeoutError } from '../errors';
 import { stepBodyStorage } from './als';
+import { LongTimeout, setLongTimeout } from './long-timeout';
 import { backoffDelay, ResolvedRetry } from './retry';
 import type { StepArgs } from './types';
 
@@ -11,12 +12,12 @@ export type AttemptsOutcome =
 function abortableDelay(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
-    const t = setTimeout(() => {
+    const t = setLongTimeout(() => {
       signal.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
     const onAbort = () => {
-      clearTimeout(t);
+      t.clear();
       resolve(false);
     };
     signal.addEventListener('abort', onAbort, { once: true });
@@ -38,7 +39,7 @@ async function attemptOnce(
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
-  let timer: NodeJS.Timeout | undefined;
+  let timer: LongTimeout | undefined;
   try {
     const stepArgs = { ...args, signal: controller.signal };
     // The ownership check runs in the same microtask as the body's first line: an engine paused
@@ -49,7 +50,7 @@ async function attemptOnce(
     });
     if (timeoutMs === undefined) return await body;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => {
+      timer = setLongTimeout(() => {
         const err = new StepTimeoutError(name, timeoutMs);
         controller.abort(err);
         reject(err);
@@ -58,7 +59,7 @@ async function attemptOnce(
     body.catch(() => undefined); // a late rejection after the timeout is not unhandled
     return await Promise.race([body, timeout]);
   } finally {
-    if (timer) clearTimeout(timer);
+    timer?.clear();
     parent.removeEventListener('abort', onParentAbort);
   }
 }

@@ -1,9 +1,11 @@
+import { LongTimeout, setLongTimeout } from './long-timeout';
+
 /**
  * Single-flight poll loop: runs `tick` every interval, sooner when nudged by a local timer,
  * never two ticks at once, and stops cleanly.
  */
 export class TimerLoop {
-  private handle: NodeJS.Timeout | undefined;
+  private handle: LongTimeout | undefined;
   private nextAt = Infinity;
   private running: Promise<void> | undefined;
   private again = false;
@@ -23,12 +25,14 @@ export class TimerLoop {
   /** Makes sure a tick runs at or soon after `at` (epoch ms). */
   nudgeAt(at: number): void {
     if (this.stopped) return;
-    if (at < this.nextAt) this.schedule(Math.max(0, at - Date.now()));
+    // Never later than the regular interval: a nudge during a tick replaces the interval's
+    // schedule, and a far-off timer (a long sleep) must not hold every other timer back.
+    if (at < this.nextAt) this.schedule(Math.min(this.intervalMs, Math.max(0, at - Date.now())));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.handle) clearTimeout(this.handle);
+    this.handle?.clear();
     this.handle = undefined;
     await this.running;
   }
@@ -55,9 +59,9 @@ export class TimerLoop {
   }
 
   private schedule(delayMs: number): void {
-    if (this.handle) clearTimeout(this.handle);
+    this.handle?.clear();
     this.nextAt = Date.now() + delayMs;
-    this.handle = setTimeout(() => {
+    this.handle = setLongTimeout(() => {
       this.handle = undefined;
       this.nextAt = Infinity;
       void this.runOnce().finally(() => {

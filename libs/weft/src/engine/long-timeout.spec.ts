@@ -1,0 +1,66 @@
+import { waitFor } from '../../../../test/support/engine';
+import { resolveRetry } from './retry';
+import { runAttempts } from './step-runner';
+import { MAX_TIMEOUT_MS } from './long-timeout';
+import { TimerLoop } from './timer-loop';
+
+// Node's setTimeout fires after 1 ms for delays above 2^31-1 ms; these would pass with it.
+describe('waits longer than setTimeout can hold (pure logic)', () => {
+  const past = MAX_TIMEOUT_MS + 60_000;
+
+  it('a step timeout past 2^31-1 ms does not time the attempt out at once', async () => {
+    const out = await runAttempts(() => new Promise((r) => setTimeout(() => r('done'), 20)), {
+      name: 's',
+      idempotencyKey: 'w:0',
+      retry: resolveRetry({ maxAttempts: 1 }),
+      timeoutMs: past,
+      signal: new AbortController().signal,
+    });
+    expect(out).toEqual({ ok: true, value: 'done', attempts: 1 });
+  });
+
+  it('a retry delay past 2^31-1 ms does not retry at once', async () => {
+    const abort = new AbortController();
+    let calls = 0;
+    const pending = runAttempts(
+      () => {
+        if (++calls === 1) throw new Error('flaky');
+        return 'second';
+      },
+      {
+        name: 's',
+        idempotencyKey: 'w:0',
+        retry: resolveRetry({ maxAttempts: 2, initialInterval: past * 2, maxInterval: past * 2 }),
+        signal: abort.signal,
+      },
+    );
+    // The retry must still be waiting when the run is aborted 50 ms later.
+    setTimeout(() => abort.abort(), 50);
+    await expect(pending).resolves.toEqual({ ok: false, aborted: true, attempts: 1 });
+    expect(calls).toBe(1);
+  });
+
+  it('the timer loop keeps its interval after a nudge for a far-off timer during a tick', async () => {
+    let ticks = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const loop = new TimerLoop(
+      async () => {
+        if (++ticks === 1) await gate;
+      },
+      20,
+      (err) => {
+        throw err;
+      },
+    );
+    loop.start();
+    try {
+      await waitFor(() => ticks === 1, 'the first tick', 2_000, 1);
+      loop.nudgeAt(Date.now() + 3_600_000); // a workflow went to sleep for an hour mid-tick
+      release();
+      await waitFor(() => ticks >= 3, 'two more ticks on the 20 ms interval', 2_000);
+    } finally {
+      await loop.stop();
+    }
+  });
+});
