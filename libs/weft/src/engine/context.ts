@@ -6,7 +6,7 @@ import { Execution, NEVER, Wait } from './execution';
 import { resolveRetry } from './retry';
 import { describeError, runAttempts } from './step-runner';
 import type { StepArgs, StepOptions, WeftLogger } from './types';
-import { toStoredJson, validateWorkflowId } from './validation';
+import { toStoredJson, validateName, validateWorkflowId } from './validation';
 
 /** A child started with ctx.startChild; `result()` is a durable wait. */
 export interface ChildHandle<O = unknown> {
@@ -84,6 +84,7 @@ export class WorkflowContext {
 
   async step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
     this.active('step');
+    validateName('step name', name);
     const retry = resolveRetry(opts.retry);
     const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
     const { seq, replay, live } = this.begin('step', name);
@@ -139,7 +140,7 @@ export class WorkflowContext {
   /** Consumes the oldest unconsumed signal of that name; null on timeout. */
   async waitForSignal<T = unknown>(name: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
     this.active('waitForSignal');
-    if (typeof name !== 'string' || name.length === 0) throw new InvalidArgumentError('signal name', 'must be a non-empty string');
+    validateName('signal name', name);
     if (this.exec.definition.signalHandlers?.[name]) {
       throw new InvalidArgumentError(
         `waitForSignal("${name}")`,
@@ -177,6 +178,7 @@ export class WorkflowContext {
   /** Starts a child workflow; its completion reaches this workflow as a durable message. */
   async startChild<O = unknown>(type: string, input: unknown, opts: { workflowId?: string } = {}): Promise<ChildHandle<O>> {
     this.active('startChild');
+    validateName('child workflow type', type);
     if (opts.workflowId !== undefined) validateWorkflowId(opts.workflowId);
     const { seq, replay, live } = this.begin('startChild', type);
     const handle = (workflowId: string): ChildHandle<O> => ({ workflowId, result: () => this.childResult<O>(workflowId) });

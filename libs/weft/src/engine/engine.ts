@@ -31,7 +31,7 @@ import { ownershipHooks } from './ownership-hooks';
 import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types';
 
 export type { EngineHealthSnapshot } from './types';
-import { toStoredJson, validateWorkflowId } from './validation';
+import { toStoredJson, validateName, validateWorkflowId } from './validation';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
 
@@ -122,7 +122,12 @@ export class WeftEngine {
   /** Opens (and migrates) the configured database and builds an engine that closes it on dispose. */
   static async create(options: WeftEngineOptions = {}): Promise<WeftEngine> {
     const db = await openDatabase({ database: options.database, schema: options.schema, log: (l) => options.logger?.log(l) });
-    return new WeftEngine(db, options, true);
+    try {
+      return new WeftEngine(db, options, true);
+    } catch (err) {
+      await db.close(); // a bad option must not leave the pool it opened behind
+      throw err;
+    }
   }
 
   /** Registers a workflow type: a class with run(ctx, input), or a definition with a factory. */
@@ -176,7 +181,7 @@ export class WeftEngine {
     signal: { name: string; payload?: unknown },
     opts: StartOptions = {},
   ): Promise<WorkflowHandle> {
-    if (typeof signal?.name !== 'string' || !signal.name) throw new InvalidArgumentError('signal name', 'must be a non-empty string');
+    validateName('signal name', signal?.name);
     const payload = toStoredJson(signal.payload ?? null, `Payload of signal "${signal.name}"`, this.options.maxPayloadBytes);
     return this.startWith(type, input, opts, { name: signal.name, payload });
   }

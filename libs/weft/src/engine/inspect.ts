@@ -2,7 +2,7 @@ import { InvalidArgumentError, WorkflowNotFoundError } from '../errors';
 import type { WorkflowStore } from '../storage/workflow-store';
 import { decodeCursor, encodeCursor } from './results';
 import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from './types';
-import { validateWorkflowId } from './validation';
+import { validateName, validateWorkflowId } from './validation';
 
 /** Read-only views: describe and list. */
 export async function describeWorkflow(store: WorkflowStore, workflowId: string): Promise<WorkflowDescription> {
@@ -31,6 +31,7 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
 export async function listWorkflows(store: WorkflowStore, filter: ListFilter): Promise<ListPage> {
   const limit = filter.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
+  if (filter.type !== undefined) validateName('type', filter.type);
   const statuses = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
   const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
   const rows = await store.list({ statuses, type: filter.type, after, limit: limit + 1 });

@@ -1,6 +1,5 @@
 import type { PoolClient } from 'pg';
 import {
-  InvalidArgumentError,
   QueryFailedError,
   UnknownHandlerError,
   UpdateFailedError,
@@ -17,15 +16,12 @@ import type { Execution } from './execution';
 import type { ResolvedEngineOptions } from './options';
 import type { WorkflowRegistry } from './registry';
 import type { Runtime } from './runtime';
-import { toStoredJson, validateWorkflowId } from './validation';
+import { toStoredJson, validateName, validateWorkflowId } from './validation';
 
 const POLL_LIMIT = 500;
 
 function validName(kind: string, name: unknown): string {
-  if (typeof name !== 'string' || name.length === 0 || name.length > 255) {
-    throw new InvalidArgumentError(`${kind} name`, 'must be a string of 1 to 255 characters');
-  }
-  return name;
+  return validateName(`${kind} name`, name);
 }
 
 /**
@@ -158,7 +154,11 @@ export class Messaging {
         })
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
     } else if (this.mayDrive(workflowId)) {
-      this.runtime.drive(workflowId).catch((err) => this.options.logger.warn(`Waking "${workflowId}" failed: ${(err as Error).message}`));
+      this.runtime.drive(workflowId).catch((err) => {
+        // Not woken after all: the next poll must try again, not skip it as handled.
+        this.polled.delete(workflowId);
+        this.options.logger.warn(`Waking "${workflowId}" failed: ${(err as Error).message}`);
+      });
     }
   }
 

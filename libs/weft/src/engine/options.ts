@@ -4,6 +4,7 @@ import type { WeftMetricsSink } from '../observability/metrics';
 import type { OwnershipOptions } from '../ownership/config';
 import { Duration, parseDuration } from './duration';
 import type { WeftLogger } from './types';
+import { nameProblem } from './validation';
 
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   /** Called with every Weft warning (claim lost, wake discarded, lease lost); they also go to the logger and process 'warning'. */
@@ -50,6 +51,9 @@ const consoleLogger: WeftLogger = {
 };
 
 export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): ResolvedEngineOptions {
+  // Claims and the lease store the engine id in a varchar(255) column.
+  const idProblem = nameProblem(engineId);
+  if (idProblem) throw new InvalidConfigurationError('engineId', idProblem);
   if (o.backgroundTasks !== undefined && o.backgroundTasks !== 'auto' && o.backgroundTasks !== 'manual') {
     throw new InvalidConfigurationError('backgroundTasks', `must be 'auto' or 'manual' (got ${JSON.stringify(o.backgroundTasks)})`);
   }

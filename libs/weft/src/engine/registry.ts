@@ -1,5 +1,6 @@
 import { InvalidArgumentError, WorkflowTypeNotRegisteredError } from '../errors';
 import type { WorkflowDefinition, WorkflowInstance } from './types';
+import { validateName } from './validation';
 
 export type WorkflowClass = new (...args: never[]) => WorkflowInstance;
 
@@ -7,7 +8,7 @@ export class WorkflowRegistry {
   private readonly defs = new Map<string, WorkflowDefinition>();
 
   register(def: WorkflowDefinition): void {
-    if (!def.name || typeof def.name !== 'string') throw new InvalidArgumentError('workflow name', 'must be a non-empty string');
+    validateName('workflow name', def.name);
     if (typeof def.factory !== 'function') throw new InvalidArgumentError(`workflow "${def.name}"`, 'needs a factory function');
     if (this.defs.has(def.name)) throw new InvalidArgumentError(`workflow "${def.name}"`, 'is already registered on this engine');
     this.defs.set(def.name, def);

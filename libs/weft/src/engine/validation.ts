@@ -1,4 +1,4 @@
-import { InvalidWorkflowIdError, PayloadNotSerializableError, PayloadTooLargeError } from '../errors';
+import { InvalidArgumentError, InvalidWorkflowIdError, PayloadNotSerializableError, PayloadTooLargeError } from '../errors';
 
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -9,6 +9,30 @@ export function validateWorkflowId(id: unknown): string {
   if (id.length > 255) throw new InvalidWorkflowIdError(id, `it is ${id.length} characters long`);
   if (CONTROL.test(id)) throw new InvalidWorkflowIdError(id, 'it contains control characters');
   return id;
+}
+
+/** Names (step, signal, update, query, workflow type) are stored in varchar(255) columns. */
+export const MAX_NAME_LENGTH = 255;
+
+/** Why `name` cannot be stored as a name, or null when it can. */
+export function nameProblem(name: unknown): string | null {
+  if (typeof name !== 'string') return `must be a string (got ${typeof name})`;
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > MAX_NAME_LENGTH)
+    return `must be at most ${MAX_NAME_LENGTH} characters (got ${name.length}); keep variable data out of names`;
+  // PostgreSQL text cannot hold U+0000: the insert would fail after the checks.
+  if (name.includes('\u0000')) return 'must not contain the NUL character (U+0000)';
+  return null;
+}
+
+/**
+ * The one check for names that go to the database, run before anything is written: inside a
+ * workflow a bad name must fail the ctx call, not every commit of the run after it.
+ */
+export function validateName(what: string, name: unknown): string {
+  const problem = nameProblem(name);
+  if (problem) throw new InvalidArgumentError(what, problem);
+  return name as string;
 }
 
 function kindOf(v: unknown): string | null {

@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { WeftEngine } from '../engine/engine';
 import type { WorkflowDefinition } from '../engine/types';
+import { MAX_NAME_LENGTH } from '../engine/validation';
 import type { WorkflowMetadata } from './decorators/workflow.decorator';
 import {
   DuplicateHandlerNameError,
@@ -22,7 +23,7 @@ interface FoundWorkflow {
 }
 
 const KINDS: HandlerKind[] = ['signal', 'update', 'query'];
-const MAX_NAME = 255;
+const MAX_NAME = MAX_NAME_LENGTH;
 
 /** Finds @Workflow providers and registers them on the engine, all or none. */
 @Injectable()
