@@ -125,7 +125,9 @@ export class PayloadNotSerializableError extends WeftError {
     readonly path: string,
     reason: string,
   ) {
-    super(`${what} is not JSON-serializable at ${path}: ${reason}. Pass plain JSON values (no BigInt, functions, symbols, cycles).`);
+    super(
+      `${what} is not JSON-serializable at ${path}: ${reason}. Pass plain JSON values (no BigInt, functions, symbols, cycles; at most 100 levels of nesting).`,
+    );
   }
 }
 

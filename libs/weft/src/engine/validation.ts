@@ -50,29 +50,45 @@ function kindOf(v: unknown): string | null {
   }
 }
 
-/** Refuses values JSON would silently change or drop: BigInt, functions, symbols, cycles, NaN. */
+/**
+ * Deepest nesting of objects and arrays a payload may have. Real data rarely goes past a few
+ * dozen levels; a bound keeps this check, JSON.stringify and PostgreSQL's json parser (all
+ * recursive) far from their stack limits, so deep input is a typed error, not a RangeError.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Refuses values JSON would silently change or drop (BigInt, functions, symbols, cycles, NaN) and nesting past MAX_JSON_DEPTH. */
 export function assertJsonSerializable(value: unknown, what: string): void {
   const seen = new Set<object>();
-  const visit = (v: unknown, path: string): void => {
+  const visit = (v: unknown, path: string, depth: number): void => {
     const bad = kindOf(v);
     if (bad) throw new PayloadNotSerializableError(what, path, `found ${bad}`);
     if (v === null || typeof v !== 'object') return;
     if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return; // Date and friends
     if (seen.has(v)) throw new PayloadNotSerializableError(what, path, 'found a reference cycle');
+    if (depth > MAX_JSON_DEPTH) {
+      throw new PayloadNotSerializableError(what, path, `it is nested more than ${MAX_JSON_DEPTH} levels deep (the limit)`);
+    }
     seen.add(v);
-    if (Array.isArray(v)) v.forEach((x, i) => visit(x, `${path}[${i}]`));
+    if (Array.isArray(v)) v.forEach((x, i) => visit(x, `${path}[${i}]`, depth + 1));
     else if (v instanceof Map || v instanceof Set) throw new PayloadNotSerializableError(what, path, `found a ${v.constructor.name}`);
-    else for (const [k, x] of Object.entries(v)) if (x !== undefined) visit(x, `${path}.${k}`);
+    else for (const [k, x] of Object.entries(v)) if (x !== undefined) visit(x, `${path}.${k}`, depth + 1);
     seen.delete(v);
   };
-  visit(value, '$');
+  visit(value, '$', 1);
 }
 
 /** Serializes once, checking size; returns the JSON round-trip of the value (what replay returns). */
 export function toStoredJson(value: unknown, what: string, maxBytes: number): unknown {
   assertJsonSerializable(value, what);
   if (value === undefined) return null;
-  const text = JSON.stringify(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value);
+  } catch (err) {
+    // A toJSON() the check above does not look into threw (or returned something unserializable).
+    throw new PayloadNotSerializableError(what, '$', (err as Error).message);
+  }
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) throw new PayloadTooLargeError(what, bytes, maxBytes);
   return JSON.parse(text);

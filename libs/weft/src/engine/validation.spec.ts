@@ -1,0 +1,48 @@
+import { InvalidArgumentError, PayloadNotSerializableError } from '../errors';
+import { assertJsonSerializable, MAX_JSON_DEPTH, MAX_NAME_LENGTH, toStoredJson, validateName } from './validation';
+
+/** An array nested `levels` deep: 1 is `[0]`. */
+const nested = (levels: number): unknown => {
+  let v: unknown = 0;
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+};
+
+describe('payload depth (pure logic)', () => {
+  it(`accepts ${MAX_JSON_DEPTH} levels of nesting`, () => {
+    expect(() => assertJsonSerializable(nested(MAX_JSON_DEPTH), 'Workflow input')).not.toThrow();
+    expect(() => assertJsonSerializable({ a: nested(MAX_JSON_DEPTH - 1) }, 'Workflow input')).not.toThrow();
+  });
+
+  it.each([MAX_JSON_DEPTH + 1, 5_000, 100_000])('refuses %p levels with PayloadNotSerializableError naming the limit', (levels) => {
+    let caught: unknown;
+    try {
+      toStoredJson(nested(levels), 'Workflow input', 10_000_000);
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(PayloadNotSerializableError);
+    expect((caught as Error).message).toContain(`more than ${MAX_JSON_DEPTH} levels`);
+  });
+
+  it('turns a throwing toJSON into PayloadNotSerializableError', () => {
+    const bad = { toJSON: () => ({ n: BigInt(1) }) };
+    expect(() => toStoredJson(bad, 'Workflow input', 1000)).toThrow(PayloadNotSerializableError);
+  });
+});
+
+describe('validateName (pure logic)', () => {
+  it.each(['a', 'x'.repeat(MAX_NAME_LENGTH), 'charge card', 'ünïcødé'])('accepts %p', (name) => {
+    expect(validateName('step name', name)).toBe(name);
+  });
+
+  it.each([
+    ['empty', ''],
+    ['too long', 'x'.repeat(MAX_NAME_LENGTH + 1)],
+    ['not a string', 42],
+    ['with a NUL', 'a\u0000b'],
+  ])('refuses a name that is %s with InvalidArgumentError', (_what, name) => {
+    expect(() => validateName('step name', name)).toThrow(InvalidArgumentError);
+    expect(() => validateName('step name', name)).toThrow(/^Invalid step name: /);
+  });
+});
