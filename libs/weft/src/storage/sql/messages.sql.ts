@@ -1,7 +1,7 @@
-import { qualify } from '../schema-name';
+import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name';
 
-/** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. */
-export const notifyChannel = (schema: string) => `weft_${schema}`;
+/** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
+export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;
 
 /** SQL for weft_messages. Every insert notifies in the same statement (same transaction). */
 export function messageSql(schema: string) {
