@@ -1,0 +1,154 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { QueryHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
+import request from 'supertest';
+import { createTestDatabase, TestDatabase } from './support/database';
+
+// DESIGN §5 "Bounded inputs": past a bound, a 400 with the error's code, never a 500.
+
+@Workflow('echo')
+class EchoWorkflow {
+  async run(_ctx: WorkflowContext, input: unknown) {
+    return input;
+  }
+}
+
+/** Sleeps for a duration taken from its input: a bad one must fail the run, not loop. */
+@Workflow('sleeper')
+class SleeperWorkflow {
+  async run(ctx: WorkflowContext, input: { ms: number }) {
+    await ctx.step('begin', () => 'begun');
+    await ctx.sleep(input.ms);
+    return 'slept';
+  }
+}
+
+@Workflow('gate')
+class GateWorkflow {
+  async run(ctx: WorkflowContext) {
+    await ctx.condition(() => false, { timeout: '1m' });
+  }
+  @UpdateHandler('echo') echo(args: unknown) {
+    return args;
+  }
+  @QueryHandler('echo') query(args: unknown) {
+    return args;
+  }
+}
+
+const nested = (levels: number): unknown => {
+  let v: unknown = 0;
+  for (let i = 0; i < levels; i++) v = [v];
+  return v;
+};
+/** The JSON text of nested(levels), written by hand: JSON.stringify itself overflows at ~5,000 levels. */
+const deepJson = (levels: number) => `${'['.repeat(levels)}0${']'.repeat(levels)}`;
+/** A request body with one field 5,000 levels deep, as raw JSON text. */
+const withDeep = (fields: Record<string, unknown>, key: string) =>
+  `{${Object.entries(fields)
+    .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)},`)
+    .join('')}${JSON.stringify(key)}:${deepJson(5_000)}}`;
+const HUGE = 1e16; // PostgreSQL 22008 (timestamp out of range) as a delay
+
+const base = (tdb: TestDatabase) => ({ database: { url: tdb.url }, schema: 'weft', timerPollInterval: 50, shutdownGracePeriod: 0 });
+
+describe('Weft HTTP API: bounded inputs are a 400 with a code', () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+  let http: ReturnType<typeof request>;
+  const count = async () => (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_workflows'))[0].n;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_http_bounds');
+    const moduleRef = await Test.createTestingModule({
+      imports: [WeftModule.forRoot({ ...base(tdb), http: true })],
+      providers: [EchoWorkflow, SleeperWorkflow, GateWorkflow],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    http = request(app.getHttpServer());
+    await http.post('/weft/workflows').send({ type: 'gate', workflowId: 'gate-1' }).expect(201);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await tdb?.drop();
+  });
+
+  it.each([
+    ['startAfter 1e16', { type: 'echo', startAfter: HUGE }, 'WEFT_INVALID_DURATION'],
+    ['startAfter past 100 years', { type: 'echo', startAfter: '36501d' }, 'WEFT_INVALID_DURATION'],
+    ['executionTimeout 1e16', { type: 'echo', executionTimeout: HUGE }, 'WEFT_INVALID_DURATION'],
+    ['startAt past 100 years', { type: 'echo', startAt: '2999-01-01T00:00:00Z' }, 'WEFT_INVALID_ARGUMENT'],
+    ['input 5,000 levels deep', withDeep({ type: 'echo' }, 'input'), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+    ['input 101 levels deep', { type: 'echo', input: nested(101) }, 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+  ])('POST /workflows with %s: 400, nothing written', async (_what, body, code) => {
+    const before = await count();
+    const res = await http.post('/weft/workflows').set('content-type', 'application/json').send(body).expect(400);
+    expect(res.body).toEqual({ statusCode: 400, code, message: expect.any(String) });
+    expect(await count()).toBe(before);
+  });
+
+  it.each([
+    ['a signal payload 5,000 levels deep', '/weft/workflows/gate-1/signal/go', withDeep({}, 'payload'), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+    ['a signal name of 256 characters', `/weft/workflows/gate-1/signal/${'n'.repeat(256)}`, {}, 'WEFT_INVALID_ARGUMENT'],
+    ['update args 5,000 levels deep', '/weft/workflows/gate-1/update/echo', withDeep({}, 'args'), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+    ['an update timeout of 1e16', '/weft/workflows/gate-1/update/echo', { args: 1, timeout: HUGE }, 'WEFT_INVALID_DURATION'],
+    ['an update timeout over 60s', '/weft/workflows/gate-1/update/echo', { args: 1, timeout: '2m' }, 'WEFT_INVALID_ARGUMENT'],
+    ['query args 5,000 levels deep', '/weft/workflows/gate-1/query/echo', withDeep({}, 'args'), 'WEFT_PAYLOAD_NOT_SERIALIZABLE'],
+  ])('POST with %s: 400', async (_what, url, body, code) => {
+    const res = await http.post(url).set('content-type', 'application/json').send(body).expect(400);
+    expect(res.body).toEqual({ statusCode: 400, code, message: expect.any(String) });
+  });
+
+  it('GET /workflows with a NUL in the type filter: 400', async () => {
+    expect((await http.get('/weft/workflows?type=a%00b').expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
+  });
+
+  it('an update within the bounds still answers', async () => {
+    const res = await http
+      .post('/weft/workflows/gate-1/update/echo')
+      .send({ args: nested(50), timeout: '60s' })
+      .expect(200);
+    expect(res.body.result).toEqual(nested(50));
+  });
+
+  it('a workflow given a 1e16 ms sleep by its input fails with the typed error instead of looping', async () => {
+    await http
+      .post('/weft/workflows')
+      .send({ type: 'sleeper', input: { ms: HUGE }, workflowId: 'sleeper-1' })
+      .expect(201);
+    const res = await http.get('/weft/workflows/sleeper-1/result?timeout=10s').expect(200);
+    expect(res.body).toMatchObject({ done: true, status: 'failed', error: { name: 'InvalidDurationError' } });
+    const described = await http.get('/weft/workflows/sleeper-1').expect(200);
+    expect(described.body.history.map((op: { name: string }) => op.name)).toEqual(['begin']);
+  });
+});
+
+describe('WeftModule with a schema name too long for its NOTIFY channel', () => {
+  let tdb: TestDatabase;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_http_schema');
+  });
+  afterAll(async () => {
+    await tdb?.drop();
+  });
+
+  it('fails start-up with InvalidConfigurationError naming "schema"', async () => {
+    const boot = async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [WeftModule.forRoot({ ...base(tdb), schema: 's'.repeat(59) })],
+        providers: [EchoWorkflow],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      try {
+        await app.init();
+      } finally {
+        await app.close();
+      }
+    };
+    await expect(boot()).rejects.toMatchObject({ code: 'WEFT_INVALID_CONFIGURATION', option: 'schema' });
+  });
+});
