@@ -14,7 +14,7 @@ import type { PassReport } from '../ownership/renewal-scheduler';
 import { openDatabase, OpenedDatabase } from '../storage/data-source';
 import type { WorkflowStatus } from '../storage/entities';
 import { Batcher } from '../storage/batcher';
-import { InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
+import { Claimer, InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
 import { Duration, parseDuration } from './duration';
 import { GroupCommitter } from './group-committer';
 import { WorkflowHandle } from './handle';
@@ -64,7 +64,7 @@ export class WeftEngine {
     const ownership = resolveOwnership(options);
     this.store = new WorkflowStore(database.sql, database.schema);
     this.starts = new Batcher(
-      (rows) => this.store.insertMany(rows),
+      (rows) => this.store.insertMany(rows, this.claimer()),
       (row) => row.id,
     );
     this.runtime = new Runtime(this.store, new GroupCommitter(this.store), this.registry, this.options);
@@ -92,6 +92,8 @@ export class WeftEngine {
     );
     this.timers = new TimerLoop(
       async () => {
+        // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
+        if (this.ownership.isHalted) return;
         this.lastPassAt = new Date();
         await this.transitions.processDueTimers();
         // Under 'none' the timer tick is also the owner-side poll (ownership modes poll on the renewal pass).
@@ -151,12 +153,12 @@ export class WeftEngine {
     this.ownershipReady.catch(() => undefined);
     this.bootstrapping = (async () => {
       await this.ownershipReady;
-      if (this.options.notify && this.options.backgroundTasks === 'auto') await this.messaging.listen();
+      const auto = this.options.backgroundTasks === 'auto';
+      if (this.options.notify && auto) await this.messaging.listen();
+      // Renewal first: a recovery that claims thousands of workflows takes longer than a TTL.
+      if (auto && !this.disposed) this.ownership.scheduler?.start();
       await this.recoverAll();
-      if (this.options.backgroundTasks === 'auto' && !this.disposed) {
-        this.timers.start();
-        this.ownership.scheduler?.start();
-      }
+      if (auto && !this.disposed) this.timers.start();
       this.started = true;
     })();
     return this.bootstrapping;
@@ -191,48 +193,83 @@ export class WeftEngine {
     input: unknown,
     opts: StartOptions,
     signal?: { name: string; payload: unknown },
+    /** A child started by a running workflow: also while this engine shuts down (it drains). */
+    internal = false,
   ): Promise<WorkflowHandle> {
-    await this.assertCanRun();
+    if (!internal) await this.assertCanRun();
     const def = this.registry.get(type);
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, this.options.maxPayloadBytes);
+    // The claim and the start signal go in the start's own statement (DESIGN §4).
+    row.claim = this.ownership.registry && row.status === 'running' ? 'mine' : null;
+    row.signal = signal ?? null;
+    const sentAt = performance.now();
     const res = await this.starts.submit(row);
-    const inbox = signal && res.inserted ? [await this.storeStartSignal(row.id, signal)] : [];
-    if (signal && !res.inserted) await this.messaging.signal(row.id, signal.name, signal.payload);
-    const admitted = res.inserted ? { version: res.version, runNumber: 1 } : await this.admitExisting(row, res, policy);
-    if (!admitted) return this.handle(row.id);
-    const { version, runNumber } = admitted;
+    const admitted = res.inserted
+      ? { version: res.version, runNumber: 1, claimEpoch: res.claimEpoch, signalId: res.signalId }
+      : await this.admitExisting(row, res, policy);
+    if (!admitted) {
+      // The existing run goes on: the signal is for it.
+      if (signal) await this.messaging.signal(row.id, signal.name, signal.payload);
+      return this.handle(row.id);
+    }
     this.options.metrics.workflowStarted?.(def.name);
-    if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
-    else if (await this.claimNew(row.id, version)) this.runtime.launchNew(def, row.id, row.input, version, runNumber, row.parentId, inbox);
-    if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
+    this.launchStarted(def, row, { ...admitted, sentAt }, signal);
     return this.handle(row.id);
   }
 
-  /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
-  private async admitExisting(
+  /** A new run was written: launch it here (with its claim and start signal) or wait for its timer. */
+  private launchStarted(
+    def: WorkflowDefinition,
     row: InsertWorkflow,
-    res: { status: WorkflowStatus; version: number },
-    policy: string,
-  ): Promise<{ version: number; runNumber: number } | null> {
+    run: { version: number; runNumber: number; claimEpoch: string | null; signalId: string | null; sentAt: number },
+    signal?: { name: string; payload: unknown },
+  ): void {
+    if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
+    else if (this.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
+      const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];
+      this.runtime.launchNew(def, row.id, row.input, run.version, run.runNumber, row.parentId, inbox);
+    }
+    if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
+  }
+
+  /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
+  private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
     if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
     if (policy === 'return-existing' || !isTerminal(res.status)) return null;
-    const restarted = await this.store.restart(row, res.version);
-    if (restarted === null) return null; // someone else restarted it first
-    return { version: restarted, runNumber: (await this.store.get(row.id))?.runNumber ?? 1 };
+    return this.store.restart(row, res.version, this.claimer()); // null: someone else restarted it first
+  }
+
+  /** Who takes a start's claim (ownership 'workflow-lease'). */
+  private claimer(): Claimer | undefined {
+    const o = this.ownership;
+    return o.registry ? { engineId: this.engineId, ttlMs: o.config.ttlMs, graceMs: o.config.graceMs } : undefined;
+  }
+
+  /**
+   * Records the claim a start took in its own statement. Without one (another engine holds a
+   * claim row left under this id) the run is not launched here: its holder or, once that
+   * expires, a reclaim scan drives it.
+   */
+  private adoptStartClaim(workflowId: string, epoch: string | null, sentAt: number): boolean {
+    const registry = this.ownership.registry;
+    if (!registry) return true;
+    if (epoch === null) return false;
+    registry.adopt(workflowId, epoch, sentAt);
+    return true;
   }
 
   /**
    * A child of a type this engine runs starts here; one only other engines run is stored
-   * unclaimed, for their reclaim scan (ownership 'workflow-lease').
+   * with a free claim, for their reclaim scan (ownership 'workflow-lease').
    */
   private async startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string> {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
-    if (this.registry.has(type)) return (await this.start(type, input, opts)).workflowId;
+    if (this.registry.has(type)) return (await this.startWith(type, input, opts, undefined, true)).workflowId;
     const row = newRow(type, input, opts, this.options.maxPayloadBytes);
+    row.claim = this.ownership.registry ? 'free' : null;
     await this.starts.submit(row);
-    await this.ownership.registry?.ensureRow(childId);
     return childId;
   }
 
@@ -250,16 +287,6 @@ export class WeftEngine {
   query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
     this.assertOpen();
     return this.messaging.query<R>(workflowId, name, args);
-  }
-
-  private async storeStartSignal(workflowId: string, signal: { name: string; payload: unknown }) {
-    const id = await this.store.insertMessage(workflowId, 'signal', signal.name, signal.payload);
-    return { id, kind: 'signal' as const, name: signal.name, payload: signal.payload };
-  }
-
-  /** Claimed before its code runs; if another engine got it first, that engine drives it. */
-  private async claimNew(workflowId: string, version: number): Promise<boolean> {
-    return this.ownership.registry ? this.ownership.registry.acquireNew(workflowId, version) : true;
   }
 
   handle(workflowId: string): WorkflowHandle {
@@ -331,24 +358,26 @@ export class WeftEngine {
     this.assertOpen();
     const pass = this.ownership.scheduler ? await this.ownership.scheduler.runPass() : null;
     this.lastPassAt = new Date();
-    const timersFired = await this.transitions.processDueTimers();
+    const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
     return { pass, timersFired };
   }
 
   /**
-   * Stops the renewal scheduler first (no reclaim lands after), then the timer loop, lets
-   * running steps finish for the grace period, drops the rest (they re-run elsewhere or after a
-   * restart), releases every held claim and closes what it opened. Safe to call twice; reports
-   * whether every release succeeded.
+   * Graceful: stops the reclaim scan first (no takeover lands after shutdown began), then the
+   * timer loop and LISTEN; running step bodies get the grace period to finish and their results
+   * are committed, while no new body or child starts; what is left stays `running` for another
+   * engine (a shutdown never changes an outcome, DESIGN §6). Claims keep being renewed until
+   * then, and are released at the end. Safe to call twice; reports whether every release
+   * succeeded.
    */
   dispose(): Promise<{ released: number; failed: number }> {
     this.disposed ??= (async () => {
-      await this.ownership.scheduler?.stop();
+      this.runtime.draining = true;
+      await this.ownership.stopMaintenance();
       await this.timers.stop();
       await this.messaging.close();
       await this.bootstrapping?.catch(() => undefined);
-      const until = Date.now() + this.options.shutdownGraceMs;
-      while (this.runtime.inflightSteps() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+      await this.runtime.drain(Date.now() + this.options.shutdownGraceMs);
       await this.runtime.close();
       const report = await this.ownership.dispose().catch(() => ({ released: 0, failed: -1 }));
       if (this.ownsDatabase) await this.database.close();
@@ -365,6 +394,7 @@ export class WeftEngine {
       ownership: o.mode,
       bootstrapped: this.started,
       disposed: this.disposed !== undefined,
+      halted: o.isHalted,
       backgroundTasks: this.options.backgroundTasks,
       lastBackgroundPassAt: o.scheduler ? o.scheduler.lastPassAt : this.lastPassAt,
       backgroundIntervalMs: o.scheduler?.intervalMs ?? this.options.timerPollMs,

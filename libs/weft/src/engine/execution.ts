@@ -10,6 +10,12 @@ export interface ExecutionHost {
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome>;
   /** The commit was refused (version moved or fence lost): the execution is stale. */
   onStale(exec: Execution, reason: 'version' | 'fence' | 'error', err?: unknown): void;
+  /**
+   * A commit threw (database away, connection lost, or a statement the database refuses).
+   * True: send the same commit again (the run keeps its computed results); false: the host
+   * has stopped the run and dealt with it.
+   */
+  onCommitError(exec: Execution, err: unknown): boolean;
   onParked(exec: Execution): void;
   onTimerScheduled(workflowId: string, delayMs: number): void;
   /** Replay met a different call than the history holds: suspend the workflow. */
@@ -121,6 +127,10 @@ export class Execution implements ReplayTarget {
     return this.state === 'active';
   }
 
+  isStopped(): boolean {
+    return this.state === 'stopped';
+  }
+
   applyDelivery(rec: OperationRecord): void {
     this.host.applyDelivery(this, rec);
   }
@@ -198,25 +208,27 @@ export class Execution implements ReplayTarget {
     return this.commit({});
   }
 
+  /** Something is still to be written, or being written (graceful shutdown waits for it). */
+  get hasPendingCommits(): boolean {
+    return this.committing || this.flushScheduled || this.queue.length > 0;
+  }
+
   private async flush(): Promise<void> {
     this.committing = true;
     try {
       while (this.queue.length > 0 && this.state !== 'stopped') {
         const batch = this.queue.splice(0);
-        let change: Change = { operations: this.lazyOps };
+        const lazy = this.lazyOps;
         this.lazyOps = [];
+        let change: Change = { operations: lazy };
         for (const b of batch) change = merge(change, b.change);
-        let outcome: AdvanceOutcome;
-        try {
-          outcome = await this.host.commit(this, { ...change, workflowId: this.workflowId, expectedVersion: this.version });
-        } catch (err) {
-          this.stop();
-          this.host.onStale(this, 'error', err);
-          return;
-        }
+        const outcome = await this.commitAgainOnError(change);
+        if (!outcome) return;
         if (!outcome.ok) {
+          // A refused consume must not cost what came before it (a finished step's result).
+          if (outcome.reason === 'consume') await this.commitBeforeConsume(batch, lazy);
           this.stop();
-          this.host.onStale(this, outcome.reason);
+          this.host.onStale(this, outcome.reason === 'consume' ? 'version' : outcome.reason);
           return;
         }
         this.version = outcome.version;
@@ -226,6 +238,42 @@ export class Execution implements ReplayTarget {
       this.committing = false;
       this.scheduleParkCheck();
     }
+  }
+
+  /**
+   * Sends one commit; when it throws, sends the very same commit again with backoff for as
+   * long as the host allows (DESIGN §6: a finished body is not re-run because its commit failed
+   * for a transient reason). If an earlier try did land, the retry's version check refuses it
+   * and the run is re-read from storage, which then holds the result. Null: given up or stopped.
+   */
+  private async commitAgainOnError(change: Change): Promise<AdvanceOutcome | null> {
+    for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 5_000)) {
+      try {
+        return await this.host.commit(this, { ...change, workflowId: this.workflowId, expectedVersion: this.version });
+      } catch (err) {
+        if (this.isStopped() || !this.host.onCommitError(this, err)) return null;
+        await new Promise((r) => setTimeout(r, delayMs * (0.5 + Math.random())));
+        if (this.isStopped()) return null;
+      }
+    }
+  }
+
+  /**
+   * The changes queued before the first one that consumes a message, and the now/random/uuid
+   * values called before it, committed alone; what follows the refused delivery is dropped
+   * (the run is re-read from storage next). A delivery only happens while no step body runs,
+   * so every step that finished before it is in this prefix.
+   */
+  private async commitBeforeConsume(batch: Array<{ change: Change }>, lazy: OperationRecord[]): Promise<void> {
+    const at = batch.findIndex((b) => b.change.consume?.length);
+    if (at < 0) return;
+    const seqs = (batch[at].change.operations ?? []).map((o) => o.seq);
+    const firstSeq = seqs.length ? Math.min(...seqs) : Infinity;
+    let prefix: Change = { operations: lazy.filter((o) => o.seq < firstSeq) };
+    for (const b of batch.slice(0, at)) prefix = merge(prefix, b.change);
+    if (!prefix.operations?.length && Object.keys(prefix).length === 1) return;
+    const outcome = await this.commitAgainOnError(prefix);
+    if (outcome?.ok) this.version = outcome.version;
   }
 
   /**

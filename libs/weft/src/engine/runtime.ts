@@ -1,4 +1,5 @@
-import { NonDeterminismError } from '../errors';
+import { NonDeterminismError, WeftError } from '../errors';
+import { isTransientDatabaseError } from '../storage/database-errors';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types';
 import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store';
 import { workflowContextStorage } from './als';
@@ -10,7 +11,7 @@ import { childNotice, RuntimeHooks, Settled } from './runtime-types';
 
 export { childNotice } from './runtime-types';
 export type { RuntimeHooks, Settled } from './runtime-types';
-import { Change, Execution, ExecutionHost } from './execution';
+import { Change, Execution, ExecutionHost, NEVER } from './execution';
 import { GroupCommitter } from './group-committer';
 import type { ResolvedEngineOptions } from './options';
 import type { WorkflowRegistry } from './registry';
@@ -46,6 +47,9 @@ export class Runtime implements ExecutionHost {
   };
   onTimerScheduled: (workflowId: string, delayMs: number) => void = () => undefined;
   closed = false;
+  /** Graceful shutdown under way: running bodies finish and commit, nothing new starts. */
+  draining = false;
+  private readonly commitErrorsLogged = new WeakSet<Execution>();
 
   constructor(
     readonly store: WorkflowStore,
@@ -69,8 +73,47 @@ export class Runtime implements ExecutionHost {
     return outcome;
   }
 
+  /**
+   * May a step body (or a child start) begin now? Not while shutting down: the run stays as
+   * recorded, `running`, for another engine or the next start (DESIGN §6).
+   */
   mayRun(exec: Execution): boolean {
+    if (this.draining || this.closed) return false;
     return this.hooks.mayRun(exec.workflowId);
+  }
+
+  onCommitError(exec: Execution, err: unknown): boolean {
+    const id = exec.workflowId;
+    if (isTransientDatabaseError(err)) {
+      if (!this.closed && this.live.get(id) === exec && this.hooks.holds(id)) {
+        if (!this.commitErrorsLogged.has(exec)) {
+          this.commitErrorsLogged.add(exec);
+          this.logger.warn(`Commit for workflow "${id}" failed (${(err as Error)?.message}); sending it again.`);
+        }
+        return true;
+      }
+      exec.stop();
+      this.onStale(exec, 'error', err);
+      return false;
+    }
+    // The database refuses this write for good (a bug or an unbounded value): sending it again,
+    // or replaying into it, would loop. Suspend with the reason for an operator.
+    exec.stop();
+    this.forget(exec);
+    this.logger.error(`Commit for workflow "${id}" was refused by the database (${(err as Error)?.message}); suspending it.`);
+    const error = { name: 'WorkflowCommitRefused', message: (err as Error)?.message ?? String(err) };
+    void this.commitCommand(
+      { workflowId: id, expectedVersion: exec.version, status: 'suspended', error: { value: error } },
+      exec.epoch,
+    ).catch((e) => this.logger.warn(`Suspending "${id}" failed: ${(e as Error).message}`));
+    return false;
+  }
+
+  /** Graceful shutdown: no new body starts; waits (until `until`) for running ones and their commits. */
+  async drain(until: number): Promise<void> {
+    this.draining = true;
+    const busy = () => [...this.live.values()].some((e) => e.inflightSteps > 0 || e.hasPendingCommits);
+    while (busy() && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
   }
 
   /** A run's own writes are fenced with the epoch it was launched under. */
@@ -172,8 +215,22 @@ export class Runtime implements ExecutionHost {
     }
   }
 
-  startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
-    return this.hooks.startChild(exec.workflowId, opts.workflowId ?? `${exec.workflowId}/${seq}`, type, input);
+  /**
+   * Starts (or finds) a child. Only bad input reaches the workflow code as an error: an engine
+   * shutting down or a database away is never the workflow's fault, so the run is dropped here
+   * and driven again from storage (the child id is deterministic, so the start is idempotent).
+   */
+  async startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
+    try {
+      return await this.hooks.startChild(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input);
+    } catch (err) {
+      if (err instanceof WeftError && INPUT_ERRORS.has(err.code)) throw err;
+      if (exec.state === 'active') {
+        exec.stop();
+        this.onStale(exec, 'error', err);
+      }
+      return NEVER;
+    }
   }
 
   /** Replays a running workflow from storage and drives it on; coalesces concurrent calls. */
@@ -202,13 +259,16 @@ export class Runtime implements ExecutionHost {
   }
 
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
-    if (this.closed || !this.hooks.holds(workflowId)) return;
+    if (this.closed || this.draining || !this.hooks.holds(workflowId)) return;
     const loaded = await this.store.load(workflowId);
     if (!loaded || loaded.row.status !== 'running') return this.hooks.notRunning(workflowId);
-    if (this.live.has(workflowId) || this.closed || !this.hooks.holds(workflowId)) return;
+    if (this.live.has(workflowId) || this.closed || this.draining || !this.hooks.holds(workflowId)) return;
     if (!this.registry.has(loaded.row.type)) {
-      this.logger.warn(`Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left alone.`);
-      return;
+      // Let go of its claim, so an engine that runs this type can take it.
+      this.logger.warn(
+        `Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left for another engine.`,
+      );
+      return this.hooks.notRunning(workflowId);
     }
     const exec = this.executionFrom(loaded);
     if (firedSleepSeq !== undefined) exec.firedTimers.add(firedSleepSeq);
@@ -382,6 +442,7 @@ export class Runtime implements ExecutionHost {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.draining = true;
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     await Promise.allSettled([...this.loading.values()]);
@@ -391,4 +452,21 @@ export class Runtime implements ExecutionHost {
     }
     await this.committer.idle();
   }
+}
+
+/** Errors of the workflow's own making (bad child input): these reach its code. */
+const INPUT_ERRORS = new Set([
+  'WEFT_INVALID_WORKFLOW_ID',
+  'WEFT_PAYLOAD_NOT_SERIALIZABLE',
+  'WEFT_PAYLOAD_TOO_LARGE',
+  'WEFT_INVALID_ARGUMENT',
+  'WEFT_INVALID_DURATION',
+]);
+
+/**
+ * A child's id when the code gives none: deterministic, and distinct per run of the parent
+ * (idPolicy 'start-new-if-terminal'), so a later run never finds an earlier run's child.
+ */
+function defaultChildId(exec: Execution, seq: number): string {
+  return exec.runNumber > 1 ? `${exec.workflowId}#${exec.runNumber}/${seq}` : `${exec.workflowId}/${seq}`;
 }

@@ -58,6 +58,8 @@ export class Transitions {
     const row = await this.store.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
     if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status);
+    // Not a type this engine runs: make it running with a free claim, for an engine that does.
+    if (!this.registry.has(row.type)) return void (await this.resumeElsewhere(workflowId));
     await this.claimOrThrow(workflowId);
     const done = await this.external(workflowId, 'resume', (r) => {
       if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
@@ -67,6 +69,13 @@ export class Transitions {
       throw err;
     });
     if (done) await this.runtime.drive(workflowId);
+  }
+
+  private resumeElsewhere(workflowId: string): Promise<unknown> {
+    return this.external(workflowId, 'resume', (r) => {
+      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
+      return { status: 'running', error: { value: null }, rotate: this.rotates };
+    });
   }
 
   private async claimOrThrow(workflowId: string): Promise<void> {
@@ -100,9 +109,15 @@ export class Transitions {
       if (page.length === 0) break;
       after = page[page.length - 1].id;
       const mine = page.filter((w) => this.registry.has(w.type) && !this.runtime.live.has(w.id));
-      for (let i = 0; i < mine.length; i += 32) {
+      for (let i = 0; i < mine.length;) {
+        // Past maxConcurrentWorkflows the rest is left to the reclaim scans (this engine's, as
+        // room frees up, and other engines'); a shutdown stops recovery.
+        const n = Math.min(32, this.ownership.room());
+        if (this.runtime.draining || n <= 0) return { recovered };
+        const slice = mine.slice(i, i + n);
+        i += n;
         const batch = await Promise.all(
-          mine.slice(i, i + 32).map(async (w) => {
+          slice.map(async (w) => {
             // Background path: a workflow another engine holds is skipped, not an error.
             if (!(await this.ownership.claimForRecovery(w.id))) return 0;
             await this.runtime.drive(w.id);

@@ -117,6 +117,8 @@ export interface EngineHealthSnapshot {
   ownership: 'none' | 'lease' | 'workflow-lease';
   bootstrapped: boolean;
   disposed: boolean;
+  /** Deposed from the global lease (ownership 'lease'): it runs nothing any more. */
+  halted: boolean;
   backgroundTasks: 'auto' | 'manual';
   /** Start of the last background pass (renewal pass under ownership, timer tick under 'none'). */
   lastBackgroundPassAt: Date | null;

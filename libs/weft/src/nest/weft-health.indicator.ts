@@ -49,6 +49,7 @@ export class WeftHealthIndicator {
   private async problem(): Promise<string | null> {
     const s = this.engine.healthSnapshot();
     if (s.disposed) return 'engine disposed';
+    if (s.halted) return 'deposed from the global lease: this engine runs nothing (ownership lease)';
     const db = await this.ping();
     if (db) return `database: ${db}`;
     if (this.lifecycle.state === 'failed') return `bootstrap failed: ${redact(this.lifecycle.failure ?? 'unknown error')}`;

@@ -108,7 +108,7 @@ export class WorkflowClaimRegistry {
     return true;
   }
 
-  /** Standalone acquire (recovery, resume): only if nobody holds it. */
+  /** Standalone acquire (recovery, resume, delayed start): only if nobody holds it or its holder expired. */
   async acquire(workflowId: string): Promise<AcquireResult> {
     if (this.inBackoff(workflowId)) {
       this.metrics.claimAttempt?.('backoff_skipped');
@@ -117,9 +117,16 @@ export class WorkflowClaimRegistry {
     await this.sql.query(this.q.ensureRow, [workflowId]);
     const view = await this.read(workflowId);
     if (!view) return { ok: false, reason: 'lost_race' };
-    if (view.engineId !== null) return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
+    if (view.engineId !== null && !view.expired) return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
     const sentAt = performance.now();
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [workflowId, this.engineId, view.epoch, this.config.ttlMs]);
+    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [
+      workflowId,
+      this.engineId,
+      view.epoch,
+      this.config.ttlMs,
+      view.engineId,
+      this.config.graceMs,
+    ]);
     if (!rows.length) {
       this.metrics.claimAttempt?.('lost_race');
       return { ok: false, reason: 'lost_race' };

@@ -173,6 +173,11 @@ export class Ownership {
     };
   }
 
+  /** Claims this engine may still take under maxConcurrentWorkflows (unbounded without per-workflow claims). */
+  room(): number {
+    return this.registry ? this.config.maxConcurrent - this.registry.held.size : Infinity;
+  }
+
   /** Standalone acquire before replaying a running workflow at recovery; background: skip if held. */
   async claimForRecovery(workflowId: string): Promise<boolean> {
     if (!this.registry) return this.holds(workflowId);
@@ -266,6 +271,11 @@ export class Ownership {
 
   get isHalted(): boolean {
     return this.halted;
+  }
+
+  /** Shutdown began: no reclaim scan or poll from now on; renewal goes on until dispose(). */
+  async stopMaintenance(): Promise<void> {
+    await this.scheduler?.stopMaintenance();
   }
 
   /** Scheduler first (no reclaim lands after), then every held claim or the lease is released. */

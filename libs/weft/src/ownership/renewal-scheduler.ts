@@ -113,6 +113,12 @@ export class ClaimRenewalScheduler {
     return report;
   }
 
+  /** Shutdown began: no reclaim cycle starts after this; renewal keeps claims alive meanwhile. */
+  async stopMaintenance(): Promise<void> {
+    this.disposing = true;
+    await this.maintenance.stop();
+  }
+
   /** Stops scheduling first (no reclaim can start after this), then waits for runs in flight. */
   async stop(): Promise<void> {
     this.disposing = true;

@@ -68,8 +68,13 @@ export interface AdvanceCommand {
   rotate?: boolean;
 }
 
+/**
+ * A refused advance wrote nothing: `version` (another writer advanced the workflow), `fence`
+ * (this engine's claim or lease moved) or `consume` (a message it consumes is no longer pending,
+ * e.g. an update whose caller gave up).
+ */
 export type AdvanceOutcome =
-  { workflowId: string; ok: true; version: number } | { workflowId: string; ok: false; reason: 'version' | 'fence' };
+  { workflowId: string; ok: true; version: number } | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
 
 export interface WorkflowRow {
   id: string;

@@ -24,8 +24,8 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
   it('inserts once and reports the existing row on a second insert', async () => {
     const first = await start('dup-1');
     const second = await start('dup-1');
-    expect(first).toEqual({ inserted: true, status: 'running', version: 1 });
-    expect(second).toEqual({ inserted: false, status: 'running', version: 1 });
+    expect(first).toEqual({ inserted: true, status: 'running', version: 1, claimEpoch: null, signalId: null });
+    expect(second).toEqual({ inserted: false, status: 'running', version: 1, claimEpoch: null, signalId: null });
   });
 
   const row = (id: string, timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }> = []) => ({
@@ -44,9 +44,9 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
     const ws = [row('many-b'), row('many-existing'), row('many-a', [{ kind: 'execution-deadline', delayMs: 60_000 }])];
     const out = await store.insertMany(ws);
     expect(out).toEqual([
-      { inserted: true, status: 'running', version: 1 },
-      { inserted: false, status: 'running', version: 1 },
-      { inserted: true, status: 'running', version: 1 },
+      { inserted: true, status: 'running', version: 1, claimEpoch: null, signalId: null },
+      { inserted: false, status: 'running', version: 1, claimEpoch: null, signalId: null },
+      { inserted: true, status: 'running', version: 1, claimEpoch: null, signalId: null },
     ]);
     const rows = await tdb.query<{ id: string; input: { id: string }; deadline: Date | null }>(
       `SELECT id, input, deadline FROM weft.weft_workflows WHERE id IN ('many-a', 'many-b') ORDER BY id`,
@@ -57,6 +57,29 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
     ]);
     const timers = await tdb.query(`SELECT kind FROM weft.weft_timers WHERE workflow_id = 'many-a'`);
     expect(timers).toEqual([{ kind: 'execution-deadline' }]);
+  });
+
+  it('takes the claim and stores a start signal in the start statement itself', async () => {
+    const claimer = { engineId: 'E1', ttlMs: 5000, graceMs: 1000 };
+    const [mine, free] = await store.insertMany(
+      [
+        { ...row('claimed-1'), claim: 'mine' as const, signal: { name: 'go', payload: { n: 1 } } },
+        { ...row('claimed-free'), claim: 'free' as const },
+      ],
+      claimer,
+    );
+    expect(mine).toMatchObject({ inserted: true, claimEpoch: '1' });
+    expect(mine.signalId).toMatch(/^\d+$/);
+    expect(free).toMatchObject({ inserted: true, claimEpoch: null, signalId: null });
+    const claims = await tdb.query<{ workflow_id: string; engine_id: string | null; epoch: string }>(
+      `SELECT workflow_id, engine_id, epoch::text AS epoch FROM weft.weft_workflow_claims WHERE workflow_id LIKE 'claimed-%' ORDER BY 1`,
+    );
+    expect(claims).toEqual([
+      { workflow_id: 'claimed-1', engine_id: 'E1', epoch: '1' },
+      { workflow_id: 'claimed-free', engine_id: null, epoch: '0' },
+    ]);
+    const msgs = await tdb.query(`SELECT kind, name, payload FROM weft.weft_messages WHERE workflow_id = 'claimed-1'`);
+    expect(msgs).toEqual([{ kind: 'signal', name: 'go', payload: { n: 1 } }]);
   });
 
   it('overlapping batches from racing engines: no deadlock, every id inserted exactly once', async () => {

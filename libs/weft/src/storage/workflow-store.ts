@@ -95,12 +95,34 @@ export interface InsertWorkflow {
   deadlineInMs: number | null;
   startInMs: number | null;
   timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }>;
+  /** The claim written with the row: held by the inserting engine, a free row, or none. */
+  claim?: 'mine' | 'free' | null;
+  /** Signal-with-start: stored in the same statement as the row. */
+  signal?: { name: string; payload: unknown } | null;
+}
+
+/** Who takes the claims of a start (ownership 'workflow-lease'). */
+export interface Claimer {
+  engineId: string;
+  ttlMs: number;
+  graceMs: number;
 }
 
 export interface InsertResult {
   inserted: boolean;
   status: WorkflowStatus;
   version: number;
+  /** The epoch of the claim this engine took with the insert (claim 'mine'), else null. */
+  claimEpoch: string | null;
+  /** Id of the start signal stored with the insert, else null. */
+  signalId: string | null;
+}
+
+export interface RestartResult {
+  version: number;
+  runNumber: number;
+  claimEpoch: string | null;
+  signalId: string | null;
 }
 
 export interface LoadedWorkflow {
@@ -167,14 +189,19 @@ export class WorkflowStore {
   /** Applies many workflows' advances in one statement; each keeps its own version check. */
   async advanceMany(commands: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
     if (commands.length === 0) return [];
-    const rows = await this.sql.query<{ id: string; version: number | null; fenced: boolean }>(this.advanceSqlFor(commands), [
-      JSON.stringify(commands.map(toCommandJson)),
-    ]);
+    // In id order: the statement then locks claim and workflow rows in index order, the order
+    // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
+    const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
+    const rows = await this.sql.query<{ id: string; version: number | null; fenced: boolean; consumed: boolean }>(
+      this.advanceSqlFor(sorted),
+      [JSON.stringify(sorted.map(toCommandJson))],
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     return commands.map((c): AdvanceOutcome => {
       const r = byId.get(c.workflowId);
       if (r && r.version !== null) return { workflowId: c.workflowId, ok: true, version: r.version };
-      return { workflowId: c.workflowId, ok: false, reason: r && !r.fenced ? 'fence' : 'version' };
+      const reason = r && !r.fenced ? 'fence' : r && r.consumed === false ? 'consume' : 'version';
+      return { workflowId: c.workflowId, ok: false, reason };
     });
   }
 
@@ -197,13 +224,21 @@ export class WorkflowStore {
   }
 
   /** Inserts the workflow if its id is free; otherwise returns the existing row's status. */
-  async insert(w: InsertWorkflow): Promise<InsertResult> {
-    return (await this.insertMany([w]))[0];
+  async insert(w: InsertWorkflow, claimer?: Claimer): Promise<InsertResult> {
+    return (await this.insertMany([w], claimer))[0];
   }
 
   /** Many starts in one statement (ids distinct); results in the order of `ws`. */
-  async insertMany(ws: InsertWorkflow[]): Promise<InsertResult[]> {
-    const rows = await this.sql.query<InsertResult & { id: string }>(this.wf.insertMany, [
+  async insertMany(ws: InsertWorkflow[], claimer?: Claimer): Promise<InsertResult[]> {
+    type Row = {
+      id: string;
+      inserted: boolean;
+      status: WorkflowStatus;
+      version: number;
+      claim_epoch: string | null;
+      signal_id: string | null;
+    };
+    const rows = await this.sql.query<Row>(this.wf.insertMany, [
       JSON.stringify(
         ws.map((w) => ({
           id: w.id,
@@ -214,19 +249,33 @@ export class WorkflowStore {
           deadline_ms: w.deadlineInMs,
           start_ms: w.startInMs,
           timers: timersJson(w),
+          claim: claimer ? (w.claim ?? null) : null,
+          sig_name: w.signal?.name ?? null,
+          sig_payload: w.signal ? (w.signal.payload ?? null) : null,
         })),
       ),
+      claimer?.engineId ?? null,
+      claimer?.ttlMs ?? null,
+      claimer?.graceMs ?? null,
     ]);
-    const byId = new Map<string, InsertResult>(rows.map((r) => [r.id, { inserted: r.inserted, status: r.status, version: r.version }]));
+    const byId = new Map<string, InsertResult>(
+      rows.map((r) => [
+        r.id,
+        { inserted: r.inserted, status: r.status, version: r.version, claimEpoch: r.claim_epoch ?? null, signalId: r.signal_id ?? null },
+      ]),
+    );
     // An id a concurrent transaction inserted after our snapshot is missing: ask again (a new
     // statement sees it).
     const missing = ws.filter((w) => !byId.has(w.id));
-    if (missing.length) (await this.insertMany(missing)).forEach((r, i) => byId.set(missing[i].id, r));
+    if (missing.length) (await this.insertMany(missing, claimer)).forEach((r, i) => byId.set(missing[i].id, r));
     return ws.map((w) => byId.get(w.id)!);
   }
 
-  /** Replaces a terminal run under the same id with a fresh one, history cleared, atomically. */
-  async restart(w: InsertWorkflow, expectedVersion: number): Promise<number | null> {
+  /**
+   * Replaces a terminal run under the same id with a fresh one, history cleared, atomically;
+   * its claim (claim 'mine' with a claimer) and start signal are written in the same transaction.
+   */
+  async restart(w: InsertWorkflow, expectedVersion: number, claimer?: Claimer): Promise<RestartResult | null> {
     return this.sql.transaction(async (client: PoolClient) => {
       const res = await client.query(this.wf.restart, [
         w.id,
@@ -241,7 +290,15 @@ export class WorkflowStore {
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
       if (w.timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timersJson(w))]);
-      return res.rows[0].version as number;
+      let claimEpoch: string | null = null;
+      if (claimer && w.claim === 'mine') {
+        const c = await client.query(this.wf.restartClaim, [w.id, claimer.engineId, claimer.ttlMs, claimer.graceMs]);
+        claimEpoch = (c.rows[0]?.epoch as string | undefined) ?? null;
+      }
+      let signalId: string | null = null;
+      if (w.signal)
+        signalId = (await client.query(this.wf.restartSignal, [w.id, w.signal.name, json(w.signal.payload ?? null)])).rows[0].id;
+      return { version: res.rows[0].version as number, runNumber: res.rows[0].run_number as number, claimEpoch, signalId };
     });
   }
 

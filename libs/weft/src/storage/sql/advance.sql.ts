@@ -25,6 +25,9 @@ export const shapeKey = (s: AdvanceShape) => SHAPE_BITS.reduce((key, k, i) => ke
  */
 const IDS = 'ARRAY(SELECT id FROM cmd)';
 
+/** Every message the command consumes is still pending (locked by `locked`). */
+const CONSUMED = '(c.consume IS NULL OR json_array_length(c.consume) = (SELECT count(*) FROM locked l WHERE l.workflow_id = c.id))';
+
 /**
  * The checkpoint compare-and-swap: ONE statement whose data-modifying CTEs only write for the
  * workflows whose versioned UPDATE matched, so an advance costs one round trip and one
@@ -47,7 +50,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
     parts.push(`fence AS (
       SELECT cl.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
       WHERE cl.workflow_id = ANY(${IDS}) AND c.fence_engine IS NOT NULL AND cl.engine_id = c.fence_engine AND cl.epoch = c.fence_epoch
-      FOR SHARE OF cl)`);
+      ORDER BY cl.workflow_id FOR SHARE OF cl)`);
     conditions.push('(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))');
   }
   if (shape.lease) {
@@ -69,7 +72,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         ON m.id = q.mid AND m.workflow_id = q.wid
       WHERE m.workflow_id = ANY(${IDS}) AND m.consumed_seq IS NULL AND m.status = 'pending'
       FOR UPDATE OF m)`);
-    guards.push('(c.consume IS NULL OR json_array_length(c.consume) = (SELECT count(*) FROM locked l WHERE l.workflow_id = c.id))');
+    guards.push(CONSUMED);
   }
   parts.push(`upd AS (
       UPDATE ${wf} w SET
@@ -85,7 +88,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
   parts.push(...extraParts(schema, shape), ...claimParts(schema, shape));
   const fenced = conditions.length ? conditions.join(' AND ') : 'true';
   return `WITH ${parts.join(',\n')}
-    SELECT c.id, upd.version, ${fenced} AS fenced${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
+    SELECT c.id, upd.version, ${fenced} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
 }
 

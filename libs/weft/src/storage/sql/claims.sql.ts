@@ -14,10 +14,15 @@ export function claimSql(schema: string) {
                   (engine_id IS NOT NULL AND expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired
            FROM ${claims} WHERE workflow_id = $1`,
     ensureRow: `INSERT INTO ${claims} (workflow_id) VALUES ($1) ON CONFLICT (workflow_id) DO NOTHING`,
-    /** Standalone acquire: only when nobody holds it, at the epoch as read. */
+    /**
+     * Standalone acquire (recovery, resume, delayed-start fire): at the epoch and holder as read,
+     * when nobody holds it or its holder ($5) expired past the grace ($6): a holder that died
+     * between its claim and the write it claimed for must not strand the workflow.
+     */
     acquire: `UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $4 * interval '1 millisecond',
                      claimed_at = clock_timestamp(), version = version + 1
-              WHERE workflow_id = $1 AND engine_id IS NULL AND epoch = $3::bigint
+              WHERE workflow_id = $1 AND epoch = $3::bigint AND engine_id IS NOT DISTINCT FROM $5::text
+                AND (engine_id IS NULL OR expires_at + $6 * interval '1 millisecond' < clock_timestamp())
               RETURNING epoch::text AS epoch`,
     /**
      * Acquire for a workflow this engine just created: one round trip. A first-ever row starts
@@ -43,9 +48,14 @@ export function claimSql(schema: string) {
      * not renew (lost), so a pass over 100k claims sends the ids once and gets ~nothing back.
      */
     renewAll: `WITH h AS (SELECT * FROM unnest($2::text[], $3::bigint[]) AS h(id, epoch)),
+               -- Locked in id order, as the advance's fence locks them: a renewal and a batch
+               -- advance over the same claims cannot deadlock.
+               lk AS (
+                 SELECT c.workflow_id FROM ${claims} c JOIN h ON c.workflow_id = h.id AND c.epoch = h.epoch
+                 WHERE c.engine_id = $1 ORDER BY c.workflow_id FOR NO KEY UPDATE OF c),
                upd AS (
                  UPDATE ${claims} c SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
-                 FROM h WHERE c.workflow_id = h.id AND c.engine_id = $1 AND c.epoch = h.epoch
+                 FROM lk WHERE c.workflow_id = lk.workflow_id
                  RETURNING c.workflow_id)
                SELECT h.id AS workflow_id FROM h LEFT JOIN upd ON upd.workflow_id = h.id WHERE upd.workflow_id IS NULL`,
     release: `UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1

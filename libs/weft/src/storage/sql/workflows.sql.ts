@@ -6,18 +6,26 @@ export function workflowSql(schema: string) {
   const ops = qualify(schema, 'weft_operations');
   const timers = qualify(schema, 'weft_timers');
   const msgs = qualify(schema, 'weft_messages');
+  const claims = qualify(schema, 'weft_workflow_claims');
   return {
     /**
      * Start, of one or many workflows in one statement (group commit of starts): insert each id
      * if absent, in id order so concurrent batches cannot deadlock on each other's keys. Ids that
      * already existed come back with inserted = false; an id inserted by a transaction that
      * committed after this statement's snapshot comes back not at all (the caller asks again).
+     *
+     * The same statement writes what makes the run able to go (DESIGN §4, "acquire is folded
+     * into the enabling write"): its claim (`claim` = 'mine': held by $2 for $3 ms; 'free': a
+     * row with no holder for other engines' reclaim scans) and a signal-with-start's signal, so
+     * nothing can commit between the insert and the claim (a cancel) and a crash cannot leave
+     * one without the other. A claim row left by an earlier holder is taken only if free or
+     * expired past the grace ($4).
      */
     insertMany: `
       WITH req AS (
         SELECT * FROM json_to_recordset($1::json) AS r(
           id text, type text, status text, input json, parent_id text, deadline_ms double precision,
-          start_ms double precision, timers json)
+          start_ms double precision, timers json, claim text, sig_name text, sig_payload json)
       ),
       ins AS (
         INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version)
@@ -33,10 +41,32 @@ export function workflowSql(schema: string) {
         INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
         SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
         FROM ins JOIN req ON req.id = ins.id, json_to_recordset(req.timers) AS x(kind text, delay_ms double precision)
+      ),
+      ins_claims AS (
+        INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+        SELECT ins.id, CASE WHEN req.claim = 'mine' THEN 1 ELSE 0 END,
+               CASE WHEN req.claim = 'mine' THEN $2::text END,
+               CASE WHEN req.claim = 'mine' THEN clock_timestamp() + $3::double precision * interval '1 millisecond' END,
+               CASE WHEN req.claim = 'mine' THEN clock_timestamp() END
+        FROM ins JOIN req ON req.id = ins.id WHERE req.claim IS NOT NULL ORDER BY ins.id
+        ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+          expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+        WHERE EXCLUDED.engine_id IS NOT NULL
+          AND (cl.engine_id IS NULL OR cl.expires_at + $4::double precision * interval '1 millisecond' < clock_timestamp())
+        RETURNING workflow_id, epoch::text AS epoch, engine_id
+      ),
+      ins_sig AS (
+        INSERT INTO ${msgs} (workflow_id, kind, name, payload)
+        SELECT ins.id, 'signal', req.sig_name, req.sig_payload FROM ins JOIN req ON req.id = ins.id
+        WHERE req.sig_name IS NOT NULL
+        RETURNING workflow_id, id::text AS id
       )
-      SELECT id, status, version, true AS inserted FROM ins
+      SELECT ins.id, ins.status, ins.version, true AS inserted,
+             (SELECT ic.epoch FROM ins_claims ic WHERE ic.workflow_id = ins.id AND ic.engine_id = $2::text) AS claim_epoch,
+             (SELECT s.id FROM ins_sig s WHERE s.workflow_id = ins.id) AS signal_id
+      FROM ins
       UNION ALL
-      SELECT w.id, w.status, w.version, false FROM ${wf} w
+      SELECT w.id, w.status, w.version, false, NULL, NULL FROM ${wf} w
       WHERE w.id = ANY(ARRAY(SELECT id FROM req)) AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = w.id)`,
 
     /** Live (non-terminal) children, for the parent-close policy. */
@@ -49,12 +79,21 @@ export function workflowSql(schema: string) {
         run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
         completed_at = NULL, version = version + 1
       WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
-      RETURNING id, status, version`,
+      RETURNING id, status, version, run_number`,
     clearHistory: [
       `DELETE FROM ${ops} WHERE workflow_id = $1`,
       `DELETE FROM ${msgs} WHERE workflow_id = $1`,
       `DELETE FROM ${timers} WHERE workflow_id = $1`,
     ],
+    /** Restart's claim, in the same transaction as the restart (see insertMany). */
+    restartClaim: `
+      INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+      VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
+      ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+        expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+      WHERE cl.engine_id IS NULL OR cl.expires_at + $4 * interval '1 millisecond' < clock_timestamp()
+      RETURNING epoch::text AS epoch`,
+    restartSignal: `INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, 'signal', $2, $3::json) RETURNING id::text AS id`,
     insertTimers: `
       INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
       SELECT $1, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
