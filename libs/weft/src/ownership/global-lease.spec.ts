@@ -22,6 +22,13 @@ class Gated {
   }
 }
 
+class Sleepy {
+  async run(ctx: WorkflowContext, input: { ms: number }) {
+    await ctx.sleep(input.ms);
+    return 'woke';
+  }
+}
+
 class Echo {
   async run(ctx: WorkflowContext, input: { v: number }) {
     return ctx.step('echo', () => input.v);
@@ -49,7 +56,7 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
 
   const engine = (engineId: string, extra: WeftEngineOptions = {}) =>
     env.pool.create({ ...LEASE, schema: schema(), engineId, onWarning: (w) => warnings.push(w), ...extra }, (e) =>
-      e.register('gated', Gated).register('echo', Echo),
+      e.register('gated', Gated).register('echo', Echo).register('sleepy', Sleepy),
     );
   const lease = async () =>
     (await env.tdb.query<LeaseRow>(`SELECT epoch::text, holder, expires_at FROM "${schema()}".weft_global_lease`))[0];
@@ -203,5 +210,22 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
     } finally {
       await db.close();
     }
+  });
+  it('a deposed holder takes no due timers and reports itself down; the new holder fires them', async () => {
+    const a = await engine('A7', { backgroundTasks: 'manual' }); // nothing renews A's lease
+    await a.bootstrap();
+    const c = await engine('C7', { leaseWaitTimeout: 10_000, backgroundTasks: 'manual' });
+    await c.bootstrap(); // after A's lease expired
+    await a.runMaintenance(); // A's renewal is refused: it halts
+    expect(a.ownership.isHalted).toBe(true);
+
+    const h = await c.start('sleepy', { ms: 50 });
+    const due = () => env.tdb.query(`SELECT 1 FROM "${schema()}".weft_timers WHERE fire_at <= now()`);
+    await waitFor(async () => (await due()).length === 1, 'the sleep timer due');
+    expect((await a.runMaintenance()).timersFired).toBe(0);
+    expect(await due()).toHaveLength(1); // not taken and pushed away by the deposed engine
+    expect((await c.runMaintenance()).timersFired).toBe(1);
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('woke');
+    expect(a.healthSnapshot().halted).toBe(true); // the health indicator reports it down
   });
 });

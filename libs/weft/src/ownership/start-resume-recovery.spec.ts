@@ -1,0 +1,183 @@
+import { Client } from 'pg';
+import { useTestEngines, waitFor } from '../../../../test/support/engine';
+import type { WorkflowContext } from '../engine/context';
+import type { WeftEngine } from '../engine/engine';
+import { WorkflowClaimRegistry } from './claim-registry';
+import { resolveOwnership } from './config';
+
+const bodies: Record<string, number> = {};
+const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);
+
+class Once {
+  async run(ctx: WorkflowContext, input: { key: string }) {
+    return ctx.step('once', () => {
+      bump(input.key);
+      return 'done';
+    });
+  }
+}
+
+class Sleepy {
+  async run(ctx: WorkflowContext, input: { ms: number }) {
+    await ctx.sleep(input.ms);
+    return 'woke';
+  }
+}
+
+class Parent {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    return ctx.executeChild<number>('child', input);
+  }
+}
+
+class Child {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    return ctx.step('double', () => input.n * 2);
+  }
+}
+
+class Greeted {
+  private greetings: string[] = [];
+  async run(ctx: WorkflowContext) {
+    await ctx.condition(() => this.greetings.length > 0, { timeout: '5s' });
+    return this.greetings;
+  }
+  greet(who: string) {
+    this.greetings.push(who);
+  }
+}
+
+const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
+const register = (e: WeftEngine) =>
+  e
+    .register('once', Once)
+    .register('sleepy', Sleepy)
+    .register('parent', Parent)
+    .register('child', Child)
+    .register({ name: 'greeted', factory: () => new Greeted(), signalHandlers: { hello: 'greet' } });
+
+describe('starts, resumes and recovery under per-workflow claims (real PostgreSQL)', () => {
+  const env = useTestEngines();
+  const engine = (engineId: string, extra = {}, reg: (e: WeftEngine) => void = register) =>
+    env.pool.create({ ...WL, engineId, ...extra }, reg);
+  const row = async (id: string) =>
+    (
+      await env.tdb.query<{ status: string; run_number: number }>(`SELECT status, run_number FROM weft.weft_workflows WHERE id = $1`, [id])
+    )[0];
+  const claim = async (id: string) =>
+    (
+      await env.tdb.query<{ engine_id: string | null; epoch: string }>(
+        `SELECT engine_id, epoch::text FROM weft.weft_workflow_claims WHERE workflow_id = $1`,
+        [id],
+      )
+    )[0];
+  /** A registry of an engine that claims and then dies: it never renews nor writes. */
+  const deadEngine = async (e: WeftEngine) => new WorkflowClaimRegistry(e.database.sql, 'weft', 'dead', resolveOwnership(WL));
+
+  it('a start takes its claim in its own statement: no cancel can commit between the insert and the claim', async () => {
+    const a = await engine('A4');
+    const b = await engine('B4');
+    await a.bootstrap();
+    await b.bootstrap();
+    // Another transaction holds an uncommitted claim row for the id: the start's claim write waits on it.
+    const blocker = new Client({ connectionString: env.tdb.url });
+    await blocker.connect();
+    await blocker.query('BEGIN');
+    await blocker.query(`INSERT INTO weft.weft_workflow_claims (workflow_id) VALUES ('race-4')`);
+    const started = a.start('once', { key: 'race-4' }, { workflowId: 'race-4' });
+    await waitFor(
+      async () =>
+        (await env.tdb.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`)).length > 0,
+      'the start blocked on the claim row',
+    );
+    // While the claim is not written, the workflow must not be visible to a cancel either.
+    const cancelled = await b.cancel('race-4').then(
+      () => true,
+      (err: { code?: string }) => (err.code === 'WEFT_WORKFLOW_NOT_FOUND' ? false : Promise.reject(err)),
+    );
+    await blocker.query('ROLLBACK');
+    await blocker.end();
+    await started;
+    expect(cancelled).toBe(false);
+    await expect(a.result('race-4', { timeout: '5s' })).resolves.toBe('done');
+    expect(bodies['race-4']).toBe(1);
+  });
+
+  it('signalWithStart with start-new-if-terminal on an ended id starts the new run and delivers the signal', async () => {
+    const a = await engine('A10');
+    await a.bootstrap();
+    const first = await a.signalWithStart('greeted', null, { name: 'hello', payload: 'one' }, { workflowId: 'greet-10' });
+    await expect(first.result({ timeout: '5s' })).resolves.toEqual(['one']);
+    const again = await a.signalWithStart(
+      'greeted',
+      null,
+      { name: 'hello', payload: 'two' },
+      { workflowId: 'greet-10', idPolicy: 'start-new-if-terminal' },
+    );
+    await expect(again.result({ timeout: '5s' })).resolves.toEqual(['two']);
+    expect(await row('greet-10')).toMatchObject({ status: 'completed', run_number: 2 });
+  });
+
+  it('a restarted parent (start-new-if-terminal) gets a child of its own run, not the earlier run’s', async () => {
+    const a = await engine('A8');
+    await a.bootstrap();
+    await expect((await a.start('parent', { n: 2 }, { workflowId: 'p-8' })).result({ timeout: '5s' })).resolves.toBe(4);
+    const h = await a.start('parent', { n: 5 }, { workflowId: 'p-8', idPolicy: 'start-new-if-terminal' });
+    await expect(h.result({ timeout: '5s' })).resolves.toBe(10);
+  });
+
+  it('a resume whose claimer died before its status commit is not stranded: the claim is taken once expired', async () => {
+    const a = await engine('A5');
+    await a.bootstrap();
+    const h = await a.start('sleepy', { ms: 200 }, { workflowId: 'susp-5' });
+    await a.suspend(h.workflowId);
+    expect((await (await deadEngine(a)).acquire(h.workflowId)).ok).toBe(true); // claimed, then died
+    await expect(a.resume(h.workflowId)).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_CLAIM_UNAVAILABLE', heldBy: 'dead' });
+    // TTL 900 + grace 600: after that the dead holder's claim may be taken.
+    await waitFor(
+      () =>
+        a.resume(h.workflowId).then(
+          () => true,
+          () => false,
+        ),
+      'resume succeeds once the dead claim expired',
+      5000,
+      100,
+    );
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('woke');
+  });
+
+  it('a delayed start whose claimer died before its status commit is started by another engine', async () => {
+    const a = await engine('A5b', { backgroundTasks: 'manual' });
+    await a.bootstrap();
+    const h = await a.start('once', { key: 'delayed-5' }, { workflowId: 'delayed-5', startAfter: 100 });
+    expect((await (await deadEngine(a)).acquire(h.workflowId)).ok).toBe(true);
+    const b = await engine('B5b');
+    await b.bootstrap();
+    await expect(h.result({ timeout: '8s' })).resolves.toBe('done');
+    expect(bodies['delayed-5']).toBe(1);
+  });
+
+  it('resume on an engine without the type leaves the claim free, so an engine with the type runs it', async () => {
+    const runner = await engine('R6');
+    const other = await engine('O6', {}, (e) => e.register('once', Once));
+    await runner.bootstrap();
+    await other.bootstrap();
+    const h = await runner.start('sleepy', { ms: 100 }, { workflowId: 'elsewhere-6' });
+    await runner.suspend(h.workflowId);
+    await other.resume(h.workflowId);
+    await expect(runner.result(h.workflowId, { timeout: '8s' })).resolves.toBe('woke');
+    expect(other.ownership.registry!.held.has(h.workflowId)).toBe(false);
+  });
+
+  it('recovery claims no more than maxConcurrentWorkflows', async () => {
+    const a = await engine('A9', { backgroundTasks: 'manual' });
+    await a.bootstrap();
+    for (let i = 0; i < 20; i++) await a.start('sleepy', { ms: 60_000 }, { workflowId: `many-9-${i}` });
+    await a.dispose(); // claims released, workflows still running
+    const b = await engine('B9', { backgroundTasks: 'manual', maxConcurrentWorkflows: 5 });
+    await b.bootstrap();
+    expect(b.ownership.registry!.held.size).toBe(5);
+    expect((await claim('many-9-0'))?.engine_id ?? null).not.toBe('A9');
+  });
+});
