@@ -164,6 +164,19 @@ export class WeftEngine {
     return this.bootstrapping;
   }
 
+  /**
+   * Starts bootstrap() and resolves once its fatal part, the ownership bootstrap (gates,
+   * lease), has passed, or rejects with that part's typed error. `recovery` is bootstrap()
+   * itself, still going on: WeftModule awaits the gates so a mode mismatch fails app.init(),
+   * while recovering running workflows does not hold the app's start.
+   */
+  async bootstrapGates(): Promise<{ recovery: Promise<void> }> {
+    const recovery = this.bootstrap();
+    recovery.catch(() => undefined); // the caller handles it through `recovery`
+    await (this.ownershipReady ?? recovery);
+    return { recovery };
+  }
+
   get commitStatements(): number {
     return this.runtime.committer.statements;
   }
