@@ -21,7 +21,9 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((err: unknown) => {
   // One line a human can act on; no stack trace loop for configuration problems.
-  const line = err instanceof WeftError ? `${err.code}: ${err.message}` : `Start-up failed: ${(err as Error)?.stack ?? String(err)}`;
+  // WeftModule's start-up errors already start with their code (DESIGN §5).
+  const typed = err instanceof WeftError && (err.message.startsWith(`${err.code}: `) ? err.message : `${err.code}: ${err.message}`);
+  const line = typed || `Start-up failed: ${(err as Error)?.stack ?? String(err)}`;
   process.stderr.write(`${line}\n`);
   process.exit(1);
 });

@@ -8,6 +8,7 @@ import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler';
 import type { WeftLogger } from '../engine/types';
 import { httpPrefix, metricsEndpoint } from './http/controllers';
 import { nestWeftLogger } from './nest-logger';
+import { withCodeFirst } from './weft-lifecycle.service';
 import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants';
 import { WEFT_MODULE_OPTIONS, WeftModuleExtras, WeftModuleOptions } from './weft.module-definition';
 
@@ -40,7 +41,10 @@ export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
     warnIgnoredRoutes(options, extras, logger);
     const { http: _http, metrics: _metrics, ...rest } = options;
     const engineOptions: WeftEngineOptions = { ...rest, logger, metrics };
-    const engine = await WeftEngine.create(engineOptions);
+    // Bad options, an unreachable database, migrations: the same code-first error as app.init()'s.
+    const engine = await WeftEngine.create(engineOptions).catch((err: unknown) => {
+      throw withCodeFirst(err);
+    });
     const t = engine.database.target;
     logger.log(`Engine ${engine.engineId} ready on ${t.kind} PostgreSQL at ${t.host}:${t.port}, schema "${engine.database.schema}"`);
     return engine;
