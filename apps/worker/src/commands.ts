@@ -6,20 +6,32 @@ import type { WeftEngine } from '@weft/nest';
 
 export interface Command {
   id: number;
-  op: 'start' | 'signal' | 'update' | 'query' | 'describe' | 'inspect';
+  op: 'start' | 'signal' | 'update' | 'query' | 'describe' | 'inspect' | 'cancel' | 'suspend' | 'resume';
   type?: string;
   workflowId: string;
   name?: string;
   payload?: unknown;
   timeoutMs?: number;
+  /** start: delayed start (startAfter, ms). */
+  startAfterMs?: number;
+  /** cancel / suspend: the reason recorded. */
+  reason?: string;
 }
 
 export type Emit = (event: Record<string, unknown>) => void;
 
 async function execute(engine: WeftEngine, c: Command): Promise<unknown> {
   switch (c.op) {
-    case 'start':
-      return (await engine.start(c.type!, c.payload, { workflowId: c.workflowId })).workflowId;
+    case 'start': {
+      const delayed = c.startAfterMs === undefined ? {} : { startAfter: c.startAfterMs };
+      return (await engine.start(c.type!, c.payload, { workflowId: c.workflowId, ...delayed })).workflowId;
+    }
+    case 'cancel':
+      return engine.cancel(c.workflowId, c.reason);
+    case 'suspend':
+      return engine.suspend(c.workflowId, c.reason);
+    case 'resume':
+      return engine.resume(c.workflowId);
     case 'signal':
       return engine.signal(c.workflowId, c.name!, c.payload);
     case 'update':

@@ -12,10 +12,16 @@ import { CHAOS_WORKFLOWS, useLedger } from './workflows';
  *   WEFT_ENGINE_ID          engine id (default: random); it also becomes the connections' application_name
  *   OWNERSHIP               'workflow-lease' (default), 'lease' or 'none'
  *   CLAIM_TTL_MS, CLAIM_RENEW_MS, TIMER_POLL_MS, POOL_SIZE, SHUTDOWN_GRACE_MS
+ *   LEASE_TTL_MS, LEASE_RENEW_MS, LEASE_WAIT_MS   ownership 'lease' (a standby waits LEASE_WAIT_MS for the lease)
+ *   LEASE_LOST_EXIT_MS      'lease': after losing the lease, stay up (halted) this long, then dispose and exit 3
+ *   SKIP_TYPES              comma-separated workflow types this engine does not register (a mixed deploy)
  *   STARTUP_DEADLINE_MS     how long start-up retries while the database is unreachable (default 60 s)
  *   WORKER_COMMANDS=stdin   serve client commands on stdin (commands.ts); stdin closing then stops the process
  * Prints JSON lines on stdout: {"event":"ready",...} once bootstrapped, and the command replies.
- * Warnings and errors go to stderr. SIGTERM or SIGINT disposes the engine and exits 0.
+ * Under 'lease' a standby prints {"event":"standby"} first and serves signal/update/query while it
+ * waits for the lease; {"event":"lease-lost"} when it is deposed. Warnings and errors go to stderr.
+ * SIGTERM or SIGINT disposes the engine (graceful: the shutdown grace period), writes the pending
+ * ledger marks, prints {"event":"disposed",...} and exits 0.
  */
 const env = process.env;
 const num = (v: string | undefined, d: number) => (v === undefined || v === '' ? d : Number(v));
@@ -34,26 +40,48 @@ const schema = env.WEFT_SCHEMA ?? 'weft';
 const engineId = env.WEFT_ENGINE_ID;
 const appName = `weft:${engineId ?? process.pid}`;
 const url = env.DATABASE_URL ? withApplicationName(env.DATABASE_URL, appName) : undefined;
+const ownership = (env.OWNERSHIP as 'none' | 'lease' | 'workflow-lease' | undefined) ?? 'workflow-lease';
+const skipTypes = new Set((env.SKIP_TYPES ?? '').split(',').filter(Boolean));
+/** Exit code of an engine that lost the global lease (ownership 'lease') and stopped itself. */
+const LEASE_LOST_EXIT = 3;
 let engine: WeftEngine | undefined;
 let ledger: Ledger | undefined;
 let stopping: Promise<void> | undefined;
+let ready = false;
+
+function onWarning(w: Error): void {
+  if (w.name !== 'WeftEngineLeaseLostWarning' || stopping) return;
+  emit({ event: 'lease-lost', engineId, at: Date.now() });
+  // Like a deployment whose health check notices the halted engine a while later.
+  setTimeout(() => void stop(LEASE_LOST_EXIT), num(env.LEASE_LOST_EXIT_MS, 2000));
+}
 
 async function createEngine(): Promise<WeftEngine> {
   const e = await WeftEngine.create({
     database: url ? { url, poolSize: num(env.POOL_SIZE, 10) } : undefined,
     schema,
     engineId,
-    ownership: (env.OWNERSHIP as 'none' | 'lease' | 'workflow-lease' | undefined) ?? 'workflow-lease',
+    ownership,
     workflowClaimTtl: num(env.CLAIM_TTL_MS, 15_000),
     workflowClaimRenewInterval: num(env.CLAIM_RENEW_MS, 3_000),
+    leaseTtl: num(env.LEASE_TTL_MS, 15_000),
+    leaseRenewInterval: num(env.LEASE_RENEW_MS, 3_000),
+    ...(env.LEASE_WAIT_MS ? { leaseWaitTimeout: num(env.LEASE_WAIT_MS, 0) } : {}),
     timerPollInterval: num(env.TIMER_POLL_MS, 1000),
     shutdownGracePeriod: num(env.SHUTDOWN_GRACE_MS, 5000),
     logger,
+    onWarning,
   });
-  for (const def of CHAOS_WORKFLOWS) e.register(def);
+  for (const def of CHAOS_WORKFLOWS) if (!skipTypes.has(def.name)) e.register(def);
+  if (ownership === 'lease') {
+    // A standby: messages and queries go through it while it waits for the lease in bootstrap().
+    engine = e;
+    emit({ event: 'standby', engineId: e.engineId, pid: process.pid });
+  }
   try {
     await e.bootstrap();
   } catch (err) {
+    engine = undefined;
     await e.dispose().catch(() => undefined);
     throw err;
   }
@@ -66,7 +94,7 @@ async function startWithRetry(): Promise<{ engine: WeftEngine; attempts: number 
   for (let attempt = 1, wait = 250; ; attempt++, wait = Math.min(wait * 2, 2000)) {
     try {
       if (url) {
-        ledger ??= new Ledger(url, engineId ?? String(process.pid), schema, env.LEDGER_SCHEMA ?? 'chaos');
+        ledger ??= new Ledger(url, engineId ?? String(process.pid), schema, env.LEDGER_SCHEMA ?? 'chaos', 4, ownership);
         await ledger.ensure();
         useLedger(ledger);
       }
@@ -81,9 +109,16 @@ async function startWithRetry(): Promise<{ engine: WeftEngine; attempts: number 
 
 function stop(code: number): Promise<void> {
   stopping ??= (async () => {
-    const report = await engine?.dispose().catch((err: Error) => ({ error: err.message }));
+    const t0 = Date.now();
+    // A standby still waiting for the lease in bootstrap() holds nothing: do not wait for it.
+    const disposing = engine?.dispose().catch((err: Error) => ({ error: err.message }));
+    const report = ready
+      ? await disposing
+      : await Promise.race([disposing, new Promise((r) => setTimeout(() => r({ standby: true }), 3000))]);
+    const disposedAt = Date.now();
+    const marksLeft = (await ledger?.flush(5000)) ?? 0;
     await ledger?.close();
-    emit({ event: 'disposed', report: report ?? null });
+    emit({ event: 'disposed', report: report ?? null, disposeMs: disposedAt - t0, disposedAt, marksLeft, code });
     process.exit(code);
   })();
   return stopping;
@@ -116,6 +151,7 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop(0));
   const started = await startWithRetry();
   engine = started.engine;
+  ready = true;
   emit({ event: 'ready', ready: true, engineId: engine.engineId, pid: process.pid, startAttempts: started.attempts });
 }
 

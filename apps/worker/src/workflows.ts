@@ -56,6 +56,8 @@ async function ledgerStep(ctx: WorkflowContext, input: ChaosInput, i: number): P
       const lid = ledger ? await ledger.append(entry) : null;
       await pause(input.stepMs / 2 + Math.random() * input.stepMs, signal);
       firstAttemptAt.delete(idempotencyKey);
+      // End-of-body mark: this body finished (and whether the engine had aborted it by then).
+      if (lid !== null) ledger?.finish(lid, Date.now(), signal.aborted);
       return { v: stepValue(input.salt, i), lid };
     },
     STEP_OPTIONS,
@@ -145,6 +147,23 @@ class UpdatesWorkflow {
   }
 }
 
+/**
+ * Updates whose callers give up: the client sends 'bump' with a short timeout while the workflow
+ * is busy in a (longer) step, so some requests expire in the inbox before any delivery point;
+ * then 'finish'. The output counts the updates that were applied (the harness reads which from
+ * weft_messages: status 'done' vs 'expired').
+ */
+class ExpiringUpdatesWorkflow extends UpdatesWorkflow {
+  override async run(ctx: WorkflowContext, input: ChaosInput) {
+    const half = Math.floor(input.steps / 2);
+    let sum = await steps(ctx, input, 0, half);
+    const finish = await ctx.waitForSignal<{ value: number }>('finish', WAIT);
+    if (!finish) throw new Error('finish never came');
+    sum += await steps(ctx, input, half, input.steps);
+    return { sum, counter: this.status().counter, finish: finish.value };
+  }
+}
+
 export const childInput = (parent: ChaosInput, j: number): ChaosInput => ({
   steps: 2,
   stepMs: parent.stepMs,
@@ -193,6 +212,17 @@ export const CHAOS_WORKFLOWS: WorkflowDefinition[] = [
     updateHandlers: { bump: 'bump' },
     queryHandlers: { status: 'status' },
   },
+  {
+    name: 'chaos.expiring',
+    factory: () => new ExpiringUpdatesWorkflow(),
+    updateHandlers: { bump: 'bump' },
+    queryHandlers: { status: 'status' },
+  },
+  // Steps only, started with startAfter (delayed start), raced by a cancel from another engine,
+  // or suspended and resumed through a random engine: the shape is in the client's calls.
+  { name: 'chaos.delayed', factory: () => new StepsWorkflow() },
+  { name: 'chaos.cancelrace', factory: () => new StepsWorkflow() },
+  { name: 'chaos.suspendable', factory: () => new StepsWorkflow() },
   { name: 'chaos.parent', factory: () => new ParentWorkflow() },
   { name: 'chaos.child', factory: () => new ChildWorkflow() },
 ];
