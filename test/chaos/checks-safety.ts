@@ -1,6 +1,7 @@
 // Safety invariants from the side-effect ledger and the audit triggers: step bodies against
 // recorded results, writers against claim epochs, epochs against their history.
 import { groupBy, type LedgerRow, type RunData, type WfAuditRow } from './data';
+import { LEASE_ID } from './schema';
 import { Tally } from './util';
 
 /** When the harness paused, killed or cut off what (harness clock, same host as the database). */
@@ -8,6 +9,12 @@ export interface FaultWindows {
   pauses: Array<{ engineId: string; pid: number; from: number; to: number }>;
   kills: Array<{ engineId: string; at: number; crash: boolean }>;
   pgDown: Array<{ from: number; to: number }>;
+  /** SIGTERMs: from the signal to the process's exit; `forced` when it had to be SIGKILLed. */
+  gracefulStops: Array<{ engineId: string; pid: number; from: number; to: number; forced: boolean }>;
+  /** Ownership 'lease': when an engine reported losing the lease. */
+  leaseLost: Array<{ engineId: string; at: number }>;
+  /** Suspends and cancels committed (from the audit), for explaining re-runs. */
+  stops?: Array<{ workflowId: string; at: number }>;
 }
 
 const engineOf = (writer: string) => (writer.startsWith('weft:') ? writer.slice(5) : null);
@@ -67,7 +74,9 @@ const ledgerLine = (l: LedgerRow) =>
 /** A workflow's claim changes, writes, step bodies and client calls in time order, for violation reports. */
 export function story(d: RunData, workflowId: string, max = 40): string[] {
   const mine = <T extends { workflow_id: string }>(rows: T[]) => rows.filter((r) => r.workflow_id === workflowId);
+  const lease = d.ownership === 'lease' ? d.claimAudit.filter((c) => c.workflow_id === LEASE_ID) : [];
   const lines: Array<[number, string]> = [
+    ...lease.map((c): [number, string] => [c.at_ms, `lease ${claimLine(c).slice(6)}`]),
     ...mine(d.claimAudit).map((c): [number, string] => [c.at_ms, claimLine(c)]),
     ...mine(d.wfAudit).map((a): [number, string] => [a.at_ms, writeLine(d, a)]),
     ...mine(d.ledger).flatMap((l): Array<[number, string]> => [
@@ -101,8 +110,13 @@ export function classifyReruns(d: RunData, w: FaultWindows, notes: Tally, anomal
 function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows): string {
   const kill = w.kills.find((k) => k.engineId === prev.engine && k.at >= prev.started_ms);
   if (kill) return kill.crash ? 'engine-crashed' : 'engine-killed';
+  if (w.gracefulStops.some((g) => g.engineId === prev.engine && g.from >= prev.started_ms && g.from <= next.started_ms))
+    return 'engine-stopped-gracefully';
+  if (w.leaseLost.some((l) => l.engineId === prev.engine && l.at >= prev.started_ms && l.at <= next.started_ms)) return 'lease-lost';
   if (w.pauses.some((p) => p.engineId === prev.engine && p.to >= prev.started_ms && p.from <= next.started_ms)) return 'engine-paused';
   if (w.pgDown.some((p) => p.to >= prev.started_ms && p.from <= next.started_ms)) return 'postgres-restart';
+  if (w.stops?.some((s) => s.workflowId === prev.workflow_id && s.at >= prev.started_ms && s.at <= next.started_ms))
+    return 'suspended-and-resumed';
   return 'unexplained';
 }
 
@@ -137,6 +151,8 @@ export function checkEpochs(d: RunData, v: Tally): Map<string, string> {
  * one at a time.
  */
 export function checkWriters(d: RunData, acquirer: Map<string, string>, v: Tally): void {
+  // Under 'lease' every write is fenced by the one global lease, not by the workflow's claim.
+  const key = (workflowId: string) => (d.ownership === 'lease' ? LEASE_ID : workflowId);
   const writers = new Map<string, Set<string>>();
   const lastVersion = new Map<string, number>();
   for (const a of d.wfAudit) {
@@ -146,13 +162,25 @@ export function checkWriters(d: RunData, acquirer: Map<string, string>, v: Tally
     lastVersion.set(a.workflow_id, a.new_version);
     const engine = engineOf(a.writer);
     if (!engine) v.add('write_by_non_engine', a);
-    else if (a.tg_op === 'UPDATE') checkFencedWrite(a, engine, acquirer, writers, v);
+    else if (a.tg_op === 'UPDATE') checkFencedWrite(d, a, engine, acquirer, writers, v, key);
   }
 }
 
-function checkFencedWrite(a: WfAuditRow, engine: string, acquirer: Map<string, string>, writers: Map<string, Set<string>>, v: Tally): void {
+function checkFencedWrite(
+  d: RunData,
+  a: WfAuditRow,
+  engine: string,
+  acquirer: Map<string, string>,
+  writers: Map<string, Set<string>>,
+  v: Tally,
+  ownershipKey: (workflowId: string) => string,
+): void {
   if (a.claim_epoch === null) return v.add('unfenced_write', a);
-  const key = `${a.workflow_id}#${a.claim_epoch}`;
+  // An external transition (cancel, suspend, timeout; a resume through an engine without the
+  // type) may be committed by any engine and rotates the epoch in the same statement (DESIGN §4):
+  // the claim it leaves has no holder. A status change under a holder is checked as usual.
+  if (a.old_status !== a.new_status && a.claim_engine === null && d.ownership !== 'lease') return;
+  const key = `${ownershipKey(a.workflow_id)}#${a.claim_epoch}`;
   const acq = acquirer.get(key);
   if (acq === undefined) v.add('write_under_unacquired_epoch', a);
   else if (acq !== engine) v.add('deposed_write', { ...a, epochAcquiredBy: acq });
@@ -208,8 +236,10 @@ export function classifyTakeovers(d: RunData, w: FaultWindows, windowMs: number,
   }
 }
 
-function takeoverCause(holder: string, at: number, w: FaultWindows, windowMs: number): string {
+export function takeoverCause(holder: string, at: number, w: FaultWindows, windowMs: number): string {
   if (w.kills.some((k) => k.engineId === holder && k.at <= at)) return 'holder-killed';
+  if (w.gracefulStops.some((g) => g.engineId === holder && g.from <= at)) return 'holder-stopped-gracefully';
+  if (w.leaseLost.some((l) => l.engineId === holder && l.at <= at + windowMs)) return 'holder-lost-the-lease';
   if (w.pauses.some((p) => p.engineId === holder && p.from <= at && p.to + windowMs >= at)) return 'holder-paused';
   if (w.pgDown.some((p) => p.from <= at && p.to + windowMs >= at)) return 'postgres-restart';
   return 'holder-live';

@@ -1,12 +1,23 @@
 // Invariants on what the run left behind: terminal states, outputs, histories, messages, claims.
 import { story } from './checks-safety';
+import { appliedUpdates } from './checks-shapes';
 import type { MessageRow, OpRow, RunData } from './data';
 import { canonical, Tally } from './util';
 import type { PlannedWorkflow } from './workload';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
 
-/** Every planned workflow completed with the expected output; nothing unplanned exists. */
+/** The expected output; an 'expiring' workflow's counter is the number of its updates applied (stored 'done'). */
+export function expectedOutputOf(w: PlannedWorkflow, d: RunData): unknown {
+  if (w.shape !== 'expiring') return w.expectedOutput;
+  return { ...(w.expectedOutput as object), counter: appliedUpdates(d, w.id).length };
+}
+
+/**
+ * Every planned workflow ended in a status its shape allows (completed; a cancel race may end
+ * cancelled) and, when completed, with the expected output; nothing unplanned exists. Failed
+ * workflows are judged by checkFailures (failed_by_shutdown / failed_unexpectedly).
+ */
 export function checkOutcomes(plan: PlannedWorkflow[], d: RunData, v: Tally): void {
   const planned = new Set(plan.map((w) => w.id));
   for (const w of plan) {
@@ -15,7 +26,9 @@ export function checkOutcomes(plan: PlannedWorkflow[], d: RunData, v: Tally): vo
       v.add('workflow_missing', { workflowId: w.id });
       continue;
     }
+    if (row.status === 'failed' && !(w.allowedStatuses ?? ['completed']).includes('failed')) continue;
     if (row.status !== 'completed') {
+      if ((w.allowedStatuses ?? ['completed']).includes(row.status)) continue;
       v.add(TERMINAL.has(row.status) ? 'wrong_terminal_status' : 'not_terminal', () => ({
         workflowId: w.id,
         status: row.status,
@@ -24,8 +37,9 @@ export function checkOutcomes(plan: PlannedWorkflow[], d: RunData, v: Tally): vo
       }));
       continue;
     }
-    if (canonical(row.output) !== canonical(w.expectedOutput)) {
-      v.add('wrong_output', { workflowId: w.id, expected: w.expectedOutput, actual: row.output });
+    const expected = expectedOutputOf(w, d);
+    if (canonical(row.output) !== canonical(expected)) {
+      v.add('wrong_output', { workflowId: w.id, expected, actual: row.output });
     }
   }
   for (const id of d.workflows.keys()) if (!planned.has(id)) v.add('unexpected_workflow', { workflowId: id });
@@ -52,7 +66,12 @@ export function checkHistories(plan: PlannedWorkflow[], d: RunData, msgsByWf: Ma
   const ledgerById = new Map(d.ledger.map((l) => [l.id, l]));
   for (const w of plan) {
     const ops = d.ops.get(w.id) ?? [];
-    if (d.workflows.get(w.id)?.status !== 'completed') continue;
+    const status = d.workflows.get(w.id)?.status;
+    if (status === 'cancelled' && w.allowedStatuses?.includes('cancelled')) {
+      checkCancelledHistory(w, ops, d, ledgerById, v);
+      continue;
+    }
+    if (status !== 'completed') continue;
     const gap = ops.findIndex((o, i) => o.seq !== i);
     if (gap >= 0) v.add('history_not_contiguous', { workflowId: w.id, seqs: ops.map((o) => o.seq) });
     const failed = ops.filter((o) => o.status !== 'completed');
@@ -66,6 +85,22 @@ export function checkHistories(plan: PlannedWorkflow[], d: RunData, msgsByWf: Ma
     if (names !== wantNames) v.add('history_step_order', { workflowId: w.id, expected: wantNames, actual: names });
     for (const o of steps) checkStepResult(w, o, d, ledgerById, v);
   }
+}
+
+/** A cancelled run's history is a contiguous prefix of the steps, each with its right result and body. */
+function checkCancelledHistory(
+  w: PlannedWorkflow,
+  ops: OpRow[],
+  d: RunData,
+  ledgerById: Map<string, RunData['ledger'][number]>,
+  v: Tally,
+): void {
+  if (ops.some((o, i) => o.seq !== i)) v.add('history_not_contiguous', { workflowId: w.id, seqs: ops.map((o) => o.seq) });
+  const names = ops.map((o) => o.name).join(',');
+  const want = Array.from({ length: ops.length }, (_, i) => `s${i}`).join(',');
+  if (ops.some((o) => o.kind !== 'step') || names !== want)
+    v.add('history_step_order', { workflowId: w.id, expected: want, actual: names });
+  for (const o of ops) if (o.kind === 'step') checkStepResult(w, o, d, ledgerById, v);
 }
 
 function checkStepResult(w: PlannedWorkflow, o: OpRow, d: RunData, ledgerById: Map<string, RunData['ledger'][number]>, v: Tally): void {

@@ -2,6 +2,7 @@
 // the violation it exists for and stays silent on a legitimate history, so a chaos run reporting
 // zero violations means something.
 import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, FaultWindows } from './checks-safety';
+import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state';
 import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow } from './data';
 import { Tally } from './util';
@@ -11,6 +12,7 @@ const T = 1_700_000_000_000;
 
 function emptyData(): RunData {
   return {
+    ownership: 'workflow-lease',
     workflows: new Map(),
     ops: new Map(),
     ledger: [],
@@ -43,6 +45,7 @@ const write = (w: Partial<WfAuditRow>): WfAuditRow => ({
   tg_op: 'UPDATE',
   old_version: 1,
   new_version: 2,
+  old_status: 'running',
   new_status: 'running',
   writer: 'weft:A1',
   claim_epoch: '1',
@@ -66,10 +69,12 @@ const body = (l: Partial<LedgerRow>): LedgerRow => ({
   claim_engine: 'A1',
   claim_live: true,
   op_recorded: false,
+  finished_ms: null,
+  finished_aborted: null,
   ...l,
 });
 
-const noFaults: FaultWindows = { pauses: [], kills: [], pgDown: [] };
+const noFaults: FaultWindows = { pauses: [], kills: [], pgDown: [], gracefulStops: [], leaseLost: [] };
 
 /** A legitimate failover: A1 writes under epoch 1, B1 takes over (epoch 2) and finishes, releasing. */
 function legitimate(): RunData {
@@ -189,6 +194,12 @@ describe('chaos invariant checks', () => {
       signals: [],
       finishValue: 0,
       updates: [],
+      updateTimeoutsMs: [],
+      startAfterMs: null,
+      cancelAfterMs: null,
+      suspendAfterMs: null,
+      resumeAfterMs: null,
+      allowedStatuses: ['completed'],
       expectedOutput: { sum: 21 },
       expectedKinds: { step: 2 },
     });
@@ -200,6 +211,8 @@ describe('chaos invariant checks', () => {
       error: null,
       parent_id: null,
       completed_ms: T,
+      created_ms: T,
+      start_at_ms: null,
     });
     const op = (wf: string, seq: number, lid: string, v: number): OpRow => ({
       workflow_id: wf,
@@ -226,7 +239,16 @@ describe('chaos invariant checks', () => {
     ])
       d.opWriters.set(k, w);
     d.messages = [
-      { id: '5', workflow_id: 'ok', kind: 'signal', name: 'finish', payload: { token: 't' }, consumed_seq: null, status: 'pending' },
+      {
+        id: '5',
+        workflow_id: 'ok',
+        kind: 'signal',
+        name: 'finish',
+        payload: { token: 't' },
+        consumed_seq: null,
+        status: 'pending',
+        result: null,
+      },
     ];
     const v = new Tally();
     const plans = ['ok', 'bad', 'stuck'].map(plan);
@@ -250,5 +272,143 @@ describe('chaos invariant checks', () => {
     const a = new Tally();
     checkIdleGaps(d, 1000, a);
     expect(a.counts).toEqual({ workflow_idle_too_long: 1 });
+  });
+
+  describe('issue #12 shapes', () => {
+    const opts = { ttlMs: 2000, renewMs: 500, shutdownGraceMs: 1000, claimWindowMs: 3500 };
+    const finished = (l: Partial<LedgerRow>) => body({ finished_ms: T + 100, finished_aborted: false, ...l });
+    const rerunKinds = (d: RunData, w: FaultWindows) => {
+      const v = new Tally();
+      const notes = new Tally();
+      const anomalies = new Tally();
+      checkFinishedReruns(d, w, opts, v, notes, anomalies);
+      return { violations: v.counts, notes: notes.counts, anomalies: anomalies.counts };
+    };
+    const rerunAfterFinish = () => {
+      const d = emptyData();
+      d.ledger = [finished({ id: '1' }), body({ id: '2', engine: 'B1', pid: 200, started_ms: T + 5000, at_ms: T + 5001 })];
+      return d;
+    };
+
+    it('flag a finished step body that ran again with no fault to explain it, and one finished within a graceful stop', () => {
+      expect(rerunKinds(rerunAfterFinish(), noFaults).violations).toEqual({ finished_step_rerun_in_live_engine: 1 });
+      const stop = { engineId: 'A1', pid: 100, from: T + 150, to: T + 400, forced: false };
+      expect(rerunKinds(rerunAfterFinish(), { ...noFaults, gracefulStops: [stop] }).violations).toEqual({
+        'finished_step_rerun_in_live_engine:after_graceful_stop': 1,
+      });
+      const short = { from: T + 150, to: T + 1000 };
+      expect(rerunKinds(rerunAfterFinish(), { ...noFaults, pgDown: [short] }).violations).toEqual({
+        'finished_step_rerun_in_live_engine:across_postgres_restart': 1,
+      });
+    });
+
+    it('excuse a finished body re-run after its engine was killed or paused, its claim was taken over, the workflow suspended, or a long outage', () => {
+      const kill = { engineId: 'A1', at: T + 200, crash: false };
+      expect(rerunKinds(rerunAfterFinish(), { ...noFaults, kills: [kill] })).toEqual({
+        violations: {},
+        notes: { 'finished_rerun_excused:engine-killed': 1 },
+        anomalies: {},
+      });
+      const long = { from: T + 150, to: T + 2500 };
+      expect(rerunKinds(rerunAfterFinish(), { ...noFaults, pgDown: [long] }).notes).toEqual({
+        'finished_rerun_excused:postgres-outage-longer-than-ttl': 1,
+      });
+      expect(rerunKinds(rerunAfterFinish(), { ...noFaults, stops: [{ workflowId: 'w', at: T + 120 }] }).notes).toEqual({
+        'finished_rerun_excused:suspended-or-cancelled': 1,
+      });
+      const taken = rerunAfterFinish();
+      taken.claimAudit = [
+        claim({ old_epoch: '1', new_epoch: '2', old_engine: 'A1', new_engine: 'B1', writer: 'weft:B1', at_ms: T + 4000 }),
+      ];
+      expect(rerunKinds(taken, { ...noFaults, pauses: [] }).anomalies).toEqual({
+        finished_step_rerun_after_claim_taken_from_live_engine: 1,
+      });
+      const stop = { engineId: 'A1', pid: 100, from: T - 2000, to: T + 400, forced: false };
+      expect(rerunKinds(rerunAfterFinish(), { ...noFaults, gracefulStops: [stop] }).notes).toEqual({
+        'finished_rerun_excused:finished-after-the-grace-period': 1,
+      });
+    });
+
+    it('flag a workflow failed by a shutdown, and any other failure', () => {
+      const d = emptyData();
+      const failed = (id: string, error: unknown) => ({
+        id,
+        type: 'chaos.steps',
+        status: 'failed',
+        output: null,
+        error,
+        parent_id: null,
+        completed_ms: T,
+        created_ms: T,
+        start_at_ms: null,
+      });
+      d.workflows.set('a', failed('a', { name: 'EngineDisposedError', message: 'This WeftEngine has been disposed' }));
+      d.workflows.set('b', failed('b', { name: 'Error', message: 'boom' }));
+      d.workflows.set('c', failed('c', { name: 'Error', message: 'boom' }));
+      d.wfAudit = [write({ workflow_id: 'c', new_status: 'failed', writer: 'weft:A1', at_ms: T + 10 })];
+      const v = new Tally();
+      checkFailures([], d, { ...noFaults, gracefulStops: [{ engineId: 'A1', pid: 100, from: T, to: T + 500, forced: false }] }, v);
+      expect(v.counts).toEqual({ failed_by_shutdown: 2, failed_unexpectedly: 1 });
+    });
+
+    it('flag a body after a cancel under a claim acquired after it, or past the in-flight window; note one inside it', () => {
+      const d = emptyData();
+      d.wfAudit = [write({ old_status: 'running', new_status: 'cancelled', writer: 'weft:B1', claim_engine: null, at_ms: T + 1000 })];
+      d.claimAudit = [
+        claim({ tg_op: 'INSERT', new_epoch: '1', new_engine: 'A1' }),
+        claim({ old_epoch: '1', new_epoch: '2', old_engine: 'A1', new_engine: null, writer: 'weft:B1', at_ms: T + 1000 }),
+        claim({ old_epoch: '2', new_epoch: '3', old_engine: null, new_engine: 'A1', at_ms: T + 1050 }),
+      ];
+      d.ledger = [
+        body({ id: '1', started_ms: T + 1100, claim_epoch: '1', claim_engine: 'A1' }),
+        body({ id: '2', seq: 1, started_ms: T + 1200, claim_epoch: '3', claim_engine: 'A1' }),
+        body({ id: '3', seq: 2, started_ms: T + 5000, claim_epoch: '2', claim_engine: null }),
+      ];
+      const v = new Tally();
+      const notes = new Tally();
+      checkStopWindows(d, noFaults, opts, v, notes);
+      expect(v.counts).toEqual({ 'step_ran_after_cancel:under_claim_acquired_after_it': 1, step_ran_after_cancel: 1 });
+      expect(notes.counts).toEqual({ 'body_after_cancel:in_flight_window': 1 });
+    });
+
+    it('accept an external transition that rotated the claim, and fence lease-mode writes by the global lease', () => {
+      const d = legitimate();
+      d.wfAudit.push(
+        write({ old_version: 4, new_version: 5, old_status: 'running', new_status: 'suspended', claim_epoch: '3', claim_engine: null }),
+      );
+      expect(violationsOf(d)).toEqual({});
+      const l = emptyData();
+      l.ownership = 'lease';
+      l.claimAudit = [claim({ workflow_id: '~lease', tg_op: 'INSERT', new_epoch: '1', new_engine: 'A1' })];
+      l.wfAudit = [
+        write({ tg_op: 'INSERT', old_version: null, new_version: 1, claim_epoch: '1', claim_engine: 'A1' }),
+        write({ old_version: 1, new_version: 2, claim_epoch: '1', claim_engine: 'A1' }),
+        write({ old_version: 2, new_version: 3, writer: 'weft:B1', claim_epoch: '1', claim_engine: 'A1' }),
+      ];
+      expect(violationsOf(l)).toEqual({ deposed_write: 1, write_while_another_engine_holds_claim: 1, two_engines_wrote_one_epoch: 1 });
+    });
+
+    it('flag an update reported timed out that was applied, and an expired request that was consumed', () => {
+      const d = emptyData();
+      const plan = { id: 'x', shape: 'expiring' } as PlannedWorkflow;
+      const msg = (id: string, token: string, status: string, seq: number | null, value?: number) => ({
+        id,
+        workflow_id: 'x',
+        kind: 'update',
+        name: 'bump',
+        payload: { token },
+        consumed_seq: seq,
+        status,
+        result: value === undefined ? null : { value },
+      });
+      d.messages = [msg('1', 'a', 'done', 3, 1), msg('2', 'b', 'expired', 4), msg('3', 'c', 'done', 5, 2)];
+      const v = new Tally();
+      const outcomes = [
+        { token: 'a', timeoutMs: 50, outcome: 'timed_out' as const },
+        { token: 'c', timeoutMs: 50, outcome: 'applied' as const, value: 2 },
+      ];
+      checkExpiringUpdates([plan], d, new Map([['x', outcomes]]), v, new Tally());
+      expect(v.counts).toEqual({ update_timed_out_but_applied: 1, expired_update_consumed: 1 });
+    });
   });
 });

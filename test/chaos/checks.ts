@@ -9,8 +9,10 @@ import {
   classifyTakeovers,
   type FaultWindows,
 } from './checks-safety';
+import { checkDelayedStarts, checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes, checkUpdateResults } from './checks-state';
 import { groupBy, type RunData } from './data';
+import type { ExpiringOutcome } from './driver';
 import type { ExitRecord } from './engines';
 import type { FaultRecord } from './faults';
 import { Tally } from './util';
@@ -26,9 +28,30 @@ export interface CheckResults {
   audit: { workflowWrites: number; claimChanges: number; operationInserts: number };
 }
 
+export interface CheckOptions {
+  idleLimitMs: number;
+  claimWindowMs: number;
+  ttlMs: number;
+  renewMs: number;
+  shutdownGraceMs: number;
+}
+
+/** What the checks need from the client side of the run. */
+export interface ClientRecord {
+  updateResults: Map<string, number[]>;
+  expiring: Map<string, ExpiringOutcome[]>;
+  anomalies: Tally;
+}
+
 export function faultWindows(faults: FaultRecord[], exits: ExitRecord[]): FaultWindows {
   const done = faults.filter((f) => !f.skipped);
   return {
+    gracefulStops: done
+      .filter((f) => f.kind === 'sigterm' && f.pid !== undefined)
+      .map((f) => ({ engineId: f.engineId!, pid: f.pid!, from: f.at, to: f.endedAt ?? Infinity, forced: f.detail?.forced === true })),
+    leaseLost: done
+      .filter((f) => f.kind === 'lease-lost-exit')
+      .map((f) => ({ engineId: f.engineId!, at: Number(f.detail?.leaseLostAt ?? f.at) })),
     pauses: done
       .filter((f) => f.kind === 'sigstop' && f.pid !== undefined)
       .map((f) => ({ engineId: f.engineId!, pid: f.pid!, from: f.at, to: f.endedAt ?? Infinity })),
@@ -37,25 +60,26 @@ export function faultWindows(faults: FaultRecord[], exits: ExitRecord[]): FaultW
   };
 }
 
-export function runChecks(
-  plan: PlannedWorkflow[],
-  d: RunData,
-  windows: FaultWindows,
-  updateResults: Map<string, number[]>,
-  clientAnomalies: Tally,
-  idleLimitMs: number,
-  claimWindowMs: number,
-): CheckResults {
+export function runChecks(plan: PlannedWorkflow[], d: RunData, windows: FaultWindows, client: ClientRecord, o: CheckOptions): CheckResults {
   const violations = new Tally(5);
   const notes = new Tally(3);
-  const anomalies = clientAnomalies;
+  const anomalies = client.anomalies;
+  const { idleLimitMs, claimWindowMs } = o;
   const msgsByWf = groupBy(d.messages, (m) => m.workflow_id);
+  windows.stops = d.wfAudit
+    .filter((a) => (a.new_status === 'suspended' || a.new_status === 'cancelled') && a.old_status !== a.new_status)
+    .map((a) => ({ workflowId: a.workflow_id, at: a.at_ms }));
   checkOutcomes(plan, d, violations);
+  checkFailures(plan, d, windows, violations);
   checkHistories(plan, d, msgsByWf, violations);
   checkMessages(d, msgsByWf, violations, anomalies);
   checkEndState(d, violations);
-  checkUpdateResults(plan, updateResults, violations);
+  checkUpdateResults(plan, client.updateResults, violations);
+  checkExpiringUpdates(plan, d, client.expiring, violations, notes);
+  checkDelayedStarts(plan, d, violations);
   checkLedger(d, windows, violations, notes);
+  checkFinishedReruns(d, windows, o, violations, notes, anomalies);
+  checkStopWindows(d, windows, o, violations, notes);
   const stepReruns = classifyReruns(d, windows, notes, anomalies);
   checkWriters(d, checkEpochs(d, violations), violations);
   checkIdleGaps(d, idleLimitMs, anomalies, notes);

@@ -10,6 +10,9 @@ export interface WfRow {
   error: unknown;
   parent_id: string | null;
   completed_ms: number | null;
+  created_ms: number | null;
+  /** A delayed start's due time. */
+  start_at_ms: number | null;
 }
 export interface OpRow {
   workflow_id: string;
@@ -34,12 +37,17 @@ export interface LedgerRow {
   claim_engine: string | null;
   claim_live: boolean;
   op_recorded: boolean;
+  /** End-of-body mark: when the body returned (null: it never did, or the mark was lost with the process). */
+  finished_ms: number | null;
+  /** Whether its ctx.signal was aborted when it returned (the engine had given it up). */
+  finished_aborted: boolean | null;
 }
 export interface WfAuditRow {
   workflow_id: string;
   tg_op: string;
   old_version: number | null;
   new_version: number;
+  old_status: string | null;
   new_status: string;
   writer: string;
   claim_epoch: string | null;
@@ -65,9 +73,12 @@ export interface MessageRow {
   payload: { token?: string } | null;
   consumed_seq: number | null;
   status: string;
+  result: { value?: unknown; error?: unknown } | null;
 }
 
 export interface RunData {
+  /** 'lease': claim_epoch/claim_engine in wfAudit and the ledger are the global lease's (claimAudit: LEASE_ID). */
+  ownership: 'workflow-lease' | 'lease';
   workflows: Map<string, WfRow>;
   ops: Map<string, OpRow[]>;
   ledger: LedgerRow[];
@@ -97,16 +108,18 @@ function groupBy<T>(rows: T[], key: (t: T) => string): Map<string, T[]> {
   return m;
 }
 
-export async function loadRunData(db: HarnessDb, weft: string): Promise<RunData> {
+export async function loadRunData(db: HarnessDb, weft: string, ownership: RunData['ownership'] = 'workflow-lease'): Promise<RunData> {
   const s = LEDGER_SCHEMA;
   const q = <R>(sql: string) => db.query<R>(sql, [], 300_000);
   const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers] = await Promise.all([
-    q<WfRow>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')} FROM ${weft}.weft_workflows`),
+    q<WfRow>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')},
+                ${ms('created_at', 'created_ms')}, ${ms('start_at', 'start_at_ms')} FROM ${weft}.weft_workflows`),
     q<OpRow>(`SELECT workflow_id, seq, kind, name, status, result FROM ${weft}.weft_operations ORDER BY workflow_id, seq`),
     q<LedgerRow>(`SELECT id::text, workflow_id, seq, attempt, engine, pid, ${ms('body_started', 'started_ms')},
                   ${ms('step_started', 'step_started_ms')}, ${ms('at', 'at_ms')},
-                  claim_epoch::text, claim_engine, claim_live, op_recorded FROM ${s}.ledger ORDER BY id`),
-    q<WfAuditRow>(`SELECT workflow_id, tg_op, old_version, new_version, new_status, writer, claim_epoch::text, claim_engine,
+                  claim_epoch::text, claim_engine, claim_live, op_recorded, ${ms('body_finished', 'finished_ms')}, finished_aborted
+                  FROM ${s}.ledger ORDER BY id`),
+    q<WfAuditRow>(`SELECT workflow_id, tg_op, old_version, new_version, old_status, new_status, writer, claim_epoch::text, claim_engine,
                    txid::text, ${ms('at', 'at_ms')} FROM ${s}.wf_audit ORDER BY id`),
     q<{ workflow_id: string; seq: number; kind: string; name: string; writer: string; txid: string }>(
       `SELECT workflow_id, seq, kind, name, writer, txid::text FROM ${s}.op_audit ORDER BY id`,
@@ -114,13 +127,14 @@ export async function loadRunData(db: HarnessDb, weft: string): Promise<RunData>
     q<ClaimAuditRow>(`SELECT workflow_id, tg_op, old_epoch::text, new_epoch::text, old_engine, new_engine, writer, ${ms('at', 'at_ms')}
                       FROM ${s}.claim_audit ORDER BY id`),
     q<RunData['forbidden'][number]>(`SELECT what, workflow_id, detail, writer FROM ${s}.forbidden ORDER BY id`),
-    q<MessageRow>(`SELECT id::text, workflow_id, kind, name, payload, consumed_seq, status FROM ${weft}.weft_messages ORDER BY id`),
+    q<MessageRow>(`SELECT id::text, workflow_id, kind, name, payload, consumed_seq, status, result FROM ${weft}.weft_messages ORDER BY id`),
     q<{ workflow_id: string; engine_id: string; epoch: string }>(
       `SELECT workflow_id, engine_id, epoch::text FROM ${weft}.weft_workflow_claims WHERE engine_id IS NOT NULL`,
     ),
     q<{ workflow_id: string; n: number }>(`SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers GROUP BY workflow_id`),
   ]);
   return {
+    ownership,
     workflows: new Map(wfs.map((w) => [w.id, w])),
     ops: groupBy(ops, (o) => o.workflow_id),
     ledger,

@@ -3,9 +3,12 @@
 // whichever replica it reaches. Engines die, stop and lose the database under it, so every call
 // retries elsewhere; a retried signal or update is first looked up in the database, so a send that
 // landed before its reply was lost is not repeated (handlers de-duplicate by token anyway).
+// The newer shapes: updates whose callers time out while the workflow is busy in a step
+// ('expiring'), cancels sent through another engine racing the start ('cancelrace'), delayed
+// starts and resumes aimed at scheduled engine kills ('delayed', 'suspendable').
 import type { HarnessDb } from './db';
-import { EngineExitedError, Fleet } from './engines';
-import { between, delay, Rng, Tally } from './util';
+import { EngineExitedError, EngineProc, Fleet } from './engines';
+import { between, delay, pick, Rng, Tally } from './util';
 import type { PlannedWorkflow } from './workload';
 
 export interface DriverOptions {
@@ -23,6 +26,38 @@ export interface DriverOptions {
 
 type Cmd = Record<string, unknown> & { op: string };
 
+/** Commands that need an engine that runs workflows; signal, update and query may go through a standby. */
+const RUN_OPS = new Set(['start', 'cancel', 'suspend', 'resume']);
+
+type Try = { ok: true; value: unknown } | { ok: false; name: string; message: string; exited: boolean };
+
+/** What happened to one update of an 'expiring' workflow, as the client saw it (or, when its reply was lost, as stored). */
+export interface ExpiringOutcome {
+  token: string;
+  timeoutMs: number;
+  outcome: 'applied' | 'timed_out' | 'unknown';
+  value?: number;
+  /** Learnt from weft_messages because the engine that had it died before replying. */
+  fromDb?: boolean;
+}
+
+export interface CancelOutcome {
+  starter: string | null;
+  engine: string | null;
+  sentAt: number;
+  outcome: 'cancelled' | 'already-terminal' | 'gave-up';
+  attempts: number;
+}
+
+export interface SuspendOutcome {
+  suspended: boolean;
+  suspendRefused?: string;
+  resumed: boolean;
+  resumeEngine?: string;
+  resumeAttempts: number;
+  resumeErrors: Record<string, number>;
+}
+
 export class Driver {
   readonly calls = new Tally(0);
   readonly callErrors = new Tally(3);
@@ -31,6 +66,13 @@ export class Driver {
   /** Update results by workflow, in acknowledgement order. */
   readonly updateResults = new Map<string, number[]>();
   readonly started = new Set<string>();
+  readonly expiring = new Map<string, ExpiringOutcome[]>();
+  readonly cancels = new Map<string, CancelOutcome>();
+  readonly suspends = new Map<string, SuspendOutcome>();
+  /** startAfter actually used per delayed workflow, and whether it was aimed at a scheduled engine fault. */
+  readonly delayed = new Map<string, { startAfterMs: number; aimed: boolean }>();
+  /** Absolute times of the scheduled engine faults (the harness fills it in): delayed starts and resumes aim at them. */
+  faultTimes: number[] = [];
   /** Each workflow's client calls: when, to which engine, with what outcome (first 12). */
   readonly log = new Map<string, Array<{ at: number; what: string }>>();
   private stopped = false;
@@ -70,11 +112,201 @@ export class Driver {
   }
 
   private async lifecycle(w: PlannedWorkflow): Promise<void> {
-    const ok = await this.call({ op: 'start', type: w.type, workflowId: w.id, payload: w.input });
+    if (w.shape === 'cancelrace') return this.cancelRace(w);
+    const start: Cmd = { op: 'start', type: w.type, workflowId: w.id, payload: w.input };
+    if (w.startAfterMs !== null) {
+      const aimed = this.aimAtFault(w.startAfterMs);
+      start.startAfterMs = aimed.ms;
+      this.delayed.set(w.id, { startAfterMs: aimed.ms, aimed: aimed.aimed });
+    }
+    const ok = await this.call(start);
     if (ok === undefined) return;
     this.started.add(w.id);
     if (w.shape === 'signals') await this.signalScript(w);
     if (w.shape === 'updates') await this.updateScript(w);
+    if (w.shape === 'expiring') await this.expiringScript(w);
+    if (w.shape === 'suspendable') await this.suspendScript(w);
+  }
+
+  /**
+   * A delay that ends next to a scheduled engine fault (within ±400 ms) when one is due in the
+   * next 0.3-5 s (seven times in ten), else `fallbackMs`: delayed starts and resumes race kills.
+   */
+  private aimAtFault(fallbackMs: number): { ms: number; aimed: boolean } {
+    const now = Date.now();
+    const next = this.faultTimes.find((t) => t >= now + 300 && t <= now + 5000);
+    if (next === undefined || this.r() >= 0.7) return { ms: fallbackMs, aimed: false };
+    return { ms: Math.max(50, Math.round(next - now + between(this.r, -400, 400))), aimed: true };
+  }
+
+  /** One attempt on one engine; never throws. */
+  private async tryOn(e: EngineProc, cmd: Cmd, attempt: number): Promise<Try> {
+    this.inFlight++;
+    this.calls.add(attempt ? `${cmd.op}.retry` : cmd.op);
+    const sent = Date.now();
+    try {
+      const value = await e.call(cmd);
+      this.calls.add(`${cmd.op}.ok`);
+      this.note(cmd, sent, `${e.engineId} ok`);
+      return { ok: true, value };
+    } catch (err) {
+      const { name, message } = err as Error;
+      this.note(cmd, sent, `${e.engineId} ${name}: ${message.slice(0, 120)}`);
+      const exited = err instanceof EngineExitedError;
+      if (exited) this.callErrors.add(`${cmd.op}:EngineExited`);
+      else this.callErrors.add(`${cmd.op}:${name}`, `${e.engineId}: ${message.slice(0, 300)}`);
+      return { ok: false, name, message, exited };
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  private engineFor(op: string, avoid?: string | null): EngineProc | undefined {
+    const all = RUN_OPS.has(op) ? this.fleet.live() : this.fleet.reachable();
+    const others = all.filter((e) => e.engineId !== avoid);
+    return pick(this.r, others.length ? others : all);
+  }
+
+  /** The start goes to one engine; the cancel, a seeded while later, to another (a non-owner), racing it. */
+  private async cancelRace(w: PlannedWorkflow): Promise<void> {
+    const starter = this.fleet.pickLive(this.r);
+    const start = this.call({ op: 'start', type: w.type, workflowId: w.id, payload: w.input }, undefined, starter);
+    await delay(w.cancelAfterMs ?? 0);
+    const rec: CancelOutcome = { starter: starter?.engineId ?? null, engine: null, sentAt: Date.now(), outcome: 'gave-up', attempts: 0 };
+    this.cancels.set(w.id, rec);
+    const deadline = Date.now() + 60_000;
+    for (let attempt = 0; !this.stopped && Date.now() < deadline; attempt++) {
+      const e = this.engineFor('cancel', starter?.engineId);
+      if (!e) {
+        await delay(100);
+        continue;
+      }
+      rec.attempts++;
+      const t = await this.tryOn(e, { op: 'cancel', workflowId: w.id, reason: 'chaos: cancel racing the start' }, attempt);
+      if (t.ok || (!t.ok && t.name === 'WorkflowNotRunningError')) {
+        rec.engine = e.engineId;
+        rec.outcome = t.ok ? 'cancelled' : 'already-terminal';
+        break;
+      }
+      // Not there yet (the start has not inserted it): try again at once; anything else backs off.
+      await delay(t.name === 'WorkflowNotFoundError' ? 5 : Math.min(100 * 2 ** Math.min(attempt, 4), 1000));
+    }
+    if ((await start) !== undefined) this.started.add(w.id);
+  }
+
+  /** Updates with a short client timeout, sent while the workflow is busy in its (longer) steps; then 'finish'. */
+  private async expiringScript(w: PlannedWorkflow): Promise<void> {
+    const outcomes: ExpiringOutcome[] = [];
+    this.expiring.set(w.id, outcomes);
+    for (let k = 0; k < w.updates.length && !this.stopped; k++) {
+      await delay(between(this.r, 30, 300));
+      outcomes.push(await this.expiringUpdate(w.id, w.updates[k], w.updateTimeoutsMs[k]));
+    }
+    await this.gap();
+    await this.sendSignal(w.id, 'finish', { token: `${w.id}:finish`, value: w.finishValue });
+  }
+
+  private async expiringUpdate(workflowId: string, token: string, timeoutMs: number): Promise<ExpiringOutcome> {
+    const base = { token, timeoutMs };
+    for (let attempt = 0; !this.stopped; attempt++) {
+      const stored = attempt > 0 ? await this.storedUpdate(workflowId, token) : null;
+      if (stored) return { ...base, ...stored, fromDb: true };
+      const e = this.engineFor('update');
+      if (!e) {
+        await delay(100);
+        continue;
+      }
+      const cmd = { op: 'update', workflowId, name: 'bump', payload: { token }, timeoutMs };
+      const t = await this.tryOn(e, cmd, attempt);
+      if (t.ok) return { ...base, outcome: 'applied', value: Number(t.value) };
+      if (t.name === 'UpdateTimeoutError') return { ...base, outcome: 'timed_out' };
+      await delay(Math.min(100 * 2 ** Math.min(attempt, 4), 1000));
+    }
+    return { ...base, outcome: 'unknown' };
+  }
+
+  /**
+   * An update request whose caller died: its stored outcome once it has one ('done' or 'expired';
+   * a pending one is applied at the workflow's next delivery point, nobody expires it). Null when
+   * no request with this token was stored (send it again).
+   */
+  private async storedUpdate(workflowId: string, token: string): Promise<Omit<ExpiringOutcome, 'token' | 'timeoutMs'> | null> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const rows = await this.db
+        .query<{ status: string; result: { value?: unknown } | null }>(
+          `SELECT status, result FROM ${this.weft}.weft_messages WHERE workflow_id = $1 AND kind = 'update' AND payload->>'token' = $2 ORDER BY id`,
+          [workflowId, token],
+        )
+        .catch(() => null);
+      if (rows === null) return null;
+      const done = rows.find((r) => r.status === 'done');
+      if (done) return { outcome: 'applied', value: Number(done.result?.value) };
+      if (!rows.length) return null;
+      if (!rows.some((r) => r.status === 'pending')) return { outcome: 'timed_out' };
+      if (Date.now() > deadline || this.stopped) return { outcome: 'unknown' };
+      await delay(200);
+    }
+  }
+
+  /** Suspend through a random engine, then resume through a random engine (maybe one without the type), aimed at kills. */
+  private async suspendScript(w: PlannedWorkflow): Promise<void> {
+    const rec: SuspendOutcome = { suspended: false, resumed: false, resumeAttempts: 0, resumeErrors: {} };
+    this.suspends.set(w.id, rec);
+    await delay(w.suspendAfterMs ?? 0);
+    await this.suspendOnce(w.id, rec);
+    if (!rec.suspended) return;
+    await delay(this.aimAtFault(w.resumeAfterMs ?? 500).ms);
+    await this.resumeOnce(w.id, rec);
+  }
+
+  private async suspendOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
+    for (let attempt = 0; !this.stopped && attempt < 20; attempt++) {
+      const e = this.engineFor('suspend');
+      if (!e) {
+        await delay(100);
+        continue;
+      }
+      const t = await this.tryOn(e, { op: 'suspend', workflowId, reason: 'chaos: suspended' }, attempt);
+      if (t.ok) rec.suspended = true;
+      else if (t.name === 'WorkflowNotRunningError') {
+        // Already suspended by an attempt whose reply was lost, or already completed.
+        rec.suspended = (await this.statusOf(workflowId)) === 'suspended';
+        if (!rec.suspended) rec.suspendRefused = t.message.slice(0, 120);
+      } else {
+        await delay(Math.min(100 * 2 ** attempt, 1000));
+        continue;
+      }
+      return;
+    }
+  }
+
+  private async resumeOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
+    const deadline = Date.now() + 90_000;
+    for (let attempt = 0; !this.stopped && Date.now() < deadline; attempt++) {
+      const e = this.engineFor('resume');
+      if (!e) {
+        await delay(100);
+        continue;
+      }
+      rec.resumeAttempts++;
+      const t = await this.tryOn(e, { op: 'resume', workflowId }, attempt);
+      if (!t.ok) rec.resumeErrors[t.name] = (rec.resumeErrors[t.name] ?? 0) + 1;
+      if (t.ok || (t.name === 'WorkflowNotRunningError' && (await this.statusOf(workflowId)) !== 'suspended')) {
+        rec.resumed = true;
+        rec.resumeEngine = e.engineId;
+        return;
+      }
+      await delay(Math.min(200 * 2 ** Math.min(attempt, 3), 2000));
+    }
+    this.anomalies.add('resume_gave_up', { workflowId, ...rec });
+  }
+
+  private async statusOf(workflowId: string): Promise<string | null> {
+    const rows = await this.db
+      .query<{ status: string }>(`SELECT status FROM ${this.weft}.weft_workflows WHERE id = $1`, [workflowId])
+      .catch(() => []);
+    return rows[0]?.status ?? null;
   }
 
   private gap(): Promise<void> {
@@ -140,7 +372,7 @@ export class Driver {
 
   private async maybeQuery(workflowId: string, ackedUpdates: number): Promise<void> {
     if (this.r() >= this.o.queryChance) return;
-    const e = this.fleet.pickLive();
+    const e = this.engineFor('query');
     if (!e) return;
     this.calls.add('query');
     try {
@@ -173,7 +405,7 @@ export class Driver {
    * One client call with retries on any engine. Before each retry `landed` (if given) checks
    * whether an earlier attempt took effect; its non-undefined value is then the result.
    */
-  private async call(cmd: Cmd, landed?: () => Promise<unknown>): Promise<unknown> {
+  private async call(cmd: Cmd, landed?: () => Promise<unknown>, first?: EngineProc): Promise<unknown> {
     let notRunning = 0;
     for (let attempt = 0; !this.stopped; attempt++) {
       if (attempt > 0 && landed) {
@@ -183,33 +415,18 @@ export class Driver {
           return v;
         }
       }
-      const e = this.fleet.pickLive();
+      const e = attempt === 0 && first?.state === 'ready' ? first : this.engineFor(cmd.op);
       if (!e) {
         await delay(100);
         continue;
       }
-      this.inFlight++;
-      this.calls.add(attempt ? `${cmd.op}.retry` : cmd.op);
-      const sent = Date.now();
-      try {
-        const v = await e.call(cmd);
-        this.calls.add(`${cmd.op}.ok`);
-        this.note(cmd, sent, `${e.engineId} ok`);
-        return v ?? true;
-      } catch (err) {
-        const name = (err as Error).name;
-        this.note(cmd, sent, `${e.engineId} ${name}: ${(err as Error).message.slice(0, 120)}`);
-        if (!(err instanceof EngineExitedError)) {
-          this.callErrors.add(`${cmd.op}:${name}`, `${e.engineId}: ${(err as Error).message.slice(0, 300)}`);
-        } else this.callErrors.add(`${cmd.op}:EngineExited`);
-        if (name === 'WorkflowNotRunningError' && ++notRunning >= 3) {
-          this.anomalies.add(`${cmd.op}_refused_workflow_not_running`, { cmd, message: (err as Error).message });
-          return undefined;
-        }
-        await delay(Math.min(100 * 2 ** Math.min(attempt, 5), 2000));
-      } finally {
-        this.inFlight--;
+      const t = await this.tryOn(e, cmd, attempt);
+      if (t.ok) return t.value ?? true;
+      if (t.name === 'WorkflowNotRunningError' && ++notRunning >= 3) {
+        this.anomalies.add(`${cmd.op}_refused_workflow_not_running`, { cmd, message: t.message });
+        return undefined;
       }
+      await delay(Math.min(100 * 2 ** Math.min(attempt, 5), 2000));
     }
     return undefined;
   }

@@ -22,7 +22,14 @@ export class RemoteCallError extends Error {
   }
 }
 
-export type EngineState = 'starting' | 'ready' | 'stopped' | 'exited';
+/**
+ * 'standby': ownership 'lease', waiting for the lease (answers signal/update/query only);
+ * 'halted': it lost the lease and will stop itself; 'stopping': SIGTERM sent (graceful stop).
+ */
+export type EngineState = 'starting' | 'standby' | 'ready' | 'halted' | 'stopping' | 'stopped' | 'exited';
+
+/** The worker's exit code after it lost the global lease (apps/worker/src/main.ts). */
+export const LEASE_LOST_EXIT = 3;
 
 export interface ExitRecord {
   engineId: string;
@@ -44,6 +51,10 @@ export class EngineProc {
   readonly startedAt = Date.now();
   readyAt: number | null = null;
   startAttempts = 0;
+  /** When it lost the global lease (ownership 'lease'), by its own report. */
+  leaseLostAt: number | null = null;
+  /** Its 'disposed' event (graceful stop): the dispose report and how long it took. */
+  disposed: Record<string, unknown> | null = null;
   /** Set before the harness itself kills or stops it, so the exit is not counted as a crash. */
   expectedExit = false;
   readonly exited: Promise<ExitRecord>;
@@ -77,7 +88,8 @@ export class EngineProc {
     this.exited = new Promise<ExitRecord>((resolve) => {
       this.proc.on('exit', (code, signal) => {
         this.state = 'exited';
-        const rec = { engineId: this.engineId, pid: this.pid, code, signal, at: Date.now(), expected: this.expectedExit };
+        const expected = this.expectedExit || code === LEASE_LOST_EXIT;
+        const rec = { engineId: this.engineId, pid: this.pid, code, signal, at: Date.now(), expected };
         for (const p of this.pending.values()) p.reject(new EngineExitedError(`${this.engineId} exited (${signal ?? code})`));
         this.pending.clear();
         onFail(new EngineExitedError(`${this.engineId} exited before it was ready (${signal ?? code})`));
@@ -96,8 +108,17 @@ export class EngineProc {
 
   private event(e: Record<string, unknown>, onReady: () => void): void {
     if (e.event === 'reply') this.reply(e);
-    else if (e.event === 'ready') {
-      this.state = this.state === 'starting' ? 'ready' : this.state;
+    else if (e.event === 'standby') {
+      if (this.state === 'starting') this.state = 'standby';
+    } else if (e.event === 'lease-lost') {
+      this.leaseLostAt = Number(e.at ?? Date.now());
+      if (this.state === 'ready') this.state = 'halted';
+      this.events.add('lease-lost', { engineId: this.engineId, at: new Date(this.leaseLostAt).toISOString() });
+    } else if (e.event === 'disposed') {
+      this.disposed = e;
+      this.events.add('disposed', { engineId: this.engineId, ...e });
+    } else if (e.event === 'ready') {
+      this.state = this.state === 'starting' || this.state === 'standby' ? 'ready' : this.state;
       this.readyAt = Date.now();
       this.startAttempts = Number(e.startAttempts ?? 1);
       onReady();
@@ -142,31 +163,46 @@ export class Fleet {
   private closing = false;
   /** Called when an engine exits without the harness asking (a crash): the harness restarts it. */
   onCrash: (e: EngineProc, rec: ExitRecord) => void = () => undefined;
+  /** Called when an engine stopped itself after losing the global lease: the harness restarts it. */
+  onLeaseLostExit: (e: EngineProc, rec: ExitRecord) => void = () => undefined;
 
   constructor(
     private readonly script: string,
-    private readonly env: Record<string, string>,
+    /** The workers' environment, per slot. */
+    private readonly env: (slot: string) => Record<string, string>,
   ) {}
 
   spawn(slot: string): EngineProc {
     const incarnation = this.all.filter((e) => e.slot === slot).length + 1;
-    const e = new EngineProc(slot, incarnation, this.script, this.env, this.events, this.logs);
+    const e = new EngineProc(slot, incarnation, this.script, this.env(slot), this.events, this.logs);
     this.slots.set(slot, e);
     this.all.push(e);
     void e.exited.then((rec) => {
       this.exits.push(rec);
-      if (!rec.expected && !this.closing) this.onCrash(e, rec);
+      if (this.closing) return;
+      if (!e.expectedExit && rec.code === LEASE_LOST_EXIT) this.onLeaseLostExit(e, rec);
+      else if (!rec.expected) this.onCrash(e, rec);
     });
     return e;
   }
 
-  /** Engines that answer commands now (ready and not SIGSTOPped). */
+  /** Engines that run workflows now (ready: not SIGSTOPped, not stopping; under 'lease': the holder). */
   live(): EngineProc[] {
     return [...this.slots.values()].filter((e) => e.state === 'ready');
   }
 
   pickLive(r: Rng = Math.random): EngineProc | undefined {
     return pick(r, this.live());
+  }
+
+  /** Engines that answer signal, update and query: the live ones plus, under 'lease', the standbys. */
+  reachable(): EngineProc[] {
+    return [...this.slots.values()].filter((e) => e.state === 'ready' || e.state === 'standby');
+  }
+
+  /** Processes up and not paused (fault targets): live, standby or halted. */
+  running(): EngineProc[] {
+    return [...this.slots.values()].filter((e) => e.state === 'ready' || e.state === 'standby' || e.state === 'halted');
   }
 
   /** Graceful stop of every engine (SIGTERM: dispose, release claims); SIGKILL after the deadline. */

@@ -1,12 +1,16 @@
-// Fault injection on a seeded schedule: SIGKILL (then restart) an engine, SIGSTOP an engine past
-// the claim TTL (then SIGCONT), restart PostgreSQL with a fast or an immediate shutdown.
+// Fault injection on a seeded schedule: SIGKILL (then restart) an engine, SIGTERM an engine (a
+// graceful stop: its dispose path with the shutdown grace period, then a new incarnation, like a
+// rolling deploy), SIGSTOP an engine past the claim TTL (then SIGCONT), restart PostgreSQL with a
+// fast or an immediate shutdown.
 import type { PgCluster } from './cluster';
 import type { HarnessDb } from './db';
 import type { EngineProc, Fleet } from './engines';
 import { between, delay, pick, Rng, until } from './util';
 
-export type FaultKind = 'sigkill' | 'sigstop' | 'pg-restart-fast' | 'pg-restart-immediate';
-export const FAULT_KINDS: FaultKind[] = ['sigkill', 'sigstop', 'pg-restart-fast', 'pg-restart-immediate'];
+export type FaultKind = 'sigkill' | 'sigterm' | 'sigstop' | 'pg-restart-fast' | 'pg-restart-immediate';
+export const FAULT_KINDS: FaultKind[] = ['sigkill', 'sigterm', 'sigstop', 'pg-restart-fast', 'pg-restart-immediate'];
+/** Faults that take an engine away (the driver may aim delayed starts and resumes at them). */
+export const ENGINE_FAULTS: FaultKind[] = ['sigkill', 'sigterm', 'sigstop'];
 
 export interface FaultPlan {
   kind: FaultKind;
@@ -18,7 +22,7 @@ export interface FaultPlan {
 }
 
 export interface FaultRecord {
-  kind: FaultKind | 'engine-crash';
+  kind: FaultKind | 'engine-crash' | 'lease-lost-exit';
   /** Harness clock (ms since the epoch; same host clock as the database's). */
   at: number;
   endedAt?: number;
@@ -35,6 +39,9 @@ export interface FaultTiming {
   restartDelayMs: [number, number];
   /** How long PostgreSQL stays down during a restart (ms range). */
   pgDownMs: [number, number];
+  /** The engines' shutdown grace period; a SIGTERMed engine is SIGKILLed if it is not gone well after it. */
+  shutdownGraceMs: number;
+  ownership: 'workflow-lease' | 'lease';
 }
 
 export class FaultInjector {
@@ -94,16 +101,59 @@ export class FaultInjector {
 
   private inject(kind: FaultKind): Promise<void> {
     if (kind === 'sigkill') return this.sigkill();
+    if (kind === 'sigterm') return this.sigterm();
     if (kind === 'sigstop') return this.sigstop();
     return this.pgRestart(kind === 'pg-restart-fast' ? 'fast' : 'immediate');
   }
 
-  /** A live engine, leaving at least one other engine live. */
+  /**
+   * A running engine, leaving at least one other one running. Under 'lease' the lease holder is
+   * the target three times in four (a standby going away changes little).
+   */
   private target(kind: FaultKind): EngineProc | undefined {
-    const live = this.fleet.live();
-    const t = live.length >= 2 ? pick(this.r, live) : undefined;
-    if (!t) this.records.push({ kind, at: Date.now(), skipped: `only ${live.length} live engine(s)` });
+    const up = this.timing.ownership === 'lease' ? this.fleet.running() : this.fleet.live();
+    let t = up.length >= 2 ? pick(this.r, up) : undefined;
+    const holder = this.fleet.live()[0];
+    if (t && this.timing.ownership === 'lease' && holder && this.r() < 0.75) t = holder;
+    if (!t) this.records.push({ kind, at: Date.now(), skipped: `only ${up.length} running engine(s)` });
     return t;
+  }
+
+  /**
+   * Graceful stop (a rolling deploy): SIGTERM, the worker disposes the engine (the shutdown grace
+   * period for running steps, claims released) and exits 0; SIGKILL if it is not gone in grace +
+   * 15 s. Then a new incarnation of the slot. The record keeps when it stopped and its dispose report.
+   */
+  private async sigterm(): Promise<void> {
+    const e = this.target('sigterm');
+    if (!e) return;
+    const rec: FaultRecord = { kind: 'sigterm', at: Date.now(), engineId: e.engineId, pid: e.pid };
+    this.records.push(rec);
+    const wasLeader = e.state === 'ready';
+    e.expectedExit = true;
+    e.state = 'stopping';
+    e.signal('SIGTERM');
+    let forced = false;
+    const timer = setTimeout(() => ((forced = true), e.signal('SIGKILL')), this.timing.shutdownGraceMs + 15_000);
+    const exit = await e.exited;
+    clearTimeout(timer);
+    const exitedAt = Date.now();
+    await delay(between(this.r, ...this.timing.restartDelayMs));
+    const next = this.fleet.spawn(e.slot);
+    rec.endedAt = exitedAt;
+    const d = e.disposed ?? {};
+    rec.detail = {
+      restartedAs: next.engineId,
+      exitCode: exit.code,
+      forced,
+      wasLeader,
+      disposeMs: d.disposeMs,
+      disposeReport: d.report,
+      ledgerMarksLeft: d.marksLeft,
+    };
+    this.log(
+      `SIGTERM ${e.engineId} (pid ${e.pid}): exited ${exit.code ?? exit.signal} after ${exitedAt - rec.at} ms; restarted as ${next.engineId}`,
+    );
   }
 
   private async sigkill(): Promise<void> {
@@ -121,8 +171,14 @@ export class FaultInjector {
     this.log(`SIGKILL ${e.engineId} (pid ${e.pid}); restarted as ${next.engineId}`);
   }
 
-  /** Held claims of an engine on running workflows (the ones another engine must take over). */
+  /** Held claims of an engine on running workflows (the ones another engine must take over); 'lease': 1 while it holds the lease. */
   private async heldRunning(engineId: string): Promise<number> {
+    if (this.timing.ownership === 'lease') {
+      const l = await this.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.weft}.weft_global_lease WHERE holder = $1`, [
+        engineId,
+      ]);
+      return l[0].n;
+    }
     const rows = await this.db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM ${this.weft}.weft_workflow_claims c JOIN ${this.weft}.weft_workflows w ON w.id = c.workflow_id
        WHERE c.engine_id = $1 AND w.status = 'running'`,
@@ -138,6 +194,7 @@ export class FaultInjector {
     const { ttlMs, renewMs } = this.timing;
     const rec: FaultRecord = { kind: 'sigstop', at: Date.now(), engineId: e.engineId, pid: e.pid };
     this.records.push(rec);
+    const before = e.state;
     e.signal('SIGSTOP');
     e.state = 'stopped';
     const heldAtStop = await this.heldRunning(e.engineId).catch(() => -1);
@@ -145,7 +202,7 @@ export class FaultInjector {
     const taken = await until(async () => (await this.heldRunning(e.engineId)) === 0, rec.at + 6 * ttlMs + 20_000, 100);
     const leftHeld = taken ? 0 : await this.heldRunning(e.engineId).catch(() => -1);
     e.signal('SIGCONT');
-    if (e.state === 'stopped') e.state = 'ready';
+    if (e.state === 'stopped') e.state = before;
     rec.endedAt = Date.now();
     rec.detail = { stoppedMs: rec.endedAt - rec.at, heldAtStop, stillHeldAtResume: leftHeld };
     this.log(`SIGSTOP ${e.engineId} for ${rec.endedAt - rec.at} ms (held ${heldAtStop}, still held at SIGCONT: ${leftHeld})`);

@@ -11,7 +11,7 @@ import { loadRunData } from './data';
 import { HarnessDb } from './db';
 import { Driver } from './driver';
 import { Fleet } from './engines';
-import { FaultInjector, FaultRecord } from './faults';
+import { ENGINE_FAULTS, FaultInjector, FaultRecord } from './faults';
 import { failoverTimes, pgRecovery } from './metrics';
 import { Monitor } from './monitor';
 import type { ChaosProfile } from './profiles';
@@ -50,19 +50,38 @@ function workerScript(): { script: string; dir: string; keep: boolean } {
   return { script: path.join(dir, 'apps', 'worker', 'src', 'main.js'), dir, keep: given !== undefined };
 }
 
-function workerEnv(p: ChaosProfile, url: string): Record<string, string> {
+function workerEnv(p: ChaosProfile, url: string, slot: string): Record<string, string> {
   return {
     DATABASE_URL: url,
     WEFT_SCHEMA: WEFT,
     LEDGER_SCHEMA,
-    OWNERSHIP: 'workflow-lease',
+    OWNERSHIP: p.ownership,
     CLAIM_TTL_MS: String(p.ttlMs),
     CLAIM_RENEW_MS: String(p.renewMs),
+    LEASE_TTL_MS: String(p.ttlMs),
+    LEASE_RENEW_MS: String(p.renewMs),
+    // A standby waits in bootstrap() until the lease is free, however long that takes.
+    LEASE_WAIT_MS: String(24 * 3600_000),
+    LEASE_LOST_EXIT_MS: '1000',
     TIMER_POLL_MS: String(p.timerPollMs),
     POOL_SIZE: String(p.poolSize),
-    SHUTDOWN_GRACE_MS: '1000',
+    SHUTDOWN_GRACE_MS: String(p.shutdownGraceMs),
     STARTUP_DEADLINE_MS: '180000',
+    SKIP_TYPES: (p.skipTypes?.[slot] ?? []).join(','),
   };
+}
+
+/** The first engines: under 'lease' one takes the lease and the others must be standing by. */
+async function startFleet(p: ChaosProfile, fleet: Fleet): Promise<void> {
+  if (p.ownership !== 'lease') {
+    const first = Array.from({ length: p.engines }, (_, i) => fleet.spawn(SLOTS[i]));
+    await Promise.all(first.map((e) => e.ready));
+    return;
+  }
+  await fleet.spawn(SLOTS[0]).ready;
+  const rest = Array.from({ length: p.engines - 1 }, (_, i) => fleet.spawn(SLOTS[i + 1]));
+  const ok = await until(() => rest.every((e) => e.state === 'standby'), Date.now() + 180_000, 100);
+  if (!ok) throw new Error(`standbys did not come up: ${rest.map((e) => `${e.engineId}=${e.state}`).join(', ')}`);
 }
 
 /** Engines that exit without the harness asking are crashes: recorded as a fault and restarted. */
@@ -76,6 +95,12 @@ function restartCrashed(fleet: Fleet, faults: FaultRecord[], log: (m: string) =>
       detail: { code: rec.code, signal: rec.signal, stderrTail: rec.stderrTail },
     });
     log(`engine ${e.engineId} CRASHED (code ${rec.code}, signal ${rec.signal}); restarting`);
+    setTimeout(() => fleet.spawn(e.slot), 200);
+  };
+  // Ownership 'lease': a deposed holder halts and stops itself; a new incarnation stands by.
+  fleet.onLeaseLostExit = (e, rec) => {
+    faults.push({ kind: 'lease-lost-exit', at: rec.at, engineId: e.engineId, pid: rec.pid, detail: { leaseLostAt: e.leaseLostAt } });
+    log(`engine ${e.engineId} lost the lease and stopped itself; restarting`);
     setTimeout(() => fleet.spawn(e.slot), 200);
   };
 }
@@ -138,19 +163,19 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
     db = new HarnessDb(url);
     for (const sql of ledgerDdl()) await db.query(sql);
     const faults: FaultRecord[] = [];
-    fleet = new Fleet(build.script, workerEnv(p, url));
+    fleet = new Fleet(build.script, (slot) => workerEnv(p, url, slot));
     restartCrashed(fleet, faults, log);
-    const first = Array.from({ length: p.engines }, (_, i) => fleet!.spawn(SLOTS[i]));
-    await Promise.all(first.map((e) => e.ready));
-    for (const sql of auditDdl(WEFT)) await db.query(sql);
+    await startFleet(p, fleet);
+    for (const sql of auditDdl(WEFT, p.ownership)) await db.query(sql);
     const plan = planWorkload(rng(p.seed), p.workload);
     const monitor = new Monitor(db, WEFT, log, plan.length);
     monitor.start();
     const driver: Driver = new Driver(fleet, db, WEFT, p.driver, rng(p.seed + 1), () => driver.started.size - monitor.topDone);
-    const timing = { ...p.timing, ttlMs: p.ttlMs, renewMs: p.renewMs };
+    const timing = { ...p.timing, ttlMs: p.ttlMs, renewMs: p.renewMs, ownership: p.ownership, shutdownGraceMs: p.shutdownGraceMs };
     const injector = new FaultInjector(fleet, cluster, db, WEFT, timing, rng(p.seed + 2), log);
     const schedule = FaultInjector.schedule(p.faults, rng(p.seed + 3), p.faultHorizonMs);
     const workStart = Date.now();
+    driver.faultTimes = schedule.filter((f) => ENGINE_FAULTS.includes(f.kind)).map((f) => workStart + f.atMs);
     const ph: Phase = { driver, injector, monitor, driving: driver.run(plan), faulting: injector.run(schedule, workStart) };
     const endReason = await awaitCompletion(p, ph, plan.length, workStart, log);
     const workloadMs = Date.now() - workStart;
@@ -161,18 +186,16 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
     faults.push(...injector.records);
     faults.sort((a, b) => a.at - b.at);
     log('checking invariants');
-    const data = await loadRunData(db, WEFT);
+    const data = await loadRunData(db, WEFT, p.ownership);
     data.clientLog = driver.log;
     const claimWindowMs = p.ttlMs + 3 * p.renewMs;
-    const checks = runChecks(
-      plan,
-      data,
-      faultWindows(faults, fleet.exits),
-      driver.updateResults,
-      driver.anomalies,
-      p.idleLimitMs,
+    const checks = runChecks(plan, data, faultWindows(faults, fleet.exits), driver, {
+      idleLimitMs: p.idleLimitMs,
       claimWindowMs,
-    );
+      ttlMs: p.ttlMs,
+      renewMs: p.renewMs,
+      shutdownGraceMs: p.shutdownGraceMs,
+    });
     const boundMs = p.ttlMs + 2 * p.renewMs + 1.2 * p.renewMs;
     const summary = buildSummary({
       profile: p,

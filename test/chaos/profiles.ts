@@ -5,11 +5,17 @@ import type { WorkloadOptions } from './workload';
 export interface ChaosProfile {
   name: string;
   seed: number;
+  /** 'workflow-lease' (a claim per workflow) or 'lease' (one engine runs everything, the others stand by). */
+  ownership: 'workflow-lease' | 'lease';
   engines: number;
   ttlMs: number;
   renewMs: number;
   timerPollMs: number;
   poolSize: number;
+  /** The engines' shutdownGracePeriod (a SIGTERMed engine lets running steps finish this long). */
+  shutdownGraceMs: number;
+  /** Workflow types some slots do not register (a mixed deploy: resume through an engine without the type). */
+  skipTypes?: Record<string, string[]>;
   workload: WorkloadOptions;
   driver: DriverOptions;
   faults: FaultPlan[];
@@ -17,7 +23,7 @@ export interface ChaosProfile {
   faultHorizonMs: number;
   /** ...and, if set, go on until every workflow finished (soak). */
   faultsUntilDone: boolean;
-  timing: Omit<FaultTiming, 'ttlMs' | 'renewMs'>;
+  timing: Omit<FaultTiming, 'ttlMs' | 'renewMs' | 'ownership' | 'shutdownGraceMs'>;
   /** A running workflow with no write for longer than this is reported (anomaly: workflow_idle_too_long). */
   idleLimitMs: number;
   /** Give up waiting when nothing advanced for this long after the last fault... */
@@ -36,11 +42,14 @@ export function smallProfile(): ChaosProfile {
   return {
     name: 'small',
     seed: num('CHAOS_SEED', Date.now() % 1_000_000),
+    ownership: 'workflow-lease',
     engines: 3,
     ttlMs: 2000,
     renewMs: 500,
     timerPollMs: 200,
     poolSize: 8,
+    shutdownGraceMs: 1000,
+    skipTypes: { C: ['chaos.suspendable'] },
     workload: { workflows: num('CHAOS_WORKFLOWS', 240), steps: 5, stepMs: 120, sleepMs: 600, signals: 3, updates: 3, children: 2 },
     driver: {
       startWindowMs: 24_000,
@@ -52,6 +61,7 @@ export function smallProfile(): ChaosProfile {
     },
     faults: [
       { kind: 'sigkill', firstAtMs: 4_000, everyMs: 14_000, jitterMs: 1000, max: 2 },
+      { kind: 'sigterm', firstAtMs: 6_000, everyMs: 10_000, jitterMs: 1000, max: 2 },
       { kind: 'sigstop', firstAtMs: 8_000, everyMs: 14_000, jitterMs: 1000, max: 2 },
       { kind: 'pg-restart-fast', firstAtMs: 12_500, everyMs: 60_000, max: 1 },
       { kind: 'pg-restart-immediate', firstAtMs: 26_500, everyMs: 60_000, max: 1 },
@@ -67,20 +77,23 @@ export function smallProfile(): ChaosProfile {
 }
 
 /**
- * `npm run chaos:soak`: 10,000 workflows x 5 steps, 3 engines, SIGKILL every 10 s, SIGSTOP every
- * 30 s, PostgreSQL restart every 60 s (alternately fast and immediate), until every workflow
- * finished. CHAOS_WORKFLOWS, CHAOS_SEED, CHAOS_MAX_ACTIVE override.
+ * `npm run chaos:soak`: 10,000 workflows x 5 steps, 3 engines, SIGKILL every 10 s, SIGTERM every
+ * 20 s, SIGSTOP every 30 s, PostgreSQL restart every 60 s (alternately fast and immediate), until
+ * every workflow finished. CHAOS_WORKFLOWS, CHAOS_SEED, CHAOS_MAX_ACTIVE override.
  */
 export function soakProfile(): ChaosProfile {
   const workflows = num('CHAOS_WORKFLOWS', 10_000);
   return {
     name: 'soak',
     seed: num('CHAOS_SEED', Date.now() % 1_000_000),
+    ownership: 'workflow-lease',
     engines: num('CHAOS_ENGINES', 3),
     ttlMs: 3000,
     renewMs: 1000,
     timerPollMs: 250,
     poolSize: 10,
+    shutdownGraceMs: 2000,
+    skipTypes: { C: ['chaos.suspendable'] },
     workload: { workflows, steps: 5, stepMs: 100, sleepMs: 1000, signals: 3, updates: 3, children: 2 },
     driver: {
       startWindowMs: num('CHAOS_START_WINDOW_MS', workflows * 20),
@@ -92,6 +105,7 @@ export function soakProfile(): ChaosProfile {
     },
     faults: [
       { kind: 'sigkill', firstAtMs: 10_000, everyMs: 10_000, jitterMs: 1000 },
+      { kind: 'sigterm', firstAtMs: 15_000, everyMs: 20_000, jitterMs: 2000 },
       { kind: 'sigstop', firstAtMs: 25_000, everyMs: 30_000, jitterMs: 2000 },
       { kind: 'pg-restart-fast', firstAtMs: 45_000, everyMs: 120_000, jitterMs: 3000 },
       { kind: 'pg-restart-immediate', firstAtMs: 105_000, everyMs: 120_000, jitterMs: 3000 },
@@ -105,3 +119,50 @@ export function soakProfile(): ChaosProfile {
     maxRunMs: num('CHAOS_MAX_RUN_MS', 4 * 3600_000),
   };
 }
+
+/**
+ * Ownership 'lease' (`npm test` too): one engine holds the store-wide lease and runs everything,
+ * two stand by (they take signals, updates and queries) and take over when it dies, stops or is
+ * paused past the lease TTL; a deposed holder halts and stops itself 1 s later (a new incarnation
+ * then stands by). Faults aim at the holder three times in four.
+ */
+export function leaseSmallProfile(): ChaosProfile {
+  const p = smallProfile();
+  return {
+    ...p,
+    name: 'lease-small',
+    ownership: 'lease',
+    skipTypes: undefined,
+    workload: { ...p.workload, workflows: num('CHAOS_WORKFLOWS', 160) },
+    driver: { ...p.driver, startWindowMs: 20_000 },
+    faults: [
+      { kind: 'sigkill', firstAtMs: 4_000, everyMs: 12_000, jitterMs: 1000, max: 2 },
+      { kind: 'sigterm', firstAtMs: 8_000, everyMs: 12_000, jitterMs: 1000, max: 2 },
+      { kind: 'sigstop', firstAtMs: 12_000, everyMs: 60_000, jitterMs: 1000, max: 1 },
+      { kind: 'pg-restart-fast', firstAtMs: 10_500, everyMs: 60_000, max: 1 },
+      { kind: 'pg-restart-immediate', firstAtMs: 22_500, everyMs: 60_000, max: 1 },
+    ],
+    faultHorizonMs: 26_000,
+  };
+}
+
+/** `npm run chaos:soak -- --profile lease`: the soak under ownership 'lease' (CHAOS_WORKFLOWS default 3,000). */
+export function leaseSoakProfile(): ChaosProfile {
+  const workflows = num('CHAOS_WORKFLOWS', 3_000);
+  const p = soakProfile();
+  return {
+    ...p,
+    name: 'lease',
+    ownership: 'lease',
+    skipTypes: undefined,
+    workload: { ...p.workload, workflows },
+    driver: { ...p.driver, startWindowMs: num('CHAOS_START_WINDOW_MS', workflows * 40), maxActive: num('CHAOS_MAX_ACTIVE', 600) },
+  };
+}
+
+export const PROFILES: Record<string, () => ChaosProfile> = {
+  small: smallProfile,
+  soak: soakProfile,
+  'lease-small': leaseSmallProfile,
+  lease: leaseSoakProfile,
+};

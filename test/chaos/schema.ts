@@ -11,14 +11,26 @@ export function ledgerDdl(): string[] {
       id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL, step text NOT NULL, attempt int NOT NULL,
       engine text NOT NULL, pid int NOT NULL, body_started timestamptz NOT NULL, step_started timestamptz NOT NULL,
       at timestamptz NOT NULL DEFAULT clock_timestamp(),
-      claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL)`,
+      claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL,
+      body_finished timestamptz, finished_aborted boolean)`,
   ];
 }
 
-/** Audit tables and triggers; `weft` is Weft's schema (already migrated). */
-export function auditDdl(weft: string): string[] {
+/** In claim_audit, the store-wide lease (ownership 'lease') is this pseudo workflow id. */
+export const LEASE_ID = '~lease';
+
+/**
+ * Audit tables and triggers; `weft` is Weft's schema (already migrated). Under ownership 'lease'
+ * the unit of ownership is the global lease: every write records the lease's epoch and holder
+ * instead of a workflow claim, and the lease's epoch/holder changes go to claim_audit as LEASE_ID.
+ */
+export function auditDdl(weft: string, ownership: 'workflow-lease' | 'lease' = 'workflow-lease'): string[] {
   const s = LEDGER_SCHEMA;
   const app = `current_setting('application_name')`;
+  const readFence =
+    ownership === 'lease'
+      ? `SELECT l.epoch, l.holder INTO e, eng FROM ${weft}.weft_global_lease l WHERE l.id = 1;`
+      : `SELECT c.epoch, c.engine_id INTO e, eng FROM ${weft}.weft_workflow_claims c WHERE c.workflow_id = NEW.id;`;
   return [
     `CREATE TABLE ${s}.wf_audit (id bigserial PRIMARY KEY, workflow_id text NOT NULL, tg_op text NOT NULL,
        old_version int, new_version int, old_status text, new_status text, writer text NOT NULL,
@@ -38,7 +50,7 @@ export function auditDdl(weft: string): string[] {
     `CREATE FUNCTION ${s}.audit_wf() RETURNS trigger LANGUAGE plpgsql AS $$
      DECLARE e bigint; eng text;
      BEGIN
-       SELECT c.epoch, c.engine_id INTO e, eng FROM ${weft}.weft_workflow_claims c WHERE c.workflow_id = NEW.id;
+       ${readFence}
        IF TG_OP = 'UPDATE' THEN
          INSERT INTO ${s}.wf_audit (workflow_id, tg_op, old_version, new_version, old_status, new_status, writer, claim_epoch, claim_engine, txid)
          VALUES (NEW.id, TG_OP, OLD.version, NEW.version, OLD.status, NEW.status, ${app}, e, eng, txid_current());
@@ -75,5 +87,31 @@ export function auditDdl(weft: string): string[] {
     `CREATE TRIGGER chaos_claim_audit_upd AFTER UPDATE ON ${weft}.weft_workflow_claims FOR EACH ROW
        WHEN (OLD.epoch IS DISTINCT FROM NEW.epoch OR OLD.engine_id IS DISTINCT FROM NEW.engine_id) EXECUTE FUNCTION ${s}.audit_claim()`,
     `CREATE TRIGGER chaos_claim_audit_ins AFTER INSERT OR DELETE ON ${weft}.weft_workflow_claims FOR EACH ROW EXECUTE FUNCTION ${s}.audit_claim()`,
+    ...(ownership === 'lease' ? leaseAuditDdl(weft) : []),
+  ];
+}
+
+function leaseAuditDdl(weft: string): string[] {
+  const s = LEDGER_SCHEMA;
+  const app = `current_setting('application_name')`;
+  return [
+    `CREATE FUNCTION ${s}.audit_lease() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       IF TG_OP = 'DELETE' THEN
+         INSERT INTO ${s}.forbidden (what, workflow_id, detail, writer) VALUES ('claim_deleted', '${LEASE_ID}', 'epoch ' || OLD.epoch, ${app});
+       ELSIF TG_OP = 'INSERT' THEN
+         INSERT INTO ${s}.claim_audit (workflow_id, tg_op, new_epoch, new_engine, writer) VALUES ('${LEASE_ID}', TG_OP, NEW.epoch, NEW.holder, ${app});
+       ELSE
+         INSERT INTO ${s}.claim_audit (workflow_id, tg_op, old_epoch, new_epoch, old_engine, new_engine, writer)
+         VALUES ('${LEASE_ID}', TG_OP, OLD.epoch, NEW.epoch, OLD.holder, NEW.holder, ${app});
+       END IF;
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER chaos_lease_audit_upd AFTER UPDATE ON ${weft}.weft_global_lease FOR EACH ROW
+       WHEN (OLD.epoch IS DISTINCT FROM NEW.epoch OR OLD.holder IS DISTINCT FROM NEW.holder) EXECUTE FUNCTION ${s}.audit_lease()`,
+    `CREATE TRIGGER chaos_lease_audit_ins AFTER INSERT OR DELETE ON ${weft}.weft_global_lease FOR EACH ROW EXECUTE FUNCTION ${s}.audit_lease()`,
+    // The first holder took the lease before the triggers existed: its acquisition, as if audited.
+    `INSERT INTO ${s}.claim_audit (workflow_id, tg_op, new_epoch, new_engine, writer)
+       SELECT '${LEASE_ID}', 'INSERT', epoch, holder, 'weft:' || holder FROM ${weft}.weft_global_lease WHERE holder IS NOT NULL`,
   ];
 }

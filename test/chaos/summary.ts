@@ -88,6 +88,31 @@ function engineSection(s: SummaryInput) {
   };
 }
 
+/** How the client-side shapes of issue #12 came out (cancel races, expiring updates, suspend/resume, delayed starts). */
+function shapeSection(s: SummaryInput) {
+  const status = (id: string) => s.data.workflows.get(id)?.status ?? 'missing';
+  const cancels = [...s.driver.cancels.entries()];
+  const expiring = [...s.driver.expiring.values()].flat();
+  const suspends = [...s.driver.suspends.values()];
+  const resumeErrors: Record<string, number> = {};
+  for (const r of suspends) for (const [k, n] of Object.entries(r.resumeErrors)) resumeErrors[k] = (resumeErrors[k] ?? 0) + n;
+  const delayed = [...s.driver.delayed.values()];
+  return {
+    cancelRace: {
+      byClientOutcome: countBy(cancels, ([, c]) => c.outcome),
+      byEndStatus: countBy(cancels, ([id]) => status(id)),
+    },
+    expiringUpdates: countBy(expiring, (e) => `${e.outcome}${e.fromDb ? ':from_db' : ''}`),
+    suspendResume: {
+      suspended: suspends.filter((r) => r.suspended).length,
+      suspendRefused: suspends.filter((r) => r.suspendRefused).length,
+      resumed: suspends.filter((r) => r.resumed).length,
+      resumeErrors,
+    },
+    delayedStarts: { total: delayed.length, aimedAtAFault: delayed.filter((d) => d.aimed).length },
+  };
+}
+
 export function buildSummary(s: SummaryInput) {
   const c = s.checks;
   return {
@@ -95,9 +120,11 @@ export function buildSummary(s: SummaryInput) {
     seed: s.profile.seed,
     config: {
       engines: s.profile.engines,
-      ownership: 'workflow-lease',
+      ownership: s.profile.ownership,
       claimTtlMs: s.profile.ttlMs,
       claimRenewMs: s.profile.renewMs,
+      shutdownGraceMs: s.profile.shutdownGraceMs,
+      skipTypes: s.profile.skipTypes ?? null,
       workload: s.profile.workload,
     },
     durationMs: { total: s.totalMs, workload: s.workloadMs },
@@ -108,6 +135,7 @@ export function buildSummary(s: SummaryInput) {
       reruns: c.stepReruns,
       notes: c.notes.counts,
     },
+    shapes: shapeSection(s),
     audit: c.audit,
     client: { calls: s.driver.calls.counts, errors: s.driver.callErrors.counts, errorSamples: s.driver.callErrors.samples },
     faults: faultSection(s),

@@ -3,9 +3,19 @@
 import { childId, childInput, type ChaosInput } from '../../apps/worker/src/workflows';
 import { intBetween, Rng } from './util';
 
-export type Shape = 'steps' | 'sleepy' | 'signals' | 'updates' | 'parent' | 'child';
+export type Shape = 'steps' | 'sleepy' | 'signals' | 'updates' | 'parent' | 'child' | 'expiring' | 'delayed' | 'cancelrace' | 'suspendable';
 
-export const SHAPES: Exclude<Shape, 'child'>[] = ['steps', 'sleepy', 'signals', 'updates', 'parent'];
+export const SHAPES: Exclude<Shape, 'child'>[] = [
+  'steps',
+  'sleepy',
+  'signals',
+  'updates',
+  'parent',
+  'expiring',
+  'delayed',
+  'cancelrace',
+  'suspendable',
+];
 
 export interface WorkloadOptions {
   workflows: number;
@@ -17,6 +27,10 @@ export interface WorkloadOptions {
   children: number;
   /** Relative weights of the shapes (default: equal). */
   mix?: Partial<Record<Exclude<Shape, 'child'>, number>>;
+  /** 'expiring': client timeouts of its updates (ms range), shorter than its steps (stepMs x 3). */
+  updateTimeoutMs?: [number, number];
+  /** 'delayed': startAfter (ms range). */
+  startAfterMs?: [number, number];
 }
 
 export interface PlannedWorkflow {
@@ -30,6 +44,21 @@ export interface PlannedWorkflow {
   finishValue: number;
   /** Update tokens the harness sends, one at a time. */
   updates: string[];
+  /** 'expiring': each update's client timeout (ms), in the order of `updates`. */
+  updateTimeoutsMs: number[];
+  /** 'delayed': the start's startAfter (ms); the driver may move it next to a scheduled engine kill. */
+  startAfterMs: number | null;
+  /** 'cancelrace': the cancel is sent this long after the start (through another engine). */
+  cancelAfterMs: number | null;
+  /** 'suspendable': suspend this long after the start, resume this long after the suspend. */
+  suspendAfterMs: number | null;
+  resumeAfterMs: number | null;
+  /** Terminal statuses the workload accepts (default: completed only). */
+  allowedStatuses: string[];
+  /**
+   * The expected output. For 'expiring' the counter is the number of updates applied, which the
+   * checks read from weft_messages (status 'done'); this holds the rest of the output.
+   */
   expectedOutput: unknown;
   /** Operation kinds the history must hold exactly (signal/update counts come from the messages). */
   expectedKinds: Record<string, number>;
@@ -68,6 +97,12 @@ function blank(id: string, shape: Shape, input: ChaosInput, parentId: string | n
     signals: [],
     finishValue: 0,
     updates: [],
+    updateTimeoutsMs: [],
+    startAfterMs: null,
+    cancelAfterMs: null,
+    suspendAfterMs: null,
+    resumeAfterMs: null,
+    allowedStatuses: ['completed'],
     expectedOutput: null,
     expectedKinds: {},
   };
@@ -97,6 +132,35 @@ function planOne(r: Rng, o: WorkloadOptions, index: number, shape: Exclude<Shape
     w.updates = Array.from({ length: o.updates }, (_, k) => `${id}:u${k}`);
     w.expectedOutput = { sum, counter: o.updates };
     w.expectedKinds = { step: o.steps, condition: 1 };
+  }
+  if (shape === 'expiring') {
+    // Longer steps, so updates sent while the workflow is in one expire before its next delivery point.
+    input.stepMs = o.stepMs * 3;
+    input.updates = o.updates;
+    w.updates = Array.from({ length: o.updates }, (_, k) => `${id}:x${k}`);
+    const [lo, hi] = o.updateTimeoutMs ?? [40, 400];
+    w.updateTimeoutsMs = w.updates.map(() => intBetween(r, lo, hi));
+    w.finishValue = intBetween(r, 1, 1000);
+    w.expectedOutput = { sum, finish: w.finishValue };
+    w.expectedKinds = { step: o.steps, waitForSignal: 1 };
+  }
+  if (shape === 'delayed') {
+    const [lo, hi] = o.startAfterMs ?? [300, 3000];
+    w.startAfterMs = intBetween(r, lo, hi);
+    w.expectedOutput = { sum };
+  }
+  if (shape === 'cancelrace') {
+    // 3 steps: the cancel lands before the start, between its insert and its first step, mid-run or after the end.
+    input.steps = Math.min(3, o.steps);
+    w.cancelAfterMs = intBetween(r, 0, input.steps * input.stepMs * 1.5);
+    w.allowedStatuses = ['completed', 'cancelled'];
+    w.expectedOutput = { sum: sumSteps(input.salt, 0, input.steps) };
+    w.expectedKinds = { step: input.steps };
+  }
+  if (shape === 'suspendable') {
+    w.suspendAfterMs = intBetween(r, 0, o.steps * o.stepMs);
+    w.resumeAfterMs = intBetween(r, 100, 2000);
+    w.expectedOutput = { sum };
   }
   if (shape !== 'parent') return [w];
   input.children = o.children;
