@@ -74,9 +74,7 @@ const ledgerLine = (l: LedgerRow) =>
 /** A workflow's claim changes, writes, step bodies and client calls in time order, for violation reports. */
 export function story(d: RunData, workflowId: string, max = 40): string[] {
   const mine = <T extends { workflow_id: string }>(rows: T[]) => rows.filter((r) => r.workflow_id === workflowId);
-  const lease = d.ownership === 'lease' ? d.claimAudit.filter((c) => c.workflow_id === LEASE_ID) : [];
   const lines: Array<[number, string]> = [
-    ...lease.map((c): [number, string] => [c.at_ms, `lease ${claimLine(c).slice(6)}`]),
     ...mine(d.claimAudit).map((c): [number, string] => [c.at_ms, claimLine(c)]),
     ...mine(d.wfAudit).map((a): [number, string] => [a.at_ms, writeLine(d, a)]),
     ...mine(d.ledger).flatMap((l): Array<[number, string]> => [
@@ -85,6 +83,13 @@ export function story(d: RunData, workflowId: string, max = 40): string[] {
     ]),
     ...(d.clientLog.get(workflowId) ?? []).map((c): [number, string] => [c.at, `client: ${c.what}`]),
   ];
+  // Under 'lease': the lease's changes while this workflow was alive (the run's others would crowd it out).
+  if (d.ownership === 'lease' && lines.length) {
+    const from = Math.min(...lines.map((l) => l[0])) - 5000;
+    const to = Math.max(...lines.map((l) => l[0])) + 1000;
+    const lease = d.claimAudit.filter((c) => c.workflow_id === LEASE_ID && c.at_ms >= from && c.at_ms <= to);
+    lines.push(...lease.map((c): [number, string] => [c.at_ms, `lease ${claimLine(c).slice(6)}`]));
+  }
   return lines
     .sort((a, b) => a[0] - b[0])
     .slice(-max)

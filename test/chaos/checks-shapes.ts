@@ -174,8 +174,15 @@ export function checkStopWindows(d: RunData, w: FaultWindows, o: ShapeCheckOptio
     if (!bodies) continue;
     rows.forEach((a, i) => {
       if ((a.new_status !== 'cancelled' && a.new_status !== 'suspended') || a.old_status === a.new_status) return;
-      const end = rows.slice(i + 1).find((b) => b.new_status === 'running')?.at_ms ?? Infinity;
-      for (const b of bodies) if (b.started_ms > a.at_ms && b.started_ms < end) judgeBodyAfterStop(d, a, b, w, o, v, notes);
+      const resume = rows.slice(i + 1).find((b) => b.new_status === 'running');
+      // The body clock has ms resolution and a resume acquires the claim just before its write: a
+      // body under the resumer's claim, started within 50 ms of the resume write, belongs to the resumed run.
+      const end = resume ? resume.at_ms - 50 : Infinity;
+      for (const b of bodies) {
+        if (b.started_ms <= a.at_ms || b.started_ms >= end + 50) continue;
+        if (resume && b.started_ms >= end && `weft:${b.engine}` === resume.writer) continue;
+        judgeBodyAfterStop(d, a, b, w, o, v, notes);
+      }
     });
   }
 }
