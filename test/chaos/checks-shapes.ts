@@ -107,8 +107,10 @@ function judgeRerun(d: RunData, r: LedgerRow, again: LedgerRow, w: FaultWindows,
   if (w.pauses.some((p) => p.engineId === e && p.from <= to && p.to >= from)) return { excused: true, why: 'engine-paused' };
   const stop = w.gracefulStops.find((g) => g.engineId === e && g.from <= to && g.to >= from);
   if (stop && r.finished_ms! > stop.from + o.shutdownGraceMs) return { excused: true, why: 'finished-after-the-grace-period' };
-  // A suspend or cancel committed after the body started ends that run (its commit is refused): at-least-once.
-  if (w.stops?.some((x) => x.workflowId === r.workflow_id && x.at >= from && x.at <= to))
+  // A suspend or cancel ends that run (its commit is refused): at-least-once. Committed after the
+  // body started, or up to a TTL before it: a deposed engine learns of the rotation only at its
+  // next fenced write, so a body may start in that window (step_ran_after_* bounds it).
+  if (w.stops?.some((x) => x.workflowId === r.workflow_id && x.at >= from - o.ttlMs && x.at <= to))
     return { excused: true, why: 'suspended-or-cancelled' };
   const lost = claimLoss(d, r.workflow_id, e, from, to, w, o.claimWindowMs);
   if (lost === 'taken:holder-live') return { excused: false, why: lost, anomaly: 'finished_step_rerun_after_claim_taken_from_live_engine' };

@@ -84,7 +84,7 @@ export class Transitions {
       if (!this.ownership.holds(workflowId)) throw new WorkflowClaimUnavailableError(workflowId, null);
       return;
     }
-    const r = await registry.acquire(workflowId);
+    const r = await registry.acquire(workflowId, { explicit: true });
     if (!r.ok) throw new WorkflowClaimUnavailableError(workflowId, r.reason === 'held' ? r.heldBy : null);
   }
 

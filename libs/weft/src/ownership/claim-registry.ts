@@ -109,8 +109,9 @@ export class WorkflowClaimRegistry {
   }
 
   /** Standalone acquire (recovery, resume, delayed start): only if nobody holds it or its holder expired. */
-  async acquire(workflowId: string): Promise<AcquireResult> {
-    if (this.inBackoff(workflowId)) {
+  async acquire(workflowId: string, opts: { explicit?: boolean } = {}): Promise<AcquireResult> {
+    // Backoff is for background scans; an operator's explicit resume is not turned away by it.
+    if (!opts.explicit && this.inBackoff(workflowId)) {
       this.metrics.claimAttempt?.('backoff_skipped');
       return { ok: false, reason: 'backoff' };
     }

@@ -17,6 +17,14 @@ class Once {
   }
 }
 
+const gates = new Map<string, () => void>();
+class Gated {
+  async run(ctx: WorkflowContext, input: { key: string }) {
+    await ctx.step('gated', () => new Promise<void>((resolve) => gates.set(input.key, resolve)));
+    return ctx.step('after', () => 'after');
+  }
+}
+
 class Sleepy {
   async run(ctx: WorkflowContext, input: { ms: number }) {
     await ctx.sleep(input.ms);
@@ -51,6 +59,7 @@ const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workfl
 const register = (e: WeftEngine) =>
   e
     .register('once', Once)
+    .register('gated', Gated)
     .register('sleepy', Sleepy)
     .register('parent', Parent)
     .register('child', Child)
@@ -179,5 +188,22 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     await b.bootstrap();
     expect(b.ownership.registry!.held.size).toBe(5);
     expect((await claim('many-9-0'))?.engine_id ?? null).not.toBe('A9');
+  });
+
+  it('an explicit resume is not refused by the backoff an engine keeps after losing the workflow', async () => {
+    const a = await engine('A11');
+    const b = await engine('B11');
+    await a.bootstrap();
+    await b.bootstrap();
+    const h = await a.start('gated', { key: 'backoff-11' }, { workflowId: 'backoff-11' });
+    await waitFor(() => gates.has('backoff-11'), 'the gated step running on A');
+    await b.suspend(h.workflowId); // rotates the epoch: A's next write is refused and A backs off
+    gates.get('backoff-11')!();
+    await waitFor(() => a.ownership.registry!.renewalFailures > 0, 'A deposed by the refused fence');
+    const first = gates.get('backoff-11');
+    await a.resume(h.workflowId);
+    await waitFor(() => gates.get('backoff-11') !== first, 'the step running again after the resume');
+    gates.get('backoff-11')!();
+    await expect(a.result(h.workflowId, { timeout: '5s' })).resolves.toBe('after');
   });
 });
