@@ -5,7 +5,7 @@ import { QueryHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } fr
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from './support/database';
 
-// DESIGN §5 "Bounded inputs": past a bound, a 400 with the error's code, never a 500.
+// docs/api.md lists the bounds: past one, a 400 with the error's code, never a 500.
 
 @Workflow('echo')
 class EchoWorkflow {

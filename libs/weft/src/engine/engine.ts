@@ -214,7 +214,7 @@ export class WeftEngine {
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, this.options.maxPayloadBytes);
-    // The claim and the start signal go in the start's own statement (DESIGN §4).
+    // The claim and the start signal go in the start's own statement (docs/decisions/0005).
     row.claim = this.ownership.registry && row.status === 'running' ? 'mine' : null;
     row.signal = signal ?? null;
     const sentAt = performance.now();
@@ -379,7 +379,7 @@ export class WeftEngine {
    * Graceful: stops the reclaim scan first (no takeover lands after shutdown began), then the
    * timer loop and LISTEN; running step bodies get the grace period to finish and their results
    * are committed, while no new body or child starts; what is left stays `running` for another
-   * engine (a shutdown never changes an outcome, DESIGN §6). Claims keep being renewed until
+   * engine (a shutdown never changes an outcome: docs/concepts.md). Claims keep being renewed until
    * then, and are released at the end. Safe to call twice; reports whether every release
    * succeeded.
    */

@@ -242,8 +242,8 @@ export class Execution implements ReplayTarget {
 
   /**
    * Sends one commit; when it throws, sends the very same commit again with backoff for as
-   * long as the host allows (DESIGN §6: a finished body is not re-run because its commit failed
-   * for a transient reason). If an earlier try did land, the retry's version check refuses it
+   * long as the host allows (docs/concepts.md: a finished body is not re-run because its commit
+   * failed for a transient reason). If an earlier try did land, the retry's version check refuses it
    * and the run is re-read from storage, which then holds the result. Null: given up or stopped.
    */
   private async commitAgainOnError(change: Change): Promise<AdvanceOutcome | null> {

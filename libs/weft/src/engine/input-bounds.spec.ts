@@ -4,7 +4,7 @@ import { MAX_DURATION_MS } from './duration';
 import type { WeftEngine } from './engine';
 import { MAX_JSON_DEPTH } from './validation';
 
-// DESIGN §5 "Bounded inputs", §6 "Bad input gets a typed error before anything is written".
+// docs/api.md lists the bounds: bad input gets a typed error before anything is written.
 
 const nested = (levels: number): unknown => {
   let v: unknown = 0;

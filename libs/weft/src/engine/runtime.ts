@@ -75,7 +75,7 @@ export class Runtime implements ExecutionHost {
 
   /**
    * May a step body (or a child start) begin now? Not while shutting down: the run stays as
-   * recorded, `running`, for another engine or the next start (DESIGN §6).
+   * recorded, `running`, for another engine or the next start (docs/concepts.md).
    */
   mayRun(exec: Execution): boolean {
     if (this.draining || this.closed) return false;
@@ -432,12 +432,6 @@ export class Runtime implements ExecutionHost {
       fn().catch((err) => this.logger.warn(`Retry failed: ${(err as Error).message}`));
     }, ms);
     this.retryTimers.add(t);
-  }
-
-  inflightSteps(): number {
-    let n = 0;
-    for (const e of this.live.values()) n += e.inflightSteps;
-    return n;
   }
 
   async close(): Promise<void> {

@@ -178,10 +178,6 @@ export class WorkflowStore {
     return (await this.sql.query(this.msg.expireUpdate, [messageId])).length === 1;
   }
 
-  async insertMessage(workflowId: string, kind: 'signal' | 'update' | 'child', name: string, payload: unknown): Promise<string> {
-    return (await this.sql.query<{ id: string }>(this.msg.insert, [workflowId, kind, name, json(payload)]))[0].id;
-  }
-
   async liveChildren(parentId: string): Promise<string[]> {
     return (await this.sql.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
   }
@@ -297,7 +293,7 @@ export class WorkflowStore {
       }
       let signalId: string | null = null;
       if (w.signal)
-        signalId = (await client.query(this.wf.restartSignal, [w.id, w.signal.name, json(w.signal.payload ?? null)])).rows[0].id;
+        signalId = (await client.query(this.msg.insert, [w.id, 'signal', w.signal.name, json(w.signal.payload ?? null)])).rows[0].id;
       return { version: res.rows[0].version as number, runNumber: res.rows[0].run_number as number, claimEpoch, signalId };
     });
   }

@@ -36,7 +36,7 @@ export function messageSql(schema: string) {
     readUpdate: `SELECT status, result FROM ${msgs} WHERE id = $1::bigint`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */
     expireUpdate: `UPDATE ${msgs} SET status = 'expired' WHERE id = $1::bigint AND status = 'pending' AND consumed_seq IS NULL RETURNING id`,
-    /** Insert a message for another workflow (signal-with-start, child notices) with notify. */
+    /** Insert a message with notify (a restarted run's start signal, in its transaction). */
     insert: `
       WITH ins AS (INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, $2, $3, $4::json) RETURNING id, workflow_id)
       SELECT id::text AS id, (SELECT count(pg_notify('${channel}', workflow_id)) FROM ins) AS notified FROM ins`,

@@ -14,8 +14,8 @@ export function workflowSql(schema: string) {
      * already existed come back with inserted = false; an id inserted by a transaction that
      * committed after this statement's snapshot comes back not at all (the caller asks again).
      *
-     * The same statement writes what makes the run able to go (DESIGN §4, "acquire is folded
-     * into the enabling write"): its claim (`claim` = 'mine': held by $2 for $3 ms; 'free': a
+     * The same statement writes what makes the run able to go (docs/decisions/0005: the acquire
+     * is folded into the enabling write): its claim (`claim` = 'mine': held by $2 for $3 ms; 'free': a
      * row with no holder for other engines' reclaim scans) and a signal-with-start's signal, so
      * nothing can commit between the insert and the claim (a cancel) and a crash cannot leave
      * one without the other. A claim row left by an earlier holder is taken only if free or
@@ -93,7 +93,6 @@ export function workflowSql(schema: string) {
         expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
       WHERE cl.engine_id IS NULL OR cl.expires_at + $4 * interval '1 millisecond' < clock_timestamp()
       RETURNING epoch::text AS epoch`,
-    restartSignal: `INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, 'signal', $2, $3::json) RETURNING id::text AS id`,
     insertTimers: `
       INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
       SELECT $1, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
