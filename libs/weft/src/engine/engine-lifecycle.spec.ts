@@ -1,17 +1,11 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import { WorkflowFailedError } from '../errors';
 import type { WorkflowContext } from './context';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
 
 const ran: Record<string, number> = {};
 const bump = (k: string) => (ran[k] = (ran[k] ?? 0) + 1);
 const gates = new Map<string, () => void>();
-
-class Sleepy {
-  async run(ctx: WorkflowContext, input: { ms: number }) {
-    await ctx.sleep(input.ms);
-    return 'woke';
-  }
-}
 
 class Blocking {
   async run(ctx: WorkflowContext, input: { key: string }) {

@@ -4,6 +4,7 @@ import type { WeftEngineOptions } from '../engine/options';
 import { EngineLeaseNotHeldError } from '../errors';
 import { openDatabase } from '../storage/data-source';
 import { claimSql } from '../storage/sql/claims.sql';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
 
 /** Each run of the 'gated' step parks here until the test resolves it with a value. */
 const gates = new Map<string, (value: string) => void>();
@@ -19,13 +20,6 @@ class Gated {
         signal.addEventListener('abort', () => reject(new Error('aborted')));
       });
     });
-  }
-}
-
-class Sleepy {
-  async run(ctx: WorkflowContext, input: { ms: number }) {
-    await ctx.sleep(input.ms);
-    return 'woke';
   }
 }
 

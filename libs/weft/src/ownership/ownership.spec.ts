@@ -1,6 +1,7 @@
 import type { TestDatabase } from '../../../../test/support/database';
 import { useTestEngines, waitFor } from '../../../../test/support/engine';
 import type { WorkflowContext } from '../engine/context';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
 
 const gates = new Map<string, () => void>();
 const ran: Record<string, string[]> = {};
@@ -23,13 +24,6 @@ class GatedThenStep extends Gated {
   override async run(ctx: WorkflowContext, input: { key: string }) {
     await super.run(ctx, input);
     return ctx.step('after', () => 'after');
-  }
-}
-
-class Sleepy {
-  async run(ctx: WorkflowContext, input: { ms: number }) {
-    await ctx.sleep(input.ms);
-    return 'woke';
   }
 }
 

@@ -1,13 +1,6 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from '../engine/context';
 import { nextSlotDelay } from './renewal-scheduler';
-
-class Sleepy {
-  async run(ctx: WorkflowContext, input: { ms: number }) {
-    await ctx.sleep(input.ms);
-    return 'woke';
-  }
-}
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
 
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
 

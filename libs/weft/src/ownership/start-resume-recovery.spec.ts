@@ -4,6 +4,7 @@ import type { WorkflowContext } from '../engine/context';
 import type { WeftEngine } from '../engine/engine';
 import { WorkflowClaimRegistry } from './claim-registry';
 import { resolveOwnership } from './config';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
 
 const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);
@@ -22,13 +23,6 @@ class Gated {
   async run(ctx: WorkflowContext, input: { key: string }) {
     await ctx.step('gated', () => new Promise<void>((resolve) => gates.set(input.key, resolve)));
     return ctx.step('after', () => 'after');
-  }
-}
-
-class Sleepy {
-  async run(ctx: WorkflowContext, input: { ms: number }) {
-    await ctx.sleep(input.ms);
-    return 'woke';
   }
 }
 
