@@ -4,7 +4,17 @@ import prettierRecommended from 'eslint-plugin-prettier/recommended';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.weft/**', 'coverage/**', 'eslint.config.mjs', 'bench/results/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '**/.weft/**',
+      'coverage/**',
+      'eslint.config.mjs',
+      'bench/results/**',
+      'test/consumers/*/dist/**',
+    ],
+  },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   prettierRecommended,
@@ -12,7 +22,7 @@ export default tseslint.config(
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly' } },
     rules: {
       // Small modules with one job each. 500: the two orchestrators (engine.ts, runtime.ts) carry
-      // the shutdown drain and the commit-failure handling of the guarantees (DESIGN §6); the
+      // the shutdown drain and the commit-failure handling of the guarantees (docs/decisions/0005-failure-edges.md); the
       // architecture issue splits them by responsibility rather than by line count.
       'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }],
       complexity: ['error', { max: 15 }],
@@ -22,11 +32,13 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.js', '**/*.cjs'],
-    languageOptions: {
-      sourceType: 'commonjs',
-      globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', globalThis: 'readonly' },
-    },
+    // Plain JS: the ESM scripts (bench/run.js, scripts/, test/support hooks) and CommonJS consumer files.
+    files: ['**/*.js', '**/*.mjs'],
+    languageOptions: { sourceType: 'module', globals: { globalThis: 'readonly', URL: 'readonly' } },
+  },
+  {
+    files: ['**/*.cjs'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly' } },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },
 );

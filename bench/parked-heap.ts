@@ -1,7 +1,7 @@
 // bench/parked-heap: heap used with N workflows parked on a long durable sleep. Prints JSON.
-// node --expose-gc -r ./bench/register.js bench/parked-heap.ts [N]
+// node --expose-gc --import ./test/support/register-ts.js bench/parked-heap.ts [N]
 import { WeftEngine, WorkflowContext } from '@weft/nest';
-import { machine, round, withFreshDatabase } from './support';
+import { machine, round, withFreshDatabase } from './support.js';
 
 class LongSleep {
   async run(ctx: WorkflowContext) {

@@ -1,13 +1,13 @@
 // bench/renewal: renewal pass time and statement count with 1k/10k/100k held claims, and
 // failover time from SIGKILL to the last orphaned workflow resumed (TTL 3s, renew 0.5s), with
-// the survivors' shares. Prints JSON.  node -r ./bench/register.js bench/renewal.ts
+// the survivors' shares. Prints JSON.  node --import ./test/support/register-ts.js bench/renewal.ts
 import { spawn } from 'node:child_process';
 import { Client } from 'pg';
-import { WorkflowClaimRegistry } from '../libs/weft/src/ownership/claim-registry';
-import { resolveOwnership } from '../libs/weft/src/ownership/config';
-import { openDatabase } from '../libs/weft/src/storage/data-source';
-import { DEFAULT_SRC_ROOTS, makeTempDir, transpileTree } from '../test/support/transpile';
-import { machine, round, withFreshDatabase } from './support';
+import { WorkflowClaimRegistry } from '../libs/weft/src/ownership/claim-registry.js';
+import { resolveOwnership } from '../libs/weft/src/ownership/config.js';
+import { openDatabase } from '../libs/weft/src/storage/data-source.js';
+import { sourcePath, TS_NODE_ARGS } from '../test/support/node-ts.js';
+import { machine, round, withFreshDatabase } from './support.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -44,7 +44,7 @@ async function renewalPass(url: string, held: number) {
 
 function child(script: string, env: Record<string, string>) {
   // stdin stays open: the engine child disposes itself when it closes.
-  const p = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const p = spawn(process.execPath, [...TS_NODE_ARGS, script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'inherit'] });
   const ready = new Promise<void>((resolve, reject) => {
     let buf = '';
     p.stdout!.on('data', (d: Buffer) => {
@@ -58,8 +58,7 @@ function child(script: string, env: Record<string, string>) {
 }
 
 async function failover(url: string, workflows: number) {
-  const dir = transpileTree(DEFAULT_SRC_ROOTS, makeTempDir('weft-bench-'));
-  const script = `${dir}/test/fixtures/engine-child.js`;
+  const script = sourcePath('test/fixtures/engine-child.ts');
   const env = {
     DATABASE_URL: url,
     WEFT_SCHEMA: 'weft',

@@ -1,9 +1,12 @@
 // npm run bench: runs every benchmark 3 times (BENCH_RUNS), prints their JSON, writes
 // bench/results/<date>.json and the median table in docs/performance.md.
-const { execFileSync } = require('node:child_process');
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const HERE = import.meta.dirname;
+const REGISTER = path.join(HERE, '..', 'test', 'support', 'register-ts.js');
 
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const benches = [
@@ -16,7 +19,7 @@ const benches = [
 function runOne(file, args) {
   const out = execFileSync(
     process.execPath,
-    ['--expose-gc', '-r', path.join(__dirname, 'register.js'), path.join(__dirname, file), ...args],
+    ['--expose-gc', '--enable-source-maps', '--import', REGISTER, path.join(HERE, file), ...args],
     {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -39,7 +42,7 @@ function flatten(obj, prefix = '', out = {}) {
 
 const results = [];
 for (const [file, args] of benches) {
-  if (!fs.existsSync(path.join(__dirname, file))) continue;
+  if (!fs.existsSync(path.join(HERE, file))) continue;
   const all = Array.from({ length: runs }, () => runOne(file, args));
   const flat = all.map((r) => flatten(r));
   const med = {};
@@ -51,7 +54,7 @@ for (const [file, args] of benches) {
 }
 
 const date = new Date().toISOString().slice(0, 10);
-const dir = path.join(__dirname, 'results');
+const dir = path.join(HERE, 'results');
 fs.mkdirSync(dir, { recursive: true });
 fs.writeFileSync(path.join(dir, `${date}.json`), `${JSON.stringify(results, null, 2)}\n`);
 
@@ -65,7 +68,7 @@ const table = [
   '|---|---|---|',
   ...rows,
 ].join('\n');
-const doc = path.join(__dirname, '..', 'docs', 'performance.md');
+const doc = path.join(HERE, '..', 'docs', 'performance.md');
 const current = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '';
 const begin = '<!-- bench:begin -->';
 const end = '<!-- bench:end -->';

@@ -2,7 +2,7 @@
 // to reach its handler on ANOTHER engine process that owns the workflow (ownership
 // 'workflow-lease'), (a) with LISTEN/NOTIFY and (b) with NOTIFY off on the receiver, so only its
 // owner-side poll (on the renewal cadence) delivers. Prints JSON.
-// node -r ./bench/register.js bench/signal-latency.ts [trials=500] [pollIntervalMs=100]
+// node --import ./test/support/register-ts.js bench/signal-latency.ts [trials=500] [pollIntervalMs=100]
 //
 // What is measured, per trial (trials run one at a time):
 //   oneWayMs: receiver's wall clock when the signal handler starts  minus  sender's wall clock just
@@ -17,12 +17,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CommandClient, Reply } from '../test/fixtures/command-client';
-import { adminUrl, machine, percentile, round, withFreshDatabase } from './support';
+import { CommandClient, Reply } from '../test/fixtures/command-client.js';
+import { TS_NODE_ARGS } from '../test/support/node-ts.js';
+import { adminUrl, machine, percentile, round, withFreshDatabase } from './support.js';
 
-const ROOT = path.resolve(__dirname, '..');
+const ROOT = path.resolve(import.meta.dirname, '..');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'engine-child.ts');
-const REGISTER = path.join(__dirname, 'register.js');
 const WARMUP = 20;
 
 interface Proc {
@@ -32,7 +32,7 @@ interface Proc {
 }
 
 async function spawnEngine(url: string, id: string, env: Record<string, string>): Promise<Proc> {
-  const proc = spawn(process.execPath, ['-r', REGISTER, FIXTURE], {
+  const proc = spawn(process.execPath, [...TS_NODE_ARGS, FIXTURE], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: url, WEFT_SCHEMA: 'weft', WEFT_ENGINE_ID: id, OWNERSHIP: 'workflow-lease', ...env },
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
 import { Client } from 'pg';
 
 /** Server for benchmarks: BENCH_DATABASE_URL, else the local one on 127.0.0.1:5432. */
@@ -42,7 +43,5 @@ export function percentile(sorted: number[], p: number): number {
 export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 10 ** digits;
 
 export function machine() {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const os = require('node:os') as typeof import('node:os');
   return { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version };
 }

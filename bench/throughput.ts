@@ -1,7 +1,7 @@
 // bench/throughput: N workflows of 3 no-op steps at 1, 16 and 64 in flight. Prints JSON.
-// node -r ./bench/register.js bench/throughput.ts [N]
+// node --import ./test/support/register-ts.js bench/throughput.ts [N]
 import { WeftEngine, WorkflowContext } from '@weft/nest';
-import { adminUrl, machine, percentile, round, withFreshDatabase, xactCommits } from './support';
+import { adminUrl, machine, percentile, round, withFreshDatabase, xactCommits } from './support.js';
 
 class ThreeNoops {
   async run(ctx: WorkflowContext, input: { n: number }) {

@@ -1,8 +1,8 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WeftModule } from '@weft/nest';
-import { HealthController } from './health.controller';
-import { OrdersModule } from './orders/orders.module';
+import { HealthController } from './health.controller.js';
+import { OrdersModule } from './orders/orders.module.js';
 
 @Module({
   imports: [

@@ -2,8 +2,8 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { WeftError } from '@weft/nest';
-import { AppModule } from './app.module';
-import { StartupLogger } from './startup-logger';
+import { AppModule } from './app.module.js';
+import { StartupLogger } from './startup-logger.js';
 
 async function bootstrap(): Promise<void> {
   const logger = new Logger('Main');

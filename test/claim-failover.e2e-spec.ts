@@ -1,6 +1,6 @@
-import { createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
-import { buildFixtures, Child, spawnChild } from './support/processes';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+import { fixture, Child, spawnChild } from './support/processes.js';
 
 const count = async (tdb: TestDatabase, sql: string, params: unknown[] = []) => (await tdb.query<{ n: number }>(sql, params))[0].n;
 const completed = (tdb: TestDatabase, prefix: string) =>
@@ -9,7 +9,6 @@ const completed = (tdb: TestDatabase, prefix: string) =>
 /** Engines in separate processes, ownership 'workflow-lease', short claim TTL. */
 describe('claim failover across processes', () => {
   let tdb: TestDatabase;
-  let fixtures: ReturnType<typeof buildFixtures>;
   const children: Child[] = [];
   const env = () => ({
     DATABASE_URL: tdb.url,
@@ -19,14 +18,13 @@ describe('claim failover across processes', () => {
     CLAIM_RENEW_MS: '500',
   });
   const spawn = (extra: Record<string, string>) => {
-    const c = spawnChild(fixtures.fixture('engine-child'), { ...env(), ...extra });
+    const c = spawnChild(fixture('engine-child'), { ...env(), ...extra });
     children.push(c);
     return c;
   };
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
-    fixtures = buildFixtures();
   });
   afterEach(async () => {
     for (const c of children.splice(0)) {
@@ -36,7 +34,6 @@ describe('claim failover across processes', () => {
     }
   });
   afterAll(async () => {
-    fixtures?.cleanup();
     await tdb?.drop();
   });
 

@@ -1,6 +1,6 @@
-import { createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
-import { buildFixtures, spawnChild } from './support/processes';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+import { fixture, spawnChild } from './support/processes.js';
 
 /**
  * A child runs 50 five-step workflows and is SIGKILLed mid-step; a second process recovers
@@ -8,20 +8,17 @@ import { buildFixtures, spawnChild } from './support/processes';
  */
 describe('crash recovery across processes (SIGKILL)', () => {
   let tdb: TestDatabase;
-  let fixtures: ReturnType<typeof buildFixtures>;
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
-    fixtures = buildFixtures();
   });
   afterAll(async () => {
-    fixtures?.cleanup();
     await tdb?.drop();
   });
 
   it('recovers all 50 workflows; recorded steps never re-run; at most the in-flight step per workflow does', async () => {
     const env = { DATABASE_URL: tdb.url, WEFT_SCHEMA: 'weft', STEP_MS: '60', ID_PREFIX: 'crash' };
-    const a = spawnChild(fixtures.fixture('engine-child'), { ...env, WEFT_ENGINE_ID: 'A', START_COUNT: '50' });
+    const a = spawnChild(fixture('engine-child'), { ...env, WEFT_ENGINE_ID: 'A', START_COUNT: '50' });
     await a.waitEvent('started'); // all 50 exist before the kill
     await waitFor(
       async () => (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM ledger'))[0].n >= 100,
@@ -35,7 +32,7 @@ describe('crash recovery across processes (SIGKILL)', () => {
     const unfinished = (await tdb.query<{ n: number }>(`SELECT count(*)::int AS n FROM weft.weft_workflows WHERE status = 'running'`))[0].n;
     expect(unfinished).toBeGreaterThan(0); // the kill really landed mid-run
 
-    const b = spawnChild(fixtures.fixture('engine-child'), { ...env, WEFT_ENGINE_ID: 'B' });
+    const b = spawnChild(fixture('engine-child'), { ...env, WEFT_ENGINE_ID: 'B' });
     try {
       await b.waitEvent('ready');
       await waitFor(

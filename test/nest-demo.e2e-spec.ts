@@ -2,12 +2,11 @@ import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ChildProcess, spawn } from 'node:child_process';
-import * as path from 'node:path';
 import request from 'supertest';
-import { AppModule } from '../src/app.module';
-import { createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
-import { buildFixtures } from './support/processes';
+import { AppModule } from '../src/app.module.js';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
 const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE'] as const;
 
@@ -106,14 +105,11 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
 
 describe('demo app as a process', () => {
   let tdb: TestDatabase;
-  let fixtures: ReturnType<typeof buildFixtures>;
 
   beforeAll(async () => {
     tdb = await createTestDatabase('weft_nest_demo_proc');
-    fixtures = buildFixtures();
   });
   afterAll(async () => {
-    fixtures?.cleanup();
     await tdb?.drop();
   });
 
@@ -123,8 +119,11 @@ describe('demo app as a process', () => {
     err: () => string;
     exited: Promise<{ code: number | null; signal: string | null }>;
   } {
-    const main = path.join(fixtures.dir, 'src', 'main.js');
-    const proc = spawn(process.execPath, [main], { env: { ...process.env, NO_COLOR: '1', PORT: '0', ...env }, stdio: 'pipe' });
+    const main = sourcePath('src/main.ts');
+    const proc = spawn(process.execPath, [...TS_NODE_ARGS, main], {
+      env: { ...process.env, NO_COLOR: '1', PORT: '0', ...env },
+      stdio: 'pipe',
+    });
     let out = '';
     let err = '';
     proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));

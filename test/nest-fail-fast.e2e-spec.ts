@@ -13,13 +13,12 @@ import {
   Workflow,
 } from '@weft/nest';
 import { spawn } from 'node:child_process';
-import * as path from 'node:path';
 import { Client } from 'pg';
 import request from 'supertest';
-import { HealthController } from '../src/health.controller';
-import { createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
-import { buildFixtures } from './support/processes';
+import { HealthController } from '../src/health.controller.js';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
 @Workflow('fail-fast-echo')
 class EchoWorkflow {
@@ -31,7 +30,6 @@ class EchoWorkflow {
 /** DESIGN §5: a fatal start-up error rejects start-up with the typed error; only recovery runs in the background. */
 describe('WeftModule fail-fast start-up', () => {
   let tdb: TestDatabase;
-  let fixtures: ReturnType<typeof buildFixtures> | undefined;
 
   beforeAll(async () => {
     tdb = await createTestDatabase('weft_nest_fail_fast');
@@ -41,7 +39,6 @@ describe('WeftModule fail-fast start-up', () => {
     await first.dispose();
   });
   afterAll(async () => {
-    fixtures?.cleanup();
     await tdb?.drop();
   });
 
@@ -139,12 +136,11 @@ describe('WeftModule fail-fast start-up', () => {
   });
 
   it('the demo exits non-zero with the WEFT_OWNERSHIP_MODE_MISMATCH line instead of serving', async () => {
-    fixtures = buildFixtures();
-    const main = path.join(fixtures.dir, 'src', 'main.js');
+    const main = sourcePath('src/main.ts');
     // The demo runs 'workflow-lease' by default; this database says 'lease'.
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', PORT: '0', DATABASE_URL: tdb.url, WEFT_SCHEMA: 'weft' };
     delete env.WEFT_OWNERSHIP;
-    const proc = spawn(process.execPath, [main], { env, stdio: 'pipe' });
+    const proc = spawn(process.execPath, [...TS_NODE_ARGS, main], { env, stdio: 'pipe' });
     let out = '';
     let err = '';
     proc.stdout.on('data', (d: Buffer) => (out += d.toString()));

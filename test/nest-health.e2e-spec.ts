@@ -6,9 +6,9 @@ import { WeftEngine, WeftHealthIndicator, WeftModule, WeftModuleOptions } from '
 import { Client } from 'pg';
 import request from 'supertest';
 // The demo's own controller: the test checks what `npm start` serves.
-import { HealthController } from '../src/health.controller';
-import { adminUrl, createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
+import { HealthController } from '../src/health.controller.js';
+import { adminUrl, createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
 
 async function admin(sql: string): Promise<void> {
   const c = new Client({ connectionString: adminUrl() });
@@ -92,7 +92,7 @@ describe('WeftHealthIndicator through Terminus', () => {
   it('goes down when the last background pass is older than two intervals', async () => {
     const engine = app.get(WeftEngine);
     const real = engine.healthSnapshot.bind(engine);
-    const spy = jest
+    const spy = vi
       .spyOn(engine, 'healthSnapshot')
       .mockImplementation(() => ({ ...real(), lastBackgroundPassAt: new Date(Date.now() - 60_000) }));
     try {

@@ -3,7 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { QueryHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
-import { createTestDatabase, TestDatabase } from './support/database';
+import { createTestDatabase, TestDatabase } from './support/database.js';
 
 // docs/api.md lists the bounds: past one, a 400 with the error's code, never a 500.
 

@@ -3,7 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { QueryHandler, SignalHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
-import { createTestDatabase, TestDatabase } from './support/database';
+import { createTestDatabase, TestDatabase } from './support/database.js';
 
 @Workflow('echo')
 class EchoWorkflow {

@@ -17,8 +17,8 @@ import {
   WorkflowContext,
 } from '@weft/nest';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from './support/database';
-import { waitFor } from './support/engine';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
 
 const GREETING = Symbol('GREETING');
 

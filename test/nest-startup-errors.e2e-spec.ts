@@ -14,7 +14,7 @@ import {
   Workflow,
   WorkflowRunMissingError,
 } from '@weft/nest';
-import { createTestDatabase, TestDatabase } from './support/database';
+import { createTestDatabase, TestDatabase } from './support/database.js';
 
 @Workflow('same-name')
 class FirstWorkflow {

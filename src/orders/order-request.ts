@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '@weft/nest';
 import { randomUUID } from 'node:crypto';
-import type { OrderInput, OrderItem } from './order.types';
+import type { OrderInput, OrderItem } from './order.types.js';
 
 const FIELDS = ['orderId', 'items', 'amount', 'address'];
 

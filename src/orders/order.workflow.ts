@@ -1,8 +1,8 @@
 import { QueryHandler, SignalHandler, Workflow, WorkflowContext } from '@weft/nest';
-import { Charge, OrderInput, OrderResult, OrderStage } from './order.types';
-import { PaymentsService } from './payments.service';
-import { SHIPMENT_WORKFLOW } from './shipment.workflow';
-import { WarehouseService } from './warehouse.service';
+import { Charge, OrderInput, OrderResult, OrderStage } from './order.types.js';
+import { PaymentsService } from './payments.service.js';
+import { SHIPMENT_WORKFLOW } from './shipment.workflow.js';
+import { WarehouseService } from './warehouse.service.js';
 
 export const ORDER_WORKFLOW = 'order-fulfilment';
 

@@ -1,7 +1,7 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
 import { WeftEngine, WeftExceptionFilter } from '@weft/nest';
-import { parseOrderRequest } from './order-request';
-import { ORDER_WORKFLOW } from './order.workflow';
+import { parseOrderRequest } from './order-request.js';
+import { ORDER_WORKFLOW } from './order.workflow.js';
 
 const workflowIdOf = (orderId: string) => `order-${orderId}`;
 

@@ -1,9 +1,9 @@
 import { Module } from '@nestjs/common';
-import { OrderWorkflow } from './order.workflow';
-import { OrdersController } from './orders.controller';
-import { PaymentsService } from './payments.service';
-import { ShipmentWorkflow } from './shipment.workflow';
-import { WarehouseService } from './warehouse.service';
+import { OrderWorkflow } from './order.workflow.js';
+import { OrdersController } from './orders.controller.js';
+import { PaymentsService } from './payments.service.js';
+import { ShipmentWorkflow } from './shipment.workflow.js';
+import { WarehouseService } from './warehouse.service.js';
 
 @Module({
   providers: [PaymentsService, WarehouseService, OrderWorkflow, ShipmentWorkflow],

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { currentStep, Step } from '@weft/nest';
 import { randomUUID } from 'node:crypto';
-import { CardDeclinedError, Charge, PaymentGatewayTimeoutError } from './order.types';
+import { CardDeclinedError, Charge, PaymentGatewayTimeoutError } from './order.types.js';
 
 const DECLINE_ABOVE_CENTS = 1_000_000;
 

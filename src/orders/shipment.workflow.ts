@@ -1,5 +1,5 @@
 import { Workflow, WorkflowContext } from '@weft/nest';
-import { WarehouseService } from './warehouse.service';
+import { WarehouseService } from './warehouse.service.js';
 
 export const SHIPMENT_WORKFLOW = 'shipment';
 

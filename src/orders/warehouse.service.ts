@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Step } from '@weft/nest';
 import { randomUUID } from 'node:crypto';
-import { OrderItem, UndeliverableError } from './order.types';
+import { OrderItem, UndeliverableError } from './order.types.js';
 
 /** A fake warehouse: stock reservations and shipping, each call a durable step inside a workflow. */
 @Injectable()

@@ -3,10 +3,10 @@
 // once (SIGKILL, graceful SIGTERM, SIGSTOP, PostgreSQL restarts); asserts zero invariant
 // violations. Once under ownership 'workflow-lease', once under 'lease'. The JSON summaries are
 // printed and written to test/chaos/results/.
-import { runChaos } from './harness';
-import { ChaosProfile, leaseSmallProfile, smallProfile } from './profiles';
+import { runChaos } from './harness.js';
+import { ChaosProfile, leaseSmallProfile, smallProfile } from './profiles.js';
 
-jest.setTimeout(300_000);
+vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
 
 async function runAndCheck(profile: ChaosProfile): Promise<void> {
   const summary = await runChaos(profile, { log: (m) => process.stderr.write(`[chaos ${profile.name}] ${m}\n`) });

@@ -1,8 +1,8 @@
 // Safety invariants from the side-effect ledger and the audit triggers: step bodies against
 // recorded results, writers against claim epochs, epochs against their history.
-import { groupBy, type LedgerRow, type RunData, type WfAuditRow } from './data';
-import { LEASE_ID } from './schema';
-import { Tally } from './util';
+import { groupBy, type LedgerRow, type RunData, type WfAuditRow } from './data.js';
+import { LEASE_ID } from './schema.js';
+import { Tally } from './util.js';
 
 /** When the harness paused, killed or cut off what (harness clock, same host as the database). */
 export interface FaultWindows {

@@ -2,12 +2,12 @@
 // body that finished on a stopping engine is committed, not run again), finished step bodies that
 // ran again in a live engine, bodies after a cancel or suspend committed, delayed starts, and
 // updates whose callers timed out. Each rule is documented in test/chaos/README.md.
-import { story, takeoverCause, type FaultWindows } from './checks-safety';
-import { groupBy, type LedgerRow, type RunData, type WfAuditRow } from './data';
-import type { ExpiringOutcome } from './driver';
-import { LEASE_ID } from './schema';
-import { Tally } from './util';
-import type { PlannedWorkflow } from './workload';
+import { story, takeoverCause, type FaultWindows } from './checks-safety.js';
+import { groupBy, type LedgerRow, type RunData, type WfAuditRow } from './data.js';
+import type { ExpiringOutcome } from './driver.js';
+import { LEASE_ID } from './schema.js';
+import { Tally } from './util.js';
+import type { PlannedWorkflow } from './workload.js';
 
 export interface ShapeCheckOptions {
   ttlMs: number;

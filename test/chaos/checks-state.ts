@@ -1,9 +1,9 @@
 // Invariants on what the run left behind: terminal states, outputs, histories, messages, claims.
-import { story } from './checks-safety';
-import { appliedUpdates } from './checks-shapes';
-import type { MessageRow, OpRow, RunData } from './data';
-import { canonical, Tally } from './util';
-import type { PlannedWorkflow } from './workload';
+import { story } from './checks-safety.js';
+import { appliedUpdates } from './checks-shapes.js';
+import type { MessageRow, OpRow, RunData } from './data.js';
+import { canonical, Tally } from './util.js';
+import type { PlannedWorkflow } from './workload.js';
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
 

@@ -1,12 +1,12 @@
 // The invariant checks on synthetic run data (no database, no processes): each detector fires on
 // the violation it exists for and stays silent on a legitimate history, so a chaos run reporting
 // zero violations means something.
-import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, FaultWindows } from './checks-safety';
-import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes';
-import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state';
-import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow } from './data';
-import { Tally } from './util';
-import type { PlannedWorkflow } from './workload';
+import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, FaultWindows } from './checks-safety.js';
+import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
+import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
+import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow } from './data.js';
+import { Tally } from './util.js';
+import type { PlannedWorkflow } from './workload.js';
 
 const T = 1_700_000_000_000;
 

@@ -8,15 +8,15 @@ import {
   classifyReruns,
   classifyTakeovers,
   type FaultWindows,
-} from './checks-safety';
-import { checkDelayedStarts, checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes';
-import { checkEndState, checkHistories, checkMessages, checkOutcomes, checkUpdateResults } from './checks-state';
-import { groupBy, type RunData } from './data';
-import type { ExpiringOutcome } from './driver';
-import type { ExitRecord } from './engines';
-import type { FaultRecord } from './faults';
-import { Tally } from './util';
-import type { PlannedWorkflow } from './workload';
+} from './checks-safety.js';
+import { checkDelayedStarts, checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
+import { checkEndState, checkHistories, checkMessages, checkOutcomes, checkUpdateResults } from './checks-state.js';
+import { groupBy, type RunData } from './data.js';
+import type { ExpiringOutcome } from './driver.js';
+import type { ExitRecord } from './engines.js';
+import type { FaultRecord } from './faults.js';
+import { Tally } from './util.js';
+import type { PlannedWorkflow } from './workload.js';
 
 export interface CheckResults {
   violations: Tally;

@@ -1,5 +1,5 @@
 // A private PostgreSQL cluster the chaos harness owns, so it can stop and restart it (fast and
-// immediate shutdown). Same approach as test/support/pg-cluster.js: Debian's (or the embedded
+// immediate shutdown). Same approach as test/support/pg-cluster.ts: Debian's (or the embedded
 // package's) initdb/pg_ctl, run as the `postgres` user through runuser when we are root.
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -7,8 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { findBinDir, freePort } = require('../support/pg-cluster') as { findBinDir(): string; freePort(): Promise<number> };
+import { findBinDir, freePort } from '../support/pg-cluster.js';
 
 const run = promisify(execFile);
 const isRoot = () => typeof process.getuid === 'function' && process.getuid() === 0;

@@ -1,6 +1,6 @@
 // Everything the invariant checks read, loaded once from the database after the run.
-import type { HarnessDb } from './db';
-import { LEDGER_SCHEMA } from './schema';
+import type { HarnessDb } from './db.js';
+import { LEDGER_SCHEMA } from './schema.js';
 
 export interface WfRow {
   id: string;

@@ -1,7 +1,7 @@
 // The harness's own connection to the chaos database. PostgreSQL is restarted under it on
 // purpose, so every query retries connection-level failures until its deadline.
 import { Pool } from 'pg';
-import { delay } from './util';
+import { delay } from './util.js';
 
 const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001']);
 

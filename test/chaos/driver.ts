@@ -6,10 +6,10 @@
 // The newer shapes: updates whose callers time out while the workflow is busy in a step
 // ('expiring'), cancels sent through another engine racing the start ('cancelrace'), delayed
 // starts and resumes aimed at scheduled engine kills ('delayed', 'suspendable').
-import type { HarnessDb } from './db';
-import { EngineExitedError, EngineProc, Fleet } from './engines';
-import { between, delay, pick, Rng, Tally } from './util';
-import type { PlannedWorkflow } from './workload';
+import type { HarnessDb } from './db.js';
+import { EngineExitedError, EngineProc, Fleet } from './engines.js';
+import { between, delay, pick, Rng, Tally } from './util.js';
+import type { PlannedWorkflow } from './workload.js';
 
 export interface DriverOptions {
   /** Starts are spread over this window (soak: also bounded by maxActive). */

@@ -1,9 +1,10 @@
 // Engine processes (apps/worker, transpiled) and the client protocol to them (JSON lines on
 // stdin/stdout, see apps/worker/src/commands.ts).
 import { ChildProcess, spawn } from 'node:child_process';
-import { jsonLines } from '../support/json-lines';
-import { StderrScanner } from './logscan';
-import { pick, Rng, Tally } from './util';
+import { jsonLines } from '../support/json-lines.js';
+import { TS_NODE_ARGS } from '../support/node-ts.js';
+import { StderrScanner } from './logscan.js';
+import { pick, Rng, Tally } from './util.js';
 
 export class EngineExitedError extends Error {
   override readonly name = 'EngineExitedError';
@@ -72,7 +73,7 @@ export class EngineProc {
     private readonly events: Tally,
     logs: Tally,
   ) {
-    this.proc = spawn(process.execPath, ['--no-warnings', script], {
+    this.proc = spawn(process.execPath, ['--no-warnings', ...TS_NODE_ARGS, script], {
       env: { ...process.env, ...env, WEFT_ENGINE_ID: this.engineId, WORKER_COMMANDS: 'stdin' },
       stdio: ['pipe', 'pipe', 'pipe'],
     });

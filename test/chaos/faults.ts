@@ -2,10 +2,10 @@
 // graceful stop: its dispose path with the shutdown grace period, then a new incarnation, like a
 // rolling deploy), SIGSTOP an engine past the claim TTL (then SIGCONT), restart PostgreSQL with a
 // fast or an immediate shutdown.
-import type { PgCluster } from './cluster';
-import type { HarnessDb } from './db';
-import type { EngineProc, Fleet } from './engines';
-import { between, delay, pick, Rng, until } from './util';
+import type { PgCluster } from './cluster.js';
+import type { HarnessDb } from './db.js';
+import type { EngineProc, Fleet } from './engines.js';
+import { between, delay, pick, Rng, until } from './util.js';
 
 export type FaultKind = 'sigkill' | 'sigterm' | 'sigstop' | 'pg-restart-fast' | 'pg-restart-immediate';
 export const FAULT_KINDS: FaultKind[] = ['sigkill', 'sigterm', 'sigstop', 'pg-restart-fast', 'pg-restart-immediate'];

@@ -4,22 +4,22 @@
 import { Client } from 'pg';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeTempDir, transpileTree } from '../support/transpile';
-import { faultWindows, runChecks } from './checks';
-import { PgCluster } from './cluster';
-import { loadRunData } from './data';
-import { HarnessDb } from './db';
-import { Driver } from './driver';
-import { Fleet } from './engines';
-import { ENGINE_FAULTS, FaultInjector, FaultRecord } from './faults';
-import { failoverTimes, pgRecovery } from './metrics';
-import { Monitor } from './monitor';
-import type { ChaosProfile } from './profiles';
-import { auditDdl, LEDGER_SCHEMA, ledgerDdl } from './schema';
-import { diagnoseStuck } from './stuck';
-import { buildSummary, ChaosSummary } from './summary';
-import { rng, until } from './util';
-import { planWorkload } from './workload';
+import { sourcePath } from '../support/node-ts.js';
+import { faultWindows, runChecks } from './checks.js';
+import { PgCluster } from './cluster.js';
+import { loadRunData } from './data.js';
+import { HarnessDb } from './db.js';
+import { Driver } from './driver.js';
+import { Fleet } from './engines.js';
+import { ENGINE_FAULTS, FaultInjector, FaultRecord } from './faults.js';
+import { failoverTimes, pgRecovery } from './metrics.js';
+import { Monitor } from './monitor.js';
+import type { ChaosProfile } from './profiles.js';
+import { auditDdl, LEDGER_SCHEMA, ledgerDdl } from './schema.js';
+import { diagnoseStuck } from './stuck.js';
+import { buildSummary, ChaosSummary } from './summary.js';
+import { rng, until } from './util.js';
+import { planWorkload } from './workload.js';
 
 const WEFT = 'weft';
 const SLOTS = 'ABCDEFGHIJ';
@@ -41,13 +41,6 @@ async function createDatabase(cluster: PgCluster): Promise<string> {
     await c.end();
   }
   return cluster.url('chaos');
-}
-
-/** The worker, transpiled (no build step); CHAOS_WORKER_DIR points at a tree transpiled elsewhere (kept). */
-function workerScript(): { script: string; dir: string; keep: boolean } {
-  const given = process.env.CHAOS_WORKER_DIR;
-  const dir = given ?? transpileTree(['libs', 'apps'], makeTempDir('weft-chaos-build-'));
-  return { script: path.join(dir, 'apps', 'worker', 'src', 'main.js'), dir, keep: given !== undefined };
 }
 
 function workerEnv(p: ChaosProfile, url: string, slot: string): Record<string, string> {
@@ -155,7 +148,6 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
   const t0 = Date.now();
   log(`profile ${p.name}, seed ${p.seed}: ${p.engines} engines, ${p.workload.workflows} workflows`);
   const cluster = await PgCluster.create({ maxConnections: 100 + p.engines * (p.poolSize + 8) });
-  const build = workerScript();
   let fleet: Fleet | undefined;
   let db: HarnessDb | undefined;
   try {
@@ -163,7 +155,7 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
     db = new HarnessDb(url);
     for (const sql of ledgerDdl()) await db.query(sql);
     const faults: FaultRecord[] = [];
-    fleet = new Fleet(build.script, (slot) => workerEnv(p, url, slot));
+    fleet = new Fleet(process.env.CHAOS_WORKER_SCRIPT ?? sourcePath('apps/worker/src/main.ts'), (slot) => workerEnv(p, url, slot));
     restartCrashed(fleet, faults, log);
     await startFleet(p, fleet);
     for (const sql of auditDdl(WEFT, p.ownership)) await db.query(sql);
@@ -220,13 +212,12 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
     await db?.close();
     if (!opts.keepCluster) await cluster.destroy();
     else log(`cluster kept at ${cluster.dir} (port ${cluster.port})`);
-    if (!build.keep) fs.rmSync(build.dir, { recursive: true, force: true });
   }
 }
 
 const KEEP_RESULTS = 50;
 
-function writeResults(summary: ChaosSummary, dir = path.join(__dirname, 'results')): void {
+function writeResults(summary: ChaosSummary, dir = path.join(import.meta.dirname, 'results')): void {
   try {
     fs.mkdirSync(dir, { recursive: true });
     const old = fs.readdirSync(dir).filter((f) => f.endsWith('.json'));

@@ -1,4 +1,4 @@
-import { Tally } from './util';
+import { Tally } from './util.js';
 
 /** What an engine's stderr line is about; the summary counts them per class, with samples. */
 const CLASSES: Array<[string, RegExp]> = [

@@ -1,8 +1,8 @@
 // Failover and recovery times, from the claim audit and the fault records.
-import type { HarnessDb } from './db';
-import type { FaultRecord } from './faults';
-import { LEDGER_SCHEMA } from './schema';
-import { percentile } from './util';
+import type { HarnessDb } from './db.js';
+import type { FaultRecord } from './faults.js';
+import { LEDGER_SCHEMA } from './schema.js';
+import { percentile } from './util.js';
 
 export interface FailoverSample {
   kind: string;

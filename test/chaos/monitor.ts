@@ -1,6 +1,6 @@
 // Progress of the run, polled from the database: how many workflows finished, how many operations
 // are recorded, and when anything last moved (stall detection).
-import type { HarnessDb } from './db';
+import type { HarnessDb } from './db.js';
 
 export class Monitor {
   done = 0;

@@ -1,6 +1,6 @@
-import type { DriverOptions } from './driver';
-import type { FaultPlan, FaultTiming } from './faults';
-import type { WorkloadOptions } from './workload';
+import type { DriverOptions } from './driver.js';
+import type { FaultPlan, FaultTiming } from './faults.js';
+import type { WorkloadOptions } from './workload.js';
 
 export interface ChaosProfile {
   name: string;

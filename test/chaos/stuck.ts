@@ -1,6 +1,6 @@
 // For workflows that never finished: who holds them, is that engine alive, what they wait on.
-import type { HarnessDb } from './db';
-import type { Fleet } from './engines';
+import type { HarnessDb } from './db.js';
+import type { Fleet } from './engines.js';
 
 export interface StuckReport {
   workflowId: string;

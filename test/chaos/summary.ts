@@ -1,14 +1,14 @@
 // The JSON summary a chaos run prints: workflows, faults injected by kind, violations by kind,
 // failover times, and how the engines fared.
-import type { CheckResults } from './checks';
-import type { RunData } from './data';
-import type { Driver } from './driver';
-import type { Fleet } from './engines';
-import type { FaultRecord } from './faults';
-import type { failoverTimes, pgRecovery } from './metrics';
-import type { ChaosProfile } from './profiles';
-import type { diagnoseStuck } from './stuck';
-import type { PlannedWorkflow } from './workload';
+import type { CheckResults } from './checks.js';
+import type { RunData } from './data.js';
+import type { Driver } from './driver.js';
+import type { Fleet } from './engines.js';
+import type { FaultRecord } from './faults.js';
+import type { failoverTimes, pgRecovery } from './metrics.js';
+import type { ChaosProfile } from './profiles.js';
+import type { diagnoseStuck } from './stuck.js';
+import type { PlannedWorkflow } from './workload.js';
 
 export interface SummaryInput {
   profile: ChaosProfile;

@@ -1,7 +1,7 @@
 // The workload: W workflows of mixed shapes, planned from the seed, each with its expected
 // terminal state, output and history shape, computed here independently of the workflow code.
-import { childId, childInput, type ChaosInput } from '../../apps/worker/src/workflows';
-import { intBetween, Rng } from './util';
+import { childId, childInput, type ChaosInput } from '../../apps/worker/src/workflows.js';
+import { intBetween, Rng } from './util.js';
 
 export type Shape = 'steps' | 'sleepy' | 'signals' | 'updates' | 'parent' | 'child' | 'expiring' | 'delayed' | 'cancelrace' | 'suspendable';
 

@@ -11,7 +11,7 @@ export interface TestDatabase {
 
 export function adminUrl(): string {
   const url = process.env.WEFT_TEST_ADMIN_URL ?? process.env.WEFT_TEST_DATABASE_URL;
-  if (!url) throw new Error('WEFT_TEST_ADMIN_URL is not set: run the tests through jest (globalSetup provides it)');
+  if (!url) throw new Error('WEFT_TEST_ADMIN_URL is not set: run the tests through vitest (its global setup provides it)');
   return url;
 }
 

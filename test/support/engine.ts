@@ -1,7 +1,7 @@
-import { WeftEngine } from '../../libs/weft/src/engine/engine';
-import type { WeftEngineOptions } from '../../libs/weft/src/engine/options';
-import type { WeftLogger } from '../../libs/weft/src/engine/types';
-import { createTestDatabase, TestDatabase } from './database';
+import { WeftEngine } from '../../libs/weft/src/engine/engine.js';
+import type { WeftEngineOptions } from '../../libs/weft/src/engine/options.js';
+import type { WeftLogger } from '../../libs/weft/src/engine/types.js';
+import { createTestDatabase, TestDatabase } from './database.js';
 
 export const quietLogger = (): WeftLogger & { lines: string[] } => {
   const lines: string[] = [];

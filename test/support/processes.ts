@@ -1,17 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { DEFAULT_SRC_ROOTS, makeTempDir, transpileTree } from './transpile';
+import { sourcePath, TS_NODE_ARGS } from './node-ts.js';
 
-/** Transpiles the sources once per test file; returns the path of a fixture's .js. */
-export function buildFixtures(): { dir: string; fixture(name: string): string; cleanup(): void } {
-  const dir = transpileTree(DEFAULT_SRC_ROOTS, makeTempDir('weft-fixtures-'));
-  return {
-    dir,
-    fixture: (name) => path.join(dir, 'test', 'fixtures', `${name}.js`),
-    cleanup: () => fs.rmSync(dir, { recursive: true, force: true }),
-  };
-}
+/** The source of a test fixture (test/fixtures/<name>.ts), for spawnChild. */
+export const fixture = (name: string): string => sourcePath(`test/fixtures/${name}.ts`);
 
 export interface Child {
   proc: ChildProcess;
@@ -21,9 +12,9 @@ export interface Child {
   exited: Promise<number | null>;
 }
 
-/** Spawns `node script` and collects its JSON-line events. */
+/** Spawns `node script` (a TypeScript source, run through the module hooks) and collects its JSON-line events. */
 export function spawnChild(script: string, env: Record<string, string>): Child {
-  const proc = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...TS_NODE_ARGS, script], { env: { ...process.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
   const events: Array<Record<string, unknown>> = [];
   const stderr: string[] = [];
   const listeners = new Set<() => void>();

@@ -1,23 +1,23 @@
-// One swc configuration for every place that compiles the sources outside `nest build`:
-// jest (jest.config.js), transpiled child processes (transpile.ts) and benchmarks (bench/register.js).
-const path = require('node:path');
+// One swc configuration for running the TypeScript sources in plain `node` processes outside the
+// test runner: engine children of the multi-process tests, the chaos workers and the benchmarks
+// (all loaded through ts-hooks.js). Decorator metadata is emitted, as tsc does for `nest build`.
+import path from 'node:path';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+export const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
-/** swc options; with `filename`, also the @weft/nest path alias (jest maps it itself). */
-function swcOptions(filename) {
+/** swc options for one file, compiled to an ES module. */
+export function swcOptions(filename) {
   return {
-    ...(filename && { filename, swcrc: false, configFile: false }),
+    filename,
+    swcrc: false,
+    configFile: false,
     sourceMaps: 'inline',
     jsc: {
       parser: { syntax: 'typescript', decorators: true },
       transform: { legacyDecorator: true, decoratorMetadata: true },
       target: 'es2022',
       keepClassNames: true,
-      ...(filename && { baseUrl: ROOT, paths: { '@weft/nest': ['libs/weft/src'], '@weft/nest/*': ['libs/weft/src/*'] } }),
     },
-    module: { type: 'commonjs' },
+    module: { type: 'es6' },
   };
 }
-
-module.exports = { swcOptions, ROOT };

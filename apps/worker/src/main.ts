@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { WeftEngine } from '@weft/nest';
-import { serveCommands } from './commands';
-import { Ledger } from './ledger';
-import { CHAOS_WORKFLOWS, useLedger } from './workflows';
+import { serveCommands } from './commands.js';
+import { Ledger } from './ledger.js';
+import { CHAOS_WORKFLOWS, useLedger } from './workflows.js';
 
 /**
  * Headless engine process for multi-process tests and the chaos harness (test/chaos). Configured

@@ -3,7 +3,7 @@
 // expected output without running it. Signal and update handlers de-duplicate by token: a client
 // that retries a send it could not confirm never changes the outcome.
 import type { StepOptions, WorkflowContext, WorkflowDefinition } from '@weft/nest';
-import type { Ledger } from './ledger';
+import type { Ledger } from './ledger.js';
 
 export interface ChaosInput {
   steps: number;

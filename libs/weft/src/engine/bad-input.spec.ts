@@ -1,6 +1,6 @@
-import { useTestEngines } from '../../../../test/support/engine';
-import type { WorkflowContext } from './context';
-import type { WeftEngine } from './engine';
+import { useTestEngines } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from './context.js';
+import type { WeftEngine } from './engine.js';
 
 let leaked: WorkflowContext | undefined;
 

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
-import { adminUrl } from '../../../../test/support/database';
-import { quietLogger, useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from './context';
+import { adminUrl } from '../../../../test/support/database.js';
+import { quietLogger, useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from './context.js';
 
 const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);
@@ -43,7 +43,7 @@ class Charge {
 
 describe('a finished step is never run again because its commit failed (real PostgreSQL)', () => {
   const env = useTestEngines();
-  const register = (e: import('./engine').WeftEngine) =>
+  const register = (e: import('./engine.js').WeftEngine) =>
     e.register('gated', Gated).register({ name: 'charge', factory: () => new Charge(), updateHandlers: { change: 'onChange' } });
 
   /** Cuts the test database off: no new connections, every open one terminated; returns the way back. */

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ChildWorkflowFailedError, InvalidArgumentError, NonDeterminismError, OutsideWorkflowError, StepFailedError } from '../errors';
-import type { OperationRecord } from '../storage/types';
-import { Duration, parseDuration } from './duration';
-import { Execution, NEVER, Wait } from './execution';
-import { resolveRetry } from './retry';
-import { describeError, runAttempts } from './step-runner';
-import type { StepArgs, StepOptions, WeftLogger } from './types';
-import { toStoredJson, validateName, validateWorkflowId } from './validation';
+import { ChildWorkflowFailedError, InvalidArgumentError, NonDeterminismError, OutsideWorkflowError, StepFailedError } from '../errors.js';
+import type { OperationRecord } from '../storage/types.js';
+import { Duration, parseDuration } from './duration.js';
+import { Execution, NEVER, Wait } from './execution.js';
+import { resolveRetry } from './retry.js';
+import { describeError, runAttempts } from './step-runner.js';
+import type { StepArgs, StepOptions, WeftLogger } from './types.js';
+import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 
 /** A child started with ctx.startChild; `result()` is a durable wait. */
 export interface ChildHandle<O = unknown> {

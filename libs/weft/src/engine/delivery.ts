@@ -1,7 +1,7 @@
-import type { InboxMessage, OperationRecord } from '../storage/types';
-import type { Execution, WaitKind } from './execution';
-import { describeError } from './step-runner';
-import { toStoredJson } from './validation';
+import type { InboxMessage, OperationRecord } from '../storage/types.js';
+import type { Execution, WaitKind } from './execution.js';
+import { describeError } from './step-runner.js';
+import { toStoredJson } from './validation.js';
 
 export interface UpdateOutcome {
   value?: unknown;

@@ -1,5 +1,5 @@
-import { InvalidDurationError } from '../errors';
-import { MAX_DURATION_MS, parseDuration } from './duration';
+import { InvalidDurationError } from '../errors.js';
+import { MAX_DURATION_MS, parseDuration } from './duration.js';
 
 describe('parseDuration (pure logic)', () => {
   it.each([

@@ -1,7 +1,7 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import { WorkflowFailedError } from '../errors';
-import type { WorkflowContext } from './context';
-import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { WorkflowFailedError } from '../errors.js';
+import type { WorkflowContext } from './context.js';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 const ran: Record<string, number> = {};
 const bump = (k: string) => (ran[k] = (ran[k] ?? 0) + 1);

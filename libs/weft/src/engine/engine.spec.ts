@@ -1,7 +1,7 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import { WorkflowFailedError } from '../errors';
-import type { WorkflowContext } from './context';
-import type { WeftEngine } from './engine';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { WorkflowFailedError } from '../errors.js';
+import type { WorkflowContext } from './context.js';
+import type { WeftEngine } from './engine.js';
 
 const calls: Record<string, number> = {};
 const bump = (k: string) => (calls[k] = (calls[k] ?? 0) + 1);

@@ -7,31 +7,31 @@ import {
   ResultTimeoutError,
   WorkflowAlreadyStartedError,
   WorkflowNotFoundError,
-} from '../errors';
-import { resolveOwnership } from '../ownership/config';
-import { Ownership } from '../ownership/ownership';
-import type { PassReport } from '../ownership/renewal-scheduler';
-import { openDatabase, OpenedDatabase } from '../storage/data-source';
-import type { WorkflowStatus } from '../storage/entities';
-import { Batcher } from '../storage/batcher';
-import { Claimer, InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store';
-import { Duration, parseDuration } from './duration';
-import { GroupCommitter } from './group-committer';
-import { WorkflowHandle } from './handle';
-import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from './options';
-import { WorkflowClass, WorkflowRegistry } from './registry';
-import { settledValue } from './results';
-import { Runtime } from './runtime';
-import { newRow } from './new-row';
-import { describeWorkflow, listWorkflows } from './inspect';
-import { TimerLoop } from './timer-loop';
-import { isTerminal, Transitions } from './transitions';
-import { Messaging } from './messaging';
-import { ownershipHooks } from './ownership-hooks';
-import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types';
+} from '../errors.js';
+import { resolveOwnership } from '../ownership/config.js';
+import { Ownership } from '../ownership/ownership.js';
+import type { PassReport } from '../ownership/renewal-scheduler.js';
+import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
+import type { WorkflowStatus } from '../storage/entities/index.js';
+import { Batcher } from '../storage/batcher.js';
+import { Claimer, InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store.js';
+import { Duration, parseDuration } from './duration.js';
+import { GroupCommitter } from './group-committer.js';
+import { WorkflowHandle } from './handle.js';
+import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from './options.js';
+import { WorkflowClass, WorkflowRegistry } from './registry.js';
+import { settledValue } from './results.js';
+import { Runtime } from './runtime.js';
+import { newRow } from './new-row.js';
+import { describeWorkflow, listWorkflows } from './inspect.js';
+import { TimerLoop } from './timer-loop.js';
+import { isTerminal, Transitions } from './transitions.js';
+import { Messaging } from './messaging.js';
+import { ownershipHooks } from './ownership-hooks.js';
+import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types.js';
 
-export type { EngineHealthSnapshot } from './types';
-import { toStoredJson, validateName, validateWorkflowId } from './validation';
+export type { EngineHealthSnapshot } from './types.js';
+import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
 

@@ -1,6 +1,6 @@
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types';
-import { ReplayDriver, ReplayTarget } from './replay-driver';
-import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from './types';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types.js';
+import { ReplayDriver, ReplayTarget } from './replay-driver.js';
+import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from './types.js';
 
 export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
 

@@ -1,5 +1,5 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from './context';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from './context.js';
 
 const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);
@@ -40,7 +40,7 @@ const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workfl
 
 describe('graceful shutdown never changes an outcome (real PostgreSQL)', () => {
   const env = useTestEngines();
-  const register = (e: import('./engine').WeftEngine) =>
+  const register = (e: import('./engine.js').WeftEngine) =>
     e.register('long', LongStep).register('then-child', StepThenChild).register('kid', Kid);
   const status = async (id: string) =>
     (await env.tdb.query<{ status: string }>(`SELECT status FROM weft.weft_workflows WHERE id = $1`, [id]))[0]?.status;

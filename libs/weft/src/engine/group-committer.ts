@@ -1,6 +1,6 @@
-import { Batcher } from '../storage/batcher';
-import type { WorkflowStore } from '../storage/workflow-store';
-import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
+import { Batcher } from '../storage/batcher.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
 
 /**
  * Group commit of advances: many workflows' commits share one statement, each keeping its own

@@ -1,6 +1,6 @@
-import type { Duration } from './duration';
-import type { WeftEngine } from './engine';
-import type { WorkflowDescription, WorkflowStatus } from './types';
+import type { Duration } from './duration.js';
+import type { WeftEngine } from './engine.js';
+import type { WorkflowDescription, WorkflowStatus } from './types.js';
 
 /** A reference to one workflow; cheap to create, holds nothing but the id. */
 export class WorkflowHandle<O = unknown> {

@@ -1,8 +1,8 @@
-import { useTestEngines } from '../../../../test/support/engine';
-import type { WorkflowContext } from './context';
-import { MAX_DURATION_MS } from './duration';
-import type { WeftEngine } from './engine';
-import { MAX_JSON_DEPTH } from './validation';
+import { useTestEngines } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from './context.js';
+import { MAX_DURATION_MS } from './duration.js';
+import type { WeftEngine } from './engine.js';
+import { MAX_JSON_DEPTH } from './validation.js';
 
 // docs/api.md lists the bounds: bad input gets a typed error before anything is written.
 

@@ -1,8 +1,8 @@
-import { InvalidArgumentError, WorkflowNotFoundError } from '../errors';
-import type { WorkflowStore } from '../storage/workflow-store';
-import { decodeCursor, encodeCursor } from './results';
-import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from './types';
-import { validateName, validateWorkflowId } from './validation';
+import { InvalidArgumentError, WorkflowNotFoundError } from '../errors.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import { decodeCursor, encodeCursor } from './results.js';
+import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from './types.js';
+import { validateName, validateWorkflowId } from './validation.js';
 
 /** Read-only views: describe and list. */
 export async function describeWorkflow(store: WorkflowStore, workflowId: string): Promise<WorkflowDescription> {

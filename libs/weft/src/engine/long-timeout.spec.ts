@@ -1,8 +1,8 @@
-import { waitFor } from '../../../../test/support/engine';
-import { resolveRetry } from './retry';
-import { runAttempts } from './step-runner';
-import { MAX_TIMEOUT_MS } from './long-timeout';
-import { TimerLoop } from './timer-loop';
+import { waitFor } from '../../../../test/support/engine.js';
+import { resolveRetry } from './retry.js';
+import { runAttempts } from './step-runner.js';
+import { MAX_TIMEOUT_MS } from './long-timeout.js';
+import { TimerLoop } from './timer-loop.js';
 
 // Node's setTimeout fires after 1 ms for delays above 2^31-1 ms; these would pass with it.
 describe('waits longer than setTimeout can hold (pure logic)', () => {

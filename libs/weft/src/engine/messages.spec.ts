@@ -1,7 +1,7 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from './context';
-import type { WeftEngine } from './engine';
-import type { WorkflowDefinition } from './types';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from './context.js';
+import type { WeftEngine } from './engine.js';
+import type { WorkflowDefinition } from './types.js';
 
 class Approval {
   approved = false;

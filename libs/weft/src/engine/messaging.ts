@@ -6,17 +6,17 @@ import {
   UpdateTimeoutError,
   WorkflowNotFoundError,
   WorkflowNotRunningError,
-} from '../errors';
-import type { SqlClient } from '../storage/sql-client';
-import { notifyChannel } from '../storage/sql/messages.sql';
-import type { WorkflowStore } from '../storage/workflow-store';
-import { Duration, parseDuration } from './duration';
-import type { UpdateOutcome } from './delivery';
-import type { Execution } from './execution';
-import type { ResolvedEngineOptions } from './options';
-import type { WorkflowRegistry } from './registry';
-import type { Runtime } from './runtime';
-import { toStoredJson, validateName, validateWorkflowId } from './validation';
+} from '../errors.js';
+import type { SqlClient } from '../storage/sql-client.js';
+import { notifyChannel } from '../storage/sql/messages.sql.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import { Duration, parseDuration } from './duration.js';
+import type { UpdateOutcome } from './delivery.js';
+import type { Execution } from './execution.js';
+import type { ResolvedEngineOptions } from './options.js';
+import type { WorkflowRegistry } from './registry.js';
+import type { Runtime } from './runtime.js';
+import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 
 const POLL_LIMIT = 500;
 

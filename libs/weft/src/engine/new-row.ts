@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidArgumentError } from '../errors';
-import type { InsertWorkflow } from '../storage/workflow-store';
-import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from './duration';
-import type { StartOptions } from './types';
-import { toStoredJson, validateWorkflowId } from './validation';
+import { InvalidArgumentError } from '../errors.js';
+import type { InsertWorkflow } from '../storage/workflow-store.js';
+import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from './duration.js';
+import type { StartOptions } from './types.js';
+import { toStoredJson, validateWorkflowId } from './validation.js';
 
 /** Validates everything about a start before anything is written. */
 export function newRow(type: string, input: unknown, opts: StartOptions, maxPayloadBytes: number): InsertWorkflow {

@@ -1,10 +1,10 @@
-import { InvalidConfigurationError } from '../errors';
-import type { WeftOptions } from '../options';
-import type { WeftMetricsSink } from '../observability/metrics';
-import type { OwnershipOptions } from '../ownership/config';
-import { Duration, parseDuration } from './duration';
-import type { WeftLogger } from './types';
-import { nameProblem } from './validation';
+import { InvalidConfigurationError } from '../errors.js';
+import type { WeftOptions } from '../options.js';
+import type { WeftMetricsSink } from '../observability/metrics.js';
+import type { OwnershipOptions } from '../ownership/config.js';
+import { Duration, parseDuration } from './duration.js';
+import type { WeftLogger } from './types.js';
+import { nameProblem } from './validation.js';
 
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   /** Called with every Weft warning (claim lost, wake discarded, lease lost); they also go to the logger and process 'warning'. */

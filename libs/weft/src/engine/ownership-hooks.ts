@@ -1,5 +1,5 @@
-import type { Ownership } from '../ownership/ownership';
-import type { RuntimeHooks } from './runtime-types';
+import type { Ownership } from '../ownership/ownership.js';
+import type { RuntimeHooks } from './runtime-types.js';
 
 /** The runtime's ownership hooks, all answered by the Ownership layer. */
 export function ownershipHooks(o: Ownership): Omit<RuntimeHooks, 'startChild' | 'terminated'> {

@@ -1,6 +1,6 @@
-import { InvalidArgumentError, WorkflowTypeNotRegisteredError } from '../errors';
-import type { WorkflowDefinition, WorkflowInstance } from './types';
-import { validateName } from './validation';
+import { InvalidArgumentError, WorkflowTypeNotRegisteredError } from '../errors.js';
+import type { WorkflowDefinition, WorkflowInstance } from './types.js';
+import { validateName } from './validation.js';
 
 export type WorkflowClass = new (...args: never[]) => WorkflowInstance;
 

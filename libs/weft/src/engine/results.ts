@@ -1,7 +1,7 @@
-import { InvalidArgumentError, WorkflowFailedError } from '../errors';
-import type { WorkflowRow } from '../storage/types';
-import type { Settled } from './runtime';
-import type { WorkflowFailure } from './types';
+import { InvalidArgumentError, WorkflowFailedError } from '../errors.js';
+import type { WorkflowRow } from '../storage/types.js';
+import type { Settled } from './runtime.js';
+import type { WorkflowFailure } from './types.js';
 
 export function settledValue<O>(workflowId: string, s: Settled | WorkflowRow): O {
   if (s.status === 'completed') return s.output as O;

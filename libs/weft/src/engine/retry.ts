@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from '../errors';
-import { parseDuration } from './duration';
-import type { RetryPolicy } from './types';
+import { InvalidArgumentError } from '../errors.js';
+import { parseDuration } from './duration.js';
+import type { RetryPolicy } from './types.js';
 
 export interface ResolvedRetry {
   maxAttempts: number;

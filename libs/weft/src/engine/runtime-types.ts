@@ -1,4 +1,4 @@
-import type { AdvanceCommand, AdvanceOutcome, MessageInsert } from '../storage/types';
+import type { AdvanceCommand, AdvanceOutcome, MessageInsert } from '../storage/types.js';
 
 /** The durable message a child's end sends its parent. */
 export function childNotice(parentId: string, childId: string, s: Settled): MessageInsert {

@@ -1,23 +1,23 @@
-import { NonDeterminismError, WeftError } from '../errors';
-import { isTransientDatabaseError } from '../storage/database-errors';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types';
-import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store';
-import { workflowContextStorage } from './als';
-import { NonDeterminismStop, WorkflowContext } from './context';
-import { pumpInbox, replayDelivery } from './delivery';
-import { ReplayDriver } from './replay-driver';
-import { SettledSubscription, SettledWaiters } from './settled-waiters';
-import { childNotice, RuntimeHooks, Settled } from './runtime-types';
+import { NonDeterminismError, WeftError } from '../errors.js';
+import { isTransientDatabaseError } from '../storage/database-errors.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types.js';
+import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store.js';
+import { workflowContextStorage } from './als.js';
+import { NonDeterminismStop, WorkflowContext } from './context.js';
+import { pumpInbox, replayDelivery } from './delivery.js';
+import { ReplayDriver } from './replay-driver.js';
+import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
+import { childNotice, RuntimeHooks, Settled } from './runtime-types.js';
 
-export { childNotice } from './runtime-types';
-export type { RuntimeHooks, Settled } from './runtime-types';
-import { Change, Execution, ExecutionHost, NEVER } from './execution';
-import { GroupCommitter } from './group-committer';
-import type { ResolvedEngineOptions } from './options';
-import type { WorkflowRegistry } from './registry';
-import { describeError } from './step-runner';
-import type { WorkflowDefinition } from './types';
-import { toStoredJson } from './validation';
+export { childNotice } from './runtime-types.js';
+export type { RuntimeHooks, Settled } from './runtime-types.js';
+import { Change, Execution, ExecutionHost, NEVER } from './execution.js';
+import { GroupCommitter } from './group-committer.js';
+import type { ResolvedEngineOptions } from './options.js';
+import type { WorkflowRegistry } from './registry.js';
+import { describeError } from './step-runner.js';
+import type { WorkflowDefinition } from './types.js';
+import { toStoredJson } from './validation.js';
 
 /**
  * Runs executions: launch, replay from storage, finish, park/evict, and the single commit

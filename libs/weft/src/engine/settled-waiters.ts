@@ -1,4 +1,4 @@
-import type { Settled } from './runtime-types';
+import type { Settled } from './runtime-types.js';
 
 export interface SettledSubscription {
   wait(ms: number): Promise<Settled | null>;

@@ -1,8 +1,8 @@
-import { StepTimeoutError } from '../errors';
-import { stepBodyStorage } from './als';
-import { LongTimeout, setLongTimeout } from './long-timeout';
-import { backoffDelay, ResolvedRetry } from './retry';
-import type { StepArgs } from './types';
+import { StepTimeoutError } from '../errors.js';
+import { stepBodyStorage } from './als.js';
+import { LongTimeout, setLongTimeout } from './long-timeout.js';
+import { backoffDelay, ResolvedRetry } from './retry.js';
+import type { StepArgs } from './types.js';
 
 export type AttemptsOutcome =
   | { ok: true; value: unknown; attempts: number }

@@ -1,4 +1,4 @@
-import { LongTimeout, setLongTimeout } from './long-timeout';
+import { LongTimeout, setLongTimeout } from './long-timeout.js';
 
 /**
  * Single-flight poll loop: runs `tick` every interval, sooner when nudged by a local timer,

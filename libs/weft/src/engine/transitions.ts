@@ -1,13 +1,13 @@
-import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../errors';
-import type { Ownership } from '../ownership/ownership';
-import { TERMINAL_STATUSES, WorkflowStatus } from '../storage/entities';
-import type { TimerRow, WorkflowRow } from '../storage/types';
-import type { WorkflowStore } from '../storage/workflow-store';
-import type { Change } from './execution';
-import type { WorkflowRegistry } from './registry';
-import { childNotice, Runtime, Settled } from './runtime';
-import type { WeftLogger } from './types';
-import { validateWorkflowId } from './validation';
+import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../errors.js';
+import type { Ownership } from '../ownership/ownership.js';
+import { TERMINAL_STATUSES, WorkflowStatus } from '../storage/entities/index.js';
+import type { TimerRow, WorkflowRow } from '../storage/types.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import type { Change } from './execution.js';
+import type { WorkflowRegistry } from './registry.js';
+import { childNotice, Runtime, Settled } from './runtime.js';
+import type { WeftLogger } from './types.js';
+import { validateWorkflowId } from './validation.js';
 
 const TIMER_BATCH = 200;
 const TIMER_RETRY_MS = 30_000;

@@ -1,7 +1,7 @@
-import type { OperationRecord } from '../storage/types';
-import type { WorkflowStatus } from '../storage/entities';
-import type { Duration } from './duration';
-import type { WorkflowContext } from './context';
+import type { OperationRecord } from '../storage/types.js';
+import type { WorkflowStatus } from '../storage/entities/index.js';
+import type { Duration } from './duration.js';
+import type { WorkflowContext } from './context.js';
 
 export type { WorkflowStatus };
 

@@ -1,5 +1,5 @@
-import { InvalidArgumentError, PayloadNotSerializableError } from '../errors';
-import { assertJsonSerializable, MAX_JSON_DEPTH, MAX_NAME_LENGTH, toStoredJson, validateName } from './validation';
+import { InvalidArgumentError, PayloadNotSerializableError } from '../errors.js';
+import { assertJsonSerializable, MAX_JSON_DEPTH, MAX_NAME_LENGTH, toStoredJson, validateName } from './validation.js';
 
 /** An array nested `levels` deep: 1 is `[0]`. */
 const nested = (levels: number): unknown => {

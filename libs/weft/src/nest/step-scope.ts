@@ -1,2 +1,2 @@
 // Step bodies are marked by the engine itself (engine/als.ts); re-exported for the decorators.
-export { currentStep, insideStepBody } from '../engine/als';
+export { currentStep, insideStepBody } from '../engine/als.js';

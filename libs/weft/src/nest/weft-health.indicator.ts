@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { WeftEngine } from '../engine/engine';
-import { WeftLifecycle } from './weft-lifecycle.service';
+import { WeftEngine } from '../engine/engine.js';
+import { WeftLifecycle } from './weft-lifecycle.service.js';
 
 const PING_TIMEOUT_MS = 2000;
 /** Sub-second intervals would flap on one slow pass or event-loop pause. */

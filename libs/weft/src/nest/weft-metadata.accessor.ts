@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { WorkflowMetadata } from './decorators/workflow.decorator';
-import { HANDLER_METADATA, HandlerKind, WEFT_WORKFLOW_METADATA } from './weft.constants';
+import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
+import { HANDLER_METADATA, HandlerKind, WEFT_WORKFLOW_METADATA } from './weft.constants.js';
 
 /** Reads what the decorators wrote. */
 @Injectable()

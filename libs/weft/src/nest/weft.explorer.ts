@@ -1,20 +1,20 @@
 import { Injectable, Logger, OnModuleInit, Scope, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { WeftEngine } from '../engine/engine';
-import type { WorkflowDefinition } from '../engine/types';
-import { MAX_NAME_LENGTH } from '../engine/validation';
-import type { WorkflowMetadata } from './decorators/workflow.decorator';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import { WeftEngine } from '../engine/engine.js';
+import type { WorkflowDefinition } from '../engine/types.js';
+import { MAX_NAME_LENGTH } from '../engine/validation.js';
+import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import {
   DuplicateHandlerNameError,
   DuplicateWorkflowNameError,
   InvalidWorkflowDeclarationError,
   ScopedWorkflowError,
   WorkflowRunMissingError,
-} from './nest-errors';
-import { WeftMetadataAccessor } from './weft-metadata.accessor';
-import { HandlerKind } from './weft.constants';
-import { createWorkflowFactory } from './workflow-factory';
+} from './nest-errors.js';
+import { WeftMetadataAccessor } from './weft-metadata.accessor.js';
+import { HandlerKind } from './weft.constants.js';
+import { createWorkflowFactory } from './workflow-factory.js';
 
 interface FoundWorkflow {
   wrapper: InstanceWrapper;

@@ -1,7 +1,7 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import type { WeftEngineOptions } from '../engine/options';
-import { withWeftExtras } from './weft.module-extras';
+import type { WeftEngineOptions } from '../engine/options.js';
+import { withWeftExtras } from './weft.module-extras.js';
 
 export interface WeftHttpOptions {
   /** Route prefix of the workflow API (default 'weft': `/weft/workflows`). */

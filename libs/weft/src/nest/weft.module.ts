@@ -1,23 +1,23 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { TerminusModule } from '@nestjs/terminus';
-import { WeftEngine } from '../engine/engine';
-import { WeftMetrics } from '../observability/metrics';
-import { WeftHealthIndicator } from './weft-health.indicator';
-import { WeftLifecycle } from './weft-lifecycle.service';
-import { WeftMetadataAccessor } from './weft-metadata.accessor';
-import { WEFT_DATABASE } from './weft.constants';
-import { WeftExplorer } from './weft.explorer';
-import { WeftConfigurableModule } from './weft.module-definition';
+import { WeftEngine } from '../engine/engine.js';
+import { WeftMetrics } from '../observability/metrics.js';
+import { WeftHealthIndicator } from './weft-health.indicator.js';
+import { WeftLifecycle } from './weft-lifecycle.service.js';
+import { WeftMetadataAccessor } from './weft-metadata.accessor.js';
+import { WEFT_DATABASE } from './weft.constants.js';
+import { WeftExplorer } from './weft.explorer.js';
+import { WeftConfigurableModule } from './weft.module-definition.js';
 import {
   claimRegistryProvider,
   renewalSchedulerProvider,
   weftDatabaseProvider,
   weftEngineProvider,
   weftMetricsProvider,
-} from './weft.providers';
-import { WorkflowClaimRegistry } from '../ownership/claim-registry';
-import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler';
+} from './weft.providers.js';
+import { WorkflowClaimRegistry } from '../ownership/claim-registry.js';
+import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler.js';
 
 /**
  * `WeftModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject, http, metrics })`.

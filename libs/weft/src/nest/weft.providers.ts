@@ -1,16 +1,16 @@
 import type { FactoryProvider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
-import { WeftEngine } from '../engine/engine';
-import type { WeftEngineOptions } from '../engine/options';
-import { WeftMetrics } from '../observability/metrics';
-import { WorkflowClaimRegistry } from '../ownership/claim-registry';
-import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler';
-import type { WeftLogger } from '../engine/types';
-import { httpPrefix, metricsEndpoint } from './http/controllers';
-import { nestWeftLogger } from './nest-logger';
-import { withCodeFirst } from './weft-lifecycle.service';
-import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants';
-import { WEFT_MODULE_OPTIONS, WeftModuleExtras, WeftModuleOptions } from './weft.module-definition';
+import { WeftEngine } from '../engine/engine.js';
+import type { WeftEngineOptions } from '../engine/options.js';
+import { WeftMetrics } from '../observability/metrics.js';
+import { WorkflowClaimRegistry } from '../ownership/claim-registry.js';
+import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler.js';
+import type { WeftLogger } from '../engine/types.js';
+import { httpPrefix, metricsEndpoint } from './http/controllers.js';
+import { nestWeftLogger } from './nest-logger.js';
+import { withCodeFirst } from './weft-lifecycle.service.js';
+import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants.js';
+import { WEFT_MODULE_OPTIONS, WeftModuleExtras, WeftModuleOptions } from './weft.module-definition.js';
 
 function registryOf(m: WeftModuleOptions['metrics']): Registry | undefined {
   return typeof m === 'object' && m !== null ? m.registry : undefined;

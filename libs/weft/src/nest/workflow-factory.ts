@@ -5,11 +5,11 @@ import {
   PARAMTYPES_METADATA,
   PROPERTY_DEPS_METADATA,
   SELF_DECLARED_DEPS_METADATA,
-} from '@nestjs/common/constants';
+} from '@nestjs/common/constants.js';
 import { ModuleRef } from '@nestjs/core';
-import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import type { WorkflowFactory, WorkflowInstance } from '../engine/types';
-import { WorkflowDependencyError } from './nest-errors';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
+import type { WorkflowFactory, WorkflowInstance } from '../engine/types.js';
+import { WorkflowDependencyError } from './nest-errors.js';
 
 interface Dependency {
   token: unknown;

@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { WeftMetrics } from './metrics';
+import { WeftMetrics } from './metrics.js';
 
 describe('WeftMetrics', () => {
   it('pre-initialises every claim outcome at 0 on a private registry', async () => {

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
 import { Client } from 'pg';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { waitFor } from '../../../../test/support/engine';
-import { openDatabase, OpenedDatabase } from '../storage/data-source';
-import type { SqlClient } from '../storage/sql-client';
-import type { AdvanceCommand } from '../storage/types';
-import { WorkflowStore } from '../storage/workflow-store';
-import { AcquireResult, WorkflowClaimRegistry } from './claim-registry';
-import type { OwnershipConfig } from './config';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { waitFor } from '../../../../test/support/engine.js';
+import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
+import type { SqlClient } from '../storage/sql-client.js';
+import type { AdvanceCommand } from '../storage/types.js';
+import { WorkflowStore } from '../storage/workflow-store.js';
+import { AcquireResult, WorkflowClaimRegistry } from './claim-registry.js';
+import type { OwnershipConfig } from './config.js';
 
 // Property test of the claim protocol (DESIGN §4) on the real tables: three registries act on the
 // same rows in random orders; invariants are read back after every action (tiny TTL: real expiry too).

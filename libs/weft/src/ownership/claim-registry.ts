@@ -1,6 +1,6 @@
-import type { SqlClient } from '../storage/sql-client';
-import { claimSql, ClaimSql } from '../storage/sql/claims.sql';
-import type { OwnershipConfig } from './config';
+import type { SqlClient } from '../storage/sql-client.js';
+import { claimSql, ClaimSql } from '../storage/sql/claims.sql.js';
+import type { OwnershipConfig } from './config.js';
 
 export type ClaimOutcome = 'acquired' | 'takeover' | 'lost_race' | 'deposed' | 'backoff_skipped';
 

@@ -1,5 +1,5 @@
-import { InvalidConfigurationError } from '../errors';
-import { resolveOwnership } from './config';
+import { InvalidConfigurationError } from '../errors.js';
+import { resolveOwnership } from './config.js';
 
 describe('ownership configuration rules', () => {
   it('defaults to none with claim TTL 15s and renew 3s', () => {

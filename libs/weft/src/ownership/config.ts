@@ -1,5 +1,5 @@
-import { InvalidConfigurationError } from '../errors';
-import { Duration, parseDuration } from '../engine/duration';
+import { InvalidConfigurationError } from '../errors.js';
+import { Duration, parseDuration } from '../engine/duration.js';
 
 export type OwnershipMode = 'none' | 'lease' | 'workflow-lease';
 

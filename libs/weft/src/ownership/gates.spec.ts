@@ -1,11 +1,11 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from '../engine/context';
-import type { WeftEngine } from '../engine/engine';
-import type { WeftEngineOptions } from '../engine/options';
-import { OwnershipModeMismatchError } from '../errors';
-import { openDatabase } from '../storage/data-source';
-import type { OwnershipMode } from './config';
-import { runOwnershipGates } from './gates';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from '../engine/context.js';
+import type { WeftEngine } from '../engine/engine.js';
+import type { WeftEngineOptions } from '../engine/options.js';
+import { OwnershipModeMismatchError } from '../errors.js';
+import { openDatabase } from '../storage/data-source.js';
+import type { OwnershipMode } from './config.js';
+import { runOwnershipGates } from './gates.js';
 
 const stuck = new Set<string>();
 

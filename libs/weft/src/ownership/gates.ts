@@ -1,7 +1,7 @@
-import { OwnershipModeMismatchError, OwnershipUnsupportedError } from '../errors';
-import type { SqlClient } from '../storage/sql-client';
-import { claimSql } from '../storage/sql/claims.sql';
-import type { OwnershipMode } from './config';
+import { OwnershipModeMismatchError, OwnershipUnsupportedError } from '../errors.js';
+import type { SqlClient } from '../storage/sql-client.js';
+import { claimSql } from '../storage/sql/claims.sql.js';
+import type { OwnershipMode } from './config.js';
 
 /**
  * The ownership bootstrap's construction gates (DESIGN §4), run before any recovery, timer

@@ -1,10 +1,10 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from '../engine/context';
-import type { WeftEngineOptions } from '../engine/options';
-import { EngineLeaseNotHeldError } from '../errors';
-import { openDatabase } from '../storage/data-source';
-import { claimSql } from '../storage/sql/claims.sql';
-import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from '../engine/context.js';
+import type { WeftEngineOptions } from '../engine/options.js';
+import { EngineLeaseNotHeldError } from '../errors.js';
+import { openDatabase } from '../storage/data-source.js';
+import { claimSql } from '../storage/sql/claims.sql.js';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 /** Each run of the 'gated' step parks here until the test resolves it with a value. */
 const gates = new Map<string, (value: string) => void>();

@@ -1,8 +1,8 @@
-import { EngineLeaseNotHeldError } from '../errors';
-import type { SqlClient } from '../storage/sql-client';
-import { claimSql, ClaimSql } from '../storage/sql/claims.sql';
-import type { ClaimFence } from '../storage/types';
-import type { OwnershipConfig } from './config';
+import { EngineLeaseNotHeldError } from '../errors.js';
+import type { SqlClient } from '../storage/sql-client.js';
+import { claimSql, ClaimSql } from '../storage/sql/claims.sql.js';
+import type { ClaimFence } from '../storage/types.js';
+import type { OwnershipConfig } from './config.js';
 
 /** Ownership 'lease': one store-wide lease; only its holder runs anything. */
 export class GlobalLease {

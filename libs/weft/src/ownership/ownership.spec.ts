@@ -1,7 +1,7 @@
-import type { TestDatabase } from '../../../../test/support/database';
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from '../engine/context';
-import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
+import type { TestDatabase } from '../../../../test/support/database.js';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from '../engine/context.js';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 const gates = new Map<string, () => void>();
 const ran: Record<string, string[]> = {};

@@ -1,19 +1,19 @@
-import type { WeftLogger } from '../engine/types';
+import type { WeftLogger } from '../engine/types.js';
 import {
   emitWeftWarning,
   WeftEngineLeaseLostWarning,
   WeftWorkflowClaimLostWarning,
   WeftWorkflowWakeDiscardedWarning,
-} from '../observability/warnings';
-import { DedicatedConnection } from '../storage/dedicated-connection';
-import type { SqlClient } from '../storage/sql-client';
-import type { AdvanceCommand, AdvanceOutcome } from '../storage/types';
-import { ClaimMetrics, readClaim, WorkflowClaimRegistry } from './claim-registry';
-import { OwnershipConfig, WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config';
-import { runOwnershipGates } from './gates';
-import { claimSql } from '../storage/sql/claims.sql';
-import { GlobalLease } from './global-lease';
-import { ClaimRenewalScheduler } from './renewal-scheduler';
+} from '../observability/warnings.js';
+import { DedicatedConnection } from '../storage/dedicated-connection.js';
+import type { SqlClient } from '../storage/sql-client.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
+import { ClaimMetrics, readClaim, WorkflowClaimRegistry } from './claim-registry.js';
+import { OwnershipConfig, WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
+import { runOwnershipGates } from './gates.js';
+import { claimSql } from '../storage/sql/claims.sql.js';
+import { GlobalLease } from './global-lease.js';
+import { ClaimRenewalScheduler } from './renewal-scheduler.js';
 
 export interface ClaimDescription {
   workflowId: string;

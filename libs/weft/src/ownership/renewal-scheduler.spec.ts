@@ -1,6 +1,6 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import { nextSlotDelay } from './renewal-scheduler';
-import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { nextSlotDelay } from './renewal-scheduler.js';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
 

@@ -1,4 +1,4 @@
-import type { WeftLogger } from '../engine/types';
+import type { WeftLogger } from '../engine/types.js';
 
 export interface PassReport {
   renewed: number;

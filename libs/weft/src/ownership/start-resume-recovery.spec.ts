@@ -1,10 +1,10 @@
 import { Client } from 'pg';
-import { useTestEngines, waitFor } from '../../../../test/support/engine';
-import type { WorkflowContext } from '../engine/context';
-import type { WeftEngine } from '../engine/engine';
-import { WorkflowClaimRegistry } from './claim-registry';
-import { resolveOwnership } from './config';
-import { Sleepy } from '../../../../test/fixtures/sleepy-workflow';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from '../engine/context.js';
+import type { WeftEngine } from '../engine/engine.js';
+import { WorkflowClaimRegistry } from './claim-registry.js';
+import { resolveOwnership } from './config.js';
+import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);

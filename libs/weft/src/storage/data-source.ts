@@ -1,9 +1,9 @@
 import { DataSource } from 'typeorm';
-import { DatabaseUnavailableError, InvalidConfigurationError } from '../errors';
-import { WEFT_ENTITIES } from './entities';
-import { migrateWeftSchema } from './migrate';
-import { validateSchemaName } from './schema-name';
-import { SqlClient } from './sql-client';
+import { DatabaseUnavailableError, InvalidConfigurationError } from '../errors.js';
+import { WEFT_ENTITIES } from './entities/index.js';
+import { migrateWeftSchema } from './migrate.js';
+import { validateSchemaName } from './schema-name.js';
+import { SqlClient } from './sql-client.js';
 
 export interface WeftUrlDatabase {
   url: string;
@@ -100,7 +100,7 @@ export async function openDatabase(opts: {
   } else if (db && typeof db === 'object' && typeof db.url === 'string') {
     opened = await openUrl(db.url, schema, db.poolSize ?? 10, 'url');
   } else if (db === undefined || db === null) {
-    const { startEmbeddedPostgres } = await import('./embedded/embedded-postgres');
+    const { startEmbeddedPostgres } = await import('./embedded/embedded-postgres.js');
     const server = await startEmbeddedPostgres({ log: opts.log });
     const inner = await openUrl(server.url, schema, 10, 'embedded').catch(async (err) => {
       await server.stop();

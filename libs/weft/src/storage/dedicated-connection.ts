@@ -1,6 +1,6 @@
 import { Client, ClientConfig } from 'pg';
-import type { SqlClient } from './sql-client';
-import { statementName } from './sql-client';
+import type { SqlClient } from './sql-client.js';
+import { statementName } from './sql-client.js';
 
 /**
  * No SQLSTATE (socket closed, query timeout), a socket error (ECONNRESET...), a connection

@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { InvalidConfigurationError } from '../errors';
-import { openDatabase } from './data-source';
-import { weftMigrations } from './migrations';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { InvalidConfigurationError } from '../errors.js';
+import { openDatabase } from './data-source.js';
+import { weftMigrations } from './migrations/index.js';
 
 describe('migrations', () => {
   let tdb: TestDatabase;

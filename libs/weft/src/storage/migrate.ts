@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { weftMigrations } from './migrations';
-import { qualify } from './schema-name';
+import { weftMigrations } from './migrations/index.js';
+import { qualify } from './schema-name.js';
 
 /**
  * Applies Weft's migrations under a session advisory lock so replicas that boot together

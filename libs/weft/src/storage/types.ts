@@ -1,4 +1,4 @@
-import type { TimerKind, WorkflowStatus } from './entities';
+import type { TimerKind, WorkflowStatus } from './entities/index.js';
 
 export interface OperationRecord {
   seq: number;

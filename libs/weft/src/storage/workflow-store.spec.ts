@@ -1,7 +1,7 @@
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database';
-import { WorkflowVersionConflictError } from '../errors';
-import { openDatabase, OpenedDatabase } from './data-source';
-import { WorkflowStore } from './workflow-store';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { WorkflowVersionConflictError } from '../errors.js';
+import { openDatabase, OpenedDatabase } from './data-source.js';
+import { WorkflowStore } from './workflow-store.js';
 
 describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
   let tdb: TestDatabase;

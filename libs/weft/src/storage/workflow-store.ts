@@ -1,13 +1,13 @@
 import type { PoolClient } from 'pg';
-import { WorkflowVersionConflictError } from '../errors';
-import type { WorkflowStatus } from './entities';
-import { SqlClient } from './sql-client';
-import { advanceSql, AdvanceShape, shapeKey } from './sql/advance.sql';
-import { operationSql } from './sql/operations.sql';
-import { timerSql } from './sql/timers.sql';
-import { workflowSql } from './sql/workflows.sql';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord, TimerRow, WorkflowRow } from './types';
-import { messageSql } from './sql/messages.sql';
+import { WorkflowVersionConflictError } from '../errors.js';
+import type { WorkflowStatus } from './entities/index.js';
+import { SqlClient } from './sql-client.js';
+import { advanceSql, AdvanceShape, shapeKey } from './sql/advance.sql.js';
+import { operationSql } from './sql/operations.sql.js';
+import { timerSql } from './sql/timers.sql.js';
+import { workflowSql } from './sql/workflows.sql.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord, TimerRow, WorkflowRow } from './types.js';
+import { messageSql } from './sql/messages.sql.js';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 

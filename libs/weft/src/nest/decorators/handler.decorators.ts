@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { HANDLER_METADATA } from '../weft.constants';
+import { HANDLER_METADATA } from '../weft.constants.js';
 
 /** Handles the signal `name` on the workflow's live instance (delivered durably, in order). */
 export const SignalHandler = (name: string): MethodDecorator => SetMetadata(HANDLER_METADATA.signal, name);

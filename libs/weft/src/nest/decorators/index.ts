@@ -1,3 +1,3 @@
-export * from './workflow.decorator';
-export * from './handler.decorators';
-export * from './step.decorator';
+export * from './workflow.decorator.js';
+export * from './handler.decorators.js';
+export * from './step.decorator.js';

@@ -1,7 +1,7 @@
-import { currentWorkflowContext } from '../../engine/als';
-import type { StepOptions } from '../../engine/types';
-import { insideStepBody } from '../step-scope';
-import { WEFT_STEP_METADATA } from '../weft.constants';
+import { currentWorkflowContext } from '../../engine/als.js';
+import type { StepOptions } from '../../engine/types.js';
+import { insideStepBody } from '../step-scope.js';
+import { WEFT_STEP_METADATA } from '../weft.constants.js';
 
 export interface StepDecoratorOptions extends StepOptions {
   /** Recorded operation name (default `${ClassName}.${methodName}`); keep it stable across deploys. */

@@ -1,4 +1,4 @@
-import { WEFT_WORKFLOW_METADATA } from '../weft.constants';
+import { WEFT_WORKFLOW_METADATA } from '../weft.constants.js';
 
 export interface WorkflowOptions {
   /** Shown in start-up logs. */

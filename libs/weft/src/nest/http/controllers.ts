@@ -1,10 +1,10 @@
 import { Controller, Type } from '@nestjs/common';
-import { InvalidConfigurationError } from '../../errors';
-import { DEFAULT_HTTP_PREFIX } from '../weft.constants';
-import type { WeftModuleExtras } from '../weft.module-definition';
-import { WeftMessagesController } from './messages.controller';
-import { WeftMetricsController } from './metrics.controller';
-import { WeftWorkflowsController } from './workflows.controller';
+import { InvalidConfigurationError } from '../../errors.js';
+import { DEFAULT_HTTP_PREFIX } from '../weft.constants.js';
+import type { WeftModuleExtras } from '../weft.module-definition.js';
+import { WeftMessagesController } from './messages.controller.js';
+import { WeftMetricsController } from './metrics.controller.js';
+import { WeftWorkflowsController } from './workflows.controller.js';
 
 /** The route prefix for `http` (null when off); validated here because routes are fixed at definition time. */
 export function httpPrefix(http: WeftModuleExtras['http']): string | null {

@@ -1,6 +1,6 @@
 import { NotFoundException } from '@nestjs/common';
-import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../errors';
-import { toHttpError } from './http-errors';
+import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../errors.js';
+import { toHttpError } from './http-errors.js';
 
 describe('toHttpError', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { Body, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
-import { WeftEngine } from '../../engine/engine';
-import { objectBody, parseUpdateBody } from './requests';
-import { WeftExceptionFilter } from './weft-exception.filter';
+import { WeftEngine } from '../../engine/engine.js';
+import { objectBody, parseUpdateBody } from './requests.js';
+import { WeftExceptionFilter } from './weft-exception.filter.js';
 
 /** Signal, update and query routes. */
 @UseFilters(WeftExceptionFilter)

@@ -1,6 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { WeftMetrics } from '../../observability/metrics';
+import { WeftMetrics } from '../../observability/metrics.js';
 
 /** `GET /metrics` in the Prometheus text format, from WeftMetrics's registry. */
 @Controller('metrics')

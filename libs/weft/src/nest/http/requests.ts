@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from '../../errors';
-import { Duration, parseDuration } from '../../engine/duration';
-import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../engine/types';
+import { InvalidArgumentError } from '../../errors.js';
+import { Duration, parseDuration } from '../../engine/duration.js';
+import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../engine/types.js';
 
 // Hand-written validation of HTTP input: typed WeftErrors, mapped to 400 by the filter.
 

@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { toHttpError } from './http-errors';
+import { toHttpError } from './http-errors.js';
 
 /** Scoped to Weft's own controllers: WeftError codes become 400/404/409/503 with `{ statusCode, code, message }`. */
 @Catch()

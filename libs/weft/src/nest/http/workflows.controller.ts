@@ -1,11 +1,11 @@
 import { Body, Get, HttpCode, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { ResultTimeoutError, WorkflowFailedError } from '../../errors';
-import { WeftEngine } from '../../engine/engine';
-import type { ListPage, WorkflowDescription } from '../../engine/types';
-import type { ClaimDescription } from '../../ownership/ownership';
-import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests';
-import { WeftExceptionFilter } from './weft-exception.filter';
+import { ResultTimeoutError, WorkflowFailedError } from '../../errors.js';
+import { WeftEngine } from '../../engine/engine.js';
+import type { ListPage, WorkflowDescription } from '../../engine/types.js';
+import type { ClaimDescription } from '../../ownership/ownership.js';
+import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
+import { WeftExceptionFilter } from './weft-exception.filter.js';
 
 export type WorkflowResultResponse =
   | { workflowId: string; done: true; status: 'completed'; output: unknown }

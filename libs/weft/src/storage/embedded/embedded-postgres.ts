@@ -25,12 +25,12 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { EmbeddedDatabaseError } from '../../errors';
-import { LockTimeoutError, withFileLock } from './file-lock';
-import { ensurePostgresUser, initialiseCluster, type PosixUser } from './initdb';
-import { classifyPostmaster, readPostmasterPid } from './processes';
-import { errMessage, joinRunning, launch, setPresenceKeepsProcessAlive, type Context, type Presence } from './server';
-import { stopServer } from './stop';
+import { EmbeddedDatabaseError } from '../../errors.js';
+import { LockTimeoutError, withFileLock } from './file-lock.js';
+import { ensurePostgresUser, initialiseCluster, type PosixUser } from './initdb.js';
+import { classifyPostmaster, readPostmasterPid } from './processes.js';
+import { errMessage, joinRunning, launch, setPresenceKeepsProcessAlive, type Context, type Presence } from './server.js';
+import { stopServer } from './stop.js';
 
 const START_ATTEMPTS = 5;
 

@@ -3,7 +3,7 @@
 // the life of a process, so a crashed holder is the only way a lock goes stale.
 import { randomBytes } from 'node:crypto';
 import { promises as fsp } from 'node:fs';
-import { isProcessAlive, processStartTime, sleep } from './processes';
+import { isProcessAlive, processStartTime, sleep } from './processes.js';
 
 interface LockOwner {
   pid: number;

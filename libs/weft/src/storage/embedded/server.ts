@@ -4,9 +4,9 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Client } from 'pg';
-import { EmbeddedDatabaseError } from '../../errors';
-import { loadBinaries, type PosixUser } from './initdb';
-import { freeLoopbackPort, isProcessAlive, readPostmasterPid, sleep, tailOfFile, waitUntil } from './processes';
+import { EmbeddedDatabaseError } from '../../errors.js';
+import { loadBinaries, type PosixUser } from './initdb.js';
+import { freeLoopbackPort, isProcessAlive, readPostmasterPid, sleep, tailOfFile, waitUntil } from './processes.js';
 
 /** application_name of the connection each handle holds from start until stop() (see stop.ts). */
 export const PRESENCE_APPLICATION_NAME = 'weft-embedded';
@@ -125,7 +125,7 @@ interface Spawned {
 
 /** Spawns a detached postmaster on a free loopback port, its output appended to the log. */
 async function spawnServer(ctx: Context): Promise<Spawned> {
-  const binaries = loadBinaries();
+  const binaries = await loadBinaries();
   const logSize = () => (fs.existsSync(ctx.logPath) ? fs.statSync(ctx.logPath).size : 0);
   if (logSize() > MAX_LOG_BYTES) await fsp.rename(ctx.logPath, `${ctx.logPath}.1`).catch(() => undefined);
   const server: Spawned = { port: await freeLoopbackPort(), logOffset: logSize(), exited: null, error: null };

@@ -1,8 +1,8 @@
 // Stop policy — last one out turns off the lights (contract described in embedded-postgres.ts).
 import { Client } from 'pg';
-import { withFileLock } from './file-lock';
-import { classifyPostmaster, isProcessAlive, readPostmasterPid, sleep, waitUntil } from './processes';
-import { errMessage, setPresenceKeepsProcessAlive, type Context, type Presence } from './server';
+import { withFileLock } from './file-lock.js';
+import { classifyPostmaster, isProcessAlive, readPostmasterPid, sleep, waitUntil } from './processes.js';
+import { errMessage, setPresenceKeepsProcessAlive, type Context, type Presence } from './server.js';
 
 const STOP_APPLICATION_NAME = 'weft-embedded-stop';
 const STOP_WAIT_MS = 15_000;

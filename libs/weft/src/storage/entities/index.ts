@@ -1,14 +1,14 @@
-import { MessageEntity } from './message.entity';
-import { OperationEntity } from './operation.entity';
-import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities';
-import { TimerEntity } from './timer.entity';
-import { WorkflowEntity } from './workflow.entity';
+import { MessageEntity } from './message.entity.js';
+import { OperationEntity } from './operation.entity.js';
+import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities.js';
+import { TimerEntity } from './timer.entity.js';
+import { WorkflowEntity } from './workflow.entity.js';
 
-export * from './message.entity';
-export * from './operation.entity';
-export * from './ownership.entities';
-export * from './timer.entity';
-export * from './workflow.entity';
+export * from './message.entity.js';
+export * from './operation.entity.js';
+export * from './ownership.entities.js';
+export * from './timer.entity.js';
+export * from './workflow.entity.js';
 
 export const WEFT_ENTITIES = [
   WorkflowEntity,

@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 /** Every table of DESIGN §3 with the indexes the hot paths use. */
 export function initialSchemaMigration(schema: string): MigrationInterface {

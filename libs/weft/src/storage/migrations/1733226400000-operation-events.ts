@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 /**
  * `event`: the order in which operations RESOLVED in the live run (seq is the order they were

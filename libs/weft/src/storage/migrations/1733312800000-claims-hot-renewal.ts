@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 /**
  * Renewal rewrites expires_at of every held claim each pass. With no index on expires_at and

@@ -1,7 +1,7 @@
 import { MigrationInterface } from 'typeorm';
-import { initialSchemaMigration } from './1733140000000-initial-schema';
-import { operationEventsMigration } from './1733226400000-operation-events';
-import { claimsHotRenewalMigration } from './1733312800000-claims-hot-renewal';
+import { initialSchemaMigration } from './1733140000000-initial-schema.js';
+import { operationEventsMigration } from './1733226400000-operation-events.js';
+import { claimsHotRenewalMigration } from './1733312800000-claims-hot-renewal.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {

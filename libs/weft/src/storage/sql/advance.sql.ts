@@ -1,5 +1,5 @@
-import { qualify } from '../schema-name';
-import { notifyChannel } from './messages.sql';
+import { qualify } from '../schema-name.js';
+import { notifyChannel } from './messages.sql.js';
 
 /** Which optional parts a batch of advances needs; each shape gets its own (prepared) statement. */
 export interface AdvanceShape {

@@ -1,4 +1,4 @@
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 /**
  * SQL for weft_workflow_claims and weft_global_lease. Every transition is a compare-and-swap;

@@ -1,4 +1,4 @@
-import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name';
+import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
 export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;

@@ -1,4 +1,4 @@
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 export function operationSql(schema: string) {
   const ops = qualify(schema, 'weft_operations');

