@@ -4,7 +4,6 @@ import { ConfigModule, ConfigService } from '@nestjs/config';
 import { Test } from '@nestjs/testing';
 import {
   currentStep,
-  OpenedDatabase,
   QueryHandler,
   SignalHandler,
   Step,
@@ -16,6 +15,7 @@ import {
   Workflow,
   WorkflowContext,
 } from '@weft/nest';
+import type { OpenedDatabase } from '../libs/weft/src/storage/data-source.js';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';

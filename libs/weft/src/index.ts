@@ -1,38 +1,79 @@
-export * from './errors.js';
-export * from './options.js';
-export type { WeftDatabaseOption, WeftUrlDatabase, OpenedDatabase } from './storage/data-source.js';
-export { openDatabase } from './storage/data-source.js';
+// The public surface of @weft/nest: nothing else is imported by users. Internals (the database
+// opener, tuning constants, internal-only errors, the storage and runtime classes) stay out;
+// test/package.e2e-spec.ts checks that public declarations only mention exported types.
+
+// Errors users can see, each with a stable `code`.
+export {
+  WeftError,
+  InvalidConfigurationError,
+  DatabaseUnavailableError,
+  EmbeddedDatabaseError,
+  EmbeddedPostgresNotInstalledError,
+  WorkflowNotFoundError,
+  WorkflowTypeNotRegisteredError,
+  WorkflowAlreadyStartedError,
+  WorkflowNotRunningError,
+  InvalidWorkflowIdError,
+  InvalidDurationError,
+  InvalidArgumentError,
+  PayloadNotSerializableError,
+  PayloadTooLargeError,
+  NonDeterminismError,
+  OutsideWorkflowError,
+  ResultTimeoutError,
+  WorkflowFailedError,
+  StepTimeoutError,
+  StepFailedError,
+  EngineDisposedError,
+  WorkflowClaimUnavailableError,
+  OwnershipModeMismatchError,
+  EngineLeaseNotHeldError,
+  OwnershipUnsupportedError,
+  UpdateTimeoutError,
+  ChildWorkflowFailedError,
+  UnknownHandlerError,
+  UpdateFailedError,
+  QueryFailedError,
+  EngineNotReadyError,
+} from './errors.js';
+export * from './nest/nest-errors.js';
+
+// The Nest module, its options and decorators.
 export { WeftModule } from './nest/weft.module.js';
-export { WEFT_MODULE_OPTIONS, WEFT_ASYNC_OPTIONS_TYPE, WEFT_OPTIONS_TYPE } from './nest/weft.module-definition.js';
+export { WeftConfigurableModule, WEFT_MODULE_OPTIONS } from './nest/weft.module-definition.js';
 export type { WeftModuleOptions, WeftModuleExtras, WeftHttpOptions, WeftMetricsModuleOptions } from './nest/weft.module-definition.js';
+export type { WeftOptions } from './options.js';
+export type { WeftDatabaseOption, WeftUrlDatabase } from './storage/data-source.js';
+export * from './nest/decorators/index.js';
+export { currentStep } from './nest/step-scope.js';
+export { WEFT_DATABASE } from './nest/weft.constants.js';
 export { WeftHealthIndicator } from './nest/weft-health.indicator.js';
 export { WeftLifecycle } from './nest/weft-lifecycle.service.js';
 export type { WeftBootstrapState } from './nest/weft-lifecycle.service.js';
-export { WEFT_DATABASE } from './nest/weft.constants.js';
-export * from './nest/decorators/index.js';
-export * from './nest/nest-errors.js';
-export { currentStep } from './nest/step-scope.js';
 export { WeftExceptionFilter } from './nest/http/weft-exception.filter.js';
-export { WeftMetrics, CLAIM_ATTEMPT_OUTCOMES } from './observability/metrics.js';
-export type { WeftMetricsSink, WeftMetricsOptions, ClaimAttemptOutcome } from './observability/metrics.js';
+
+// The engine, for Nest apps (injected) and plain Node programs (WeftEngine.create).
 export { WeftEngine } from './engine/engine.js';
 export type { EngineHealthSnapshot } from './engine/engine.js';
 export type { WeftEngineOptions } from './engine/options.js';
 export { WorkflowContext } from './engine/context.js';
+export type { ChildHandle } from './engine/context.js';
 export { WorkflowHandle } from './engine/handle.js';
 export { currentWorkflowContext } from './engine/als.js';
+export type { WorkflowClass } from './engine/registry.js';
 export type { Duration } from './engine/duration.js';
 export type * from './engine/types.js';
-export type { ChildHandle } from './engine/context.js';
+export type { OperationRecord } from './storage/types.js';
+
+// Ownership: the injectable claim registry and renewal scheduler, and their read-only views.
 export { WorkflowClaimRegistry } from './ownership/claim-registry.js';
 export type { AcquireResult, ClaimOutcome, ClaimView } from './ownership/claim-registry.js';
 export { ClaimRenewalScheduler } from './ownership/renewal-scheduler.js';
 export type { PassReport } from './ownership/renewal-scheduler.js';
 export type { ClaimDescription } from './ownership/ownership.js';
-export type { OwnershipMode, OwnershipOptions } from './ownership/config.js';
-export {
-  WORKFLOW_CLAIM_TTL_SAFETY_MULTIPLIER,
-  TAKEOVER_GRACE_MULTIPLIER,
-  WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS,
-} from './ownership/config.js';
+export type { OwnershipConfig, OwnershipMode, OwnershipOptions } from './ownership/config.js';
+
+// Observability.
+export { WeftMetrics, CLAIM_ATTEMPT_OUTCOMES } from './observability/metrics.js';
+export type { WeftMetricsSink, WeftMetricsOptions, ClaimAttemptOutcome } from './observability/metrics.js';
 export { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning, WeftEngineLeaseLostWarning } from './observability/warnings.js';

@@ -18,6 +18,7 @@ export interface ChildHandle<O = unknown> {
 export class WorkflowContext {
   readonly logger: WeftLogger;
 
+  /** @internal The engine builds one per run. */
   constructor(private readonly exec: Execution) {
     const prefix = `[${exec.definition.name}:${exec.workflowId}]`;
     const host = exec.host.logger;

@@ -38,10 +38,16 @@ const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-termin
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {
   readonly engineId: string;
+  /** @internal */
   readonly store: WorkflowStore;
+  /** @internal */
   readonly registry = new WorkflowRegistry();
+  /** @internal */
   readonly options: ResolvedEngineOptions;
+  /** @internal */
   readonly ownership: Ownership;
+  /** @internal */
+  readonly database: OpenedDatabase;
   /** Group commit of starts: concurrent start() calls share one insert statement. */
   private readonly starts: Batcher<InsertWorkflow, InsertResult>;
   private readonly messaging: Messaging;
@@ -54,11 +60,13 @@ export class WeftEngine {
   private ownershipReady: Promise<void> | undefined;
   private lastPassAt: Date | null = null;
 
+  /** @internal Use WeftEngine.create(options), or WeftModule in a Nest app. */
   constructor(
-    readonly database: OpenedDatabase,
+    database: OpenedDatabase,
     options: WeftEngineOptions = {},
     private readonly ownsDatabase = false,
   ) {
+    this.database = database;
     this.engineId = options.engineId ?? randomUUID();
     this.options = resolveEngineOptions(options, this.engineId);
     const ownership = resolveOwnership(options);

@@ -57,6 +57,7 @@ export class WorkflowClaimRegistry {
   private readonly q: ClaimSql;
   renewalFailures = 0;
 
+  /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
     private readonly sql: SqlClient,
     schema: string,

@@ -18,6 +18,7 @@ export interface OwnershipOptions {
   maxConcurrentWorkflows?: number;
 }
 
+/** The ownership options resolved to milliseconds (WorkflowClaimRegistry.config). */
 export interface OwnershipConfig {
   mode: OwnershipMode;
   ttlMs: number;

@@ -74,6 +74,7 @@ export class ClaimRenewalScheduler {
   lastPassAt: Date | null = null;
   lastReport: PassReport | null = null;
 
+  /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
     private readonly tasks: SchedulerTasks,
     readonly intervalMs: number,

@@ -1,0 +1,82 @@
+// The package's public surface: what users import from '@weft/nest' and what its published
+// declarations mention. The declarations are built here with the package's own tsconfig into a
+// temp directory (not libs/weft/dist, which `npm run pack:lib` owns).
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as weft from '@weft/nest';
+import { makeTempDir, REPO_ROOT } from './support/node-ts.js';
+import { unexportedReferences } from './support/public-types.js';
+
+describe('the public surface of @weft/nest', () => {
+  let outDir: string;
+
+  beforeAll(() => {
+    outDir = makeTempDir('weft-dts-');
+    const tsc = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    execFileSync(process.execPath, [tsc, '-p', 'libs/weft/tsconfig.build.json', '--outDir', outDir, '--emitDeclarationOnly'], {
+      cwd: REPO_ROOT,
+      stdio: 'pipe',
+    });
+  }, 120_000);
+  afterAll(() => fs.rmSync(outDir, { recursive: true, force: true }));
+
+  it('exports what users use: the module, decorators, engine, handles, context, errors, health, metrics', () => {
+    for (const name of [
+      'WeftModule',
+      'Workflow',
+      'Step',
+      'SignalHandler',
+      'UpdateHandler',
+      'QueryHandler',
+      'WeftEngine',
+      'WorkflowHandle',
+      'WorkflowContext',
+      'WeftHealthIndicator',
+      'WeftMetrics',
+      'WorkflowClaimRegistry',
+      'ClaimRenewalScheduler',
+      'WeftError',
+      'EmbeddedPostgresNotInstalledError',
+      'WorkflowFailedError',
+    ]) {
+      expect(weft).toHaveProperty(name);
+    }
+  });
+
+  it('keeps internals out: the database opener, tuning constants, internal-only errors', () => {
+    for (const name of [
+      'openDatabase',
+      'WORKFLOW_CLAIM_TTL_SAFETY_MULTIPLIER',
+      'TAKEOVER_GRACE_MULTIPLIER',
+      'WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS',
+      'WorkflowVersionConflictError',
+      'EngineDeposedError',
+      'WEFT_OPTIONS_TYPE',
+      'WEFT_ASYNC_OPTIONS_TYPE',
+    ]) {
+      expect(weft).not.toHaveProperty(name);
+    }
+  });
+
+  it('every exported error has a stable, unique WEFT_ code', () => {
+    const exported = Object.entries(weft)
+      .filter(([, v]) => typeof v === 'function' && v.prototype instanceof weft.WeftError)
+      .map(([name]) => name);
+    expect(exported.length).toBeGreaterThan(25);
+    const source = ['libs/weft/src/errors.ts', 'libs/weft/src/nest/nest-errors.ts']
+      .map((f) => fs.readFileSync(path.join(REPO_ROOT, f), 'utf8'))
+      .join('\n');
+    const codes = new Map<string, string>();
+    for (const m of source.matchAll(/export class (\w+) extends WeftError \{\s*readonly code = '([^']+)'/g)) codes.set(m[1], m[2]);
+    for (const name of exported) expect(codes.get(name), name).toMatch(/^WEFT_[A-Z_]+$/);
+    expect(new Set(codes.values()).size).toBe(codes.size);
+  });
+
+  it('public declarations mention only exported types, and leave out what is marked @internal', () => {
+    expect(unexportedReferences(path.join(outDir, 'index.d.ts'))).toEqual([]);
+    const engine = fs.readFileSync(path.join(outDir, 'engine', 'engine.d.ts'), 'utf8');
+    expect(engine).toMatch(/static create\(/);
+    expect(engine).not.toMatch(/readonly store:|readonly ownership:|readonly database:/);
+  });
+});
