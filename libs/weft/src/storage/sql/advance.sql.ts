@@ -46,12 +46,25 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         release boolean, rotate boolean))`,
   ];
   const conditions: string[] = [];
+  const guards: string[] = [];
+  // Claim rows are locked before workflow rows, in id order, by every advance: a statement that
+  // rotates or releases a claim takes its row FOR NO KEY UPDATE up front (not in rel/rot after
+  // the workflow row), else it deadlocks with a fenced advance holding the claim FOR SHARE.
+  const claimWrite = shape.release || shape.rotate;
   if (shape.fence) {
     parts.push(`fence AS (
       SELECT cl.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
       WHERE cl.workflow_id = ANY(${IDS}) AND c.fence_engine IS NOT NULL AND cl.engine_id = c.fence_engine AND cl.epoch = c.fence_epoch
-      ORDER BY cl.workflow_id FOR SHARE OF cl)`);
+      ORDER BY cl.workflow_id FOR ${claimWrite ? 'NO KEY UPDATE' : 'SHARE'} OF cl)`);
     conditions.push('(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))');
+  }
+  if (claimWrite) {
+    parts.push(`claim_lock AS (
+      SELECT cl.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
+      WHERE cl.workflow_id = ANY(${IDS}) AND (c.release OR c.rotate)
+      ORDER BY cl.workflow_id FOR NO KEY UPDATE OF cl)`);
+    // Always true; it makes the locks a step of the UPDATE that runs before its first row.
+    guards.push('(SELECT count(*) FROM claim_lock) >= 0');
   }
   if (shape.lease) {
     // Under ownership 'lease' every write needs the global lease at the writer's epoch.
@@ -62,7 +75,6 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
       '(c.lease_engine IS NULL OR EXISTS (SELECT 1 FROM lease_ok lo WHERE lo.holder = c.lease_engine AND lo.epoch = c.lease_epoch))',
     );
   }
-  const guards: string[] = [];
   if (shape.consume) {
     // Messages are consumed exactly once: lock them, and refuse the whole advance if any is
     // no longer pending (consumed elsewhere, or an update whose caller gave up).
