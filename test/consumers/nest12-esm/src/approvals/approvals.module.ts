@@ -1,0 +1,10 @@
+import { Module } from '@nestjs/common';
+import { ApprovalWorkflow } from './approval.workflow.js';
+import { ApprovalsController } from './approvals.controller.js';
+import { GreetingService } from './greeting.service.js';
+
+@Module({
+  controllers: [ApprovalsController],
+  providers: [GreetingService, ApprovalWorkflow],
+})
+export class ApprovalsModule {}
