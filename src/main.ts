@@ -21,7 +21,7 @@ async function bootstrap(): Promise<void> {
 
 bootstrap().catch((err: unknown) => {
   // One line a human can act on; no stack trace loop for configuration problems.
-  // WeftModule's start-up errors already start with their code (DESIGN §5).
+  // WeftModule's start-up errors already start with their code.
   const typed = err instanceof WeftError && (err.message.startsWith(`${err.code}: `) ? err.message : `${err.code}: ${err.message}`);
   const line = typed || `Start-up failed: ${(err as Error)?.stack ?? String(err)}`;
   process.stderr.write(`${line}\n`);

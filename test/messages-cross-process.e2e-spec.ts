@@ -4,7 +4,7 @@ import { waitFor } from './support/engine.js';
 import { fixture, Child, spawnChild } from './support/processes.js';
 
 /**
- * DESIGN §2 "Messages" across engine PROCESSES under ownership 'workflow-lease' (short claim
+ * Messages (docs/messages.md) across engine PROCESSES under ownership 'workflow-lease' (short claim
  * TTL): signals, updates, queries and child completions sent through one engine reach the
  * workflow where another engine owns it. Engines are test/fixtures/engine-child.ts processes
  * driven through their stdin command channel; workflows are in test/fixtures/message-workflows.ts,

@@ -27,7 +27,7 @@ class EchoWorkflow {
   }
 }
 
-/** DESIGN §5: a fatal start-up error rejects start-up with the typed error; only recovery runs in the background. */
+/** docs/api.md (start-up errors): a fatal start-up error rejects start-up with the typed error; only recovery runs in the background. */
 describe('WeftModule fail-fast start-up', () => {
   let tdb: TestDatabase;
 

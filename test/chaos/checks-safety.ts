@@ -182,7 +182,7 @@ function checkFencedWrite(
 ): void {
   if (a.claim_epoch === null) return v.add('unfenced_write', a);
   // An external transition (cancel, suspend, timeout; a resume through an engine without the
-  // type) may be committed by any engine and rotates the epoch in the same statement (DESIGN §4):
+  // type) may be committed by any engine and rotates the epoch in the same statement (docs/ownership.md):
   // the claim it leaves has no holder. A status change under a holder is checked as usual.
   if (a.old_status !== a.new_status && a.claim_engine === null && d.ownership !== 'lease') return;
   const key = `${ownershipKey(a.workflow_id)}#${a.claim_epoch}`;

@@ -76,7 +76,7 @@ function claimLoss(
  * paused, and did not really lose the claim in between. Sub-kinds: `:after_graceful_stop` (it
  * finished within the shutdown grace period of an engine stopped by SIGTERM: a graceful shutdown
  * must commit finished results) and `:across_postgres_restart` (a restart shorter than the TTL:
- * DESIGN §6 says the engine commits that same result again). Excused re-runs are counted under
+ * the guarantees (docs/concepts.md) say the engine commits that same result again). Excused re-runs are counted under
  * `steps.notes.finished_rerun_excused:*`; a re-run after a claim was taken from a live engine is
  * the anomaly `finished_step_rerun_after_claim_taken_from_live_engine`.
  */

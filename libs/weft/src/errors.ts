@@ -22,13 +22,28 @@ export class DatabaseUnavailableError extends WeftError {
   constructor(
     readonly host: string,
     readonly port: number,
-    cause: string,
+    detail: string,
+    options?: { cause?: unknown },
   ) {
     super(
-      `Cannot reach PostgreSQL at ${host}:${port} (${cause}). Check DATABASE_URL / the "database" option and that the server is running.`,
+      `Cannot reach PostgreSQL at ${host}:${port} (${detail}). Check DATABASE_URL / the "database" option and that the server is running.`,
+      options,
     );
   }
 }
+
+/**
+ * An error as recorded in the history ({ name, message, stack }), rebuilt as the `cause` of the
+ * typed error that reports it: the same on the live run and on every replay.
+ */
+export function recordedError(recorded: { name?: unknown; message?: unknown; stack?: unknown } | null | undefined): Error {
+  const err = new Error(typeof recorded?.message === 'string' ? recorded.message : '');
+  err.name = typeof recorded?.name === 'string' ? recorded.name : 'Error';
+  err.stack = typeof recorded?.stack === 'string' ? recorded.stack : `${err.name}: ${err.message}`;
+  return err;
+}
+
+const describeCause = (cause: Error): string => `${cause.name}: ${cause.message}`;
 
 export class EmbeddedDatabaseError extends WeftError {
   readonly code = 'WEFT_EMBEDDED_DATABASE';
@@ -139,9 +154,11 @@ export class PayloadNotSerializableError extends WeftError {
     readonly what: string,
     readonly path: string,
     reason: string,
+    options?: { cause?: unknown },
   ) {
     super(
       `${what} is not JSON-serializable at ${path}: ${reason}. Pass plain JSON values (no BigInt, functions, symbols, cycles; at most 100 levels of nesting).`,
+      options,
     );
   }
 }
@@ -212,16 +229,16 @@ export class StepTimeoutError extends WeftError {
   }
 }
 
-/** Raised by ctx.step when every attempt failed; carries the last error's name and message. */
+/** Raised by ctx.step when every attempt failed; `cause` is the last attempt's error, as recorded. */
 export class StepFailedError extends WeftError {
   readonly code = 'WEFT_STEP_FAILED';
+  declare readonly cause: Error;
   constructor(
     readonly stepName: string,
     readonly attempts: number,
-    readonly causeName: string,
-    readonly causeMessage: string,
+    cause: Error,
   ) {
-    super(`Step "${stepName}" failed after ${attempts} attempt(s): ${causeName}: ${causeMessage}`);
+    super(`Step "${stepName}" failed after ${attempts} attempt(s): ${describeCause(cause)}`, { cause });
   }
 }
 
@@ -298,15 +315,16 @@ export class UpdateTimeoutError extends WeftError {
   }
 }
 
+/** `cause`: the child's recorded failure, or undefined when it ended without one (cancelled, say). */
 export class ChildWorkflowFailedError extends WeftError {
   readonly code = 'WEFT_CHILD_WORKFLOW_FAILED';
+  declare readonly cause: Error | undefined;
   constructor(
     readonly childWorkflowId: string,
     readonly status: string,
-    readonly causeName: string,
-    readonly causeMessage: string,
+    cause?: Error,
   ) {
-    super(`Child workflow "${childWorkflowId}" ended ${status}${causeMessage ? `: ${causeName}: ${causeMessage}` : ''}.`);
+    super(`Child workflow "${childWorkflowId}" ended ${status}${cause?.message ? `: ${describeCause(cause)}` : ''}.`, { cause });
   }
 }
 
@@ -321,15 +339,16 @@ export class UnknownHandlerError extends WeftError {
   }
 }
 
+/** `cause`: what the update handler threw, as recorded. */
 export class UpdateFailedError extends WeftError {
   readonly code = 'WEFT_UPDATE_FAILED';
+  declare readonly cause: Error;
   constructor(
     readonly workflowId: string,
     readonly updateName: string,
-    readonly causeName: string,
-    readonly causeMessage: string,
+    cause: Error,
   ) {
-    super(`Update "${updateName}" on workflow "${workflowId}" failed: ${causeName}: ${causeMessage}. The workflow goes on.`);
+    super(`Update "${updateName}" on workflow "${workflowId}" failed: ${describeCause(cause)}. The workflow goes on.`, { cause });
   }
 }
 
@@ -339,8 +358,9 @@ export class QueryFailedError extends WeftError {
     readonly workflowId: string,
     readonly queryName: string,
     detail: string,
+    options?: { cause?: unknown },
   ) {
-    super(`Query "${queryName}" on workflow "${workflowId}" could not be answered: ${detail}`);
+    super(`Query "${queryName}" on workflow "${workflowId}" could not be answered: ${detail}`, options);
   }
 }
 
@@ -349,7 +369,8 @@ export class EngineNotReadyError extends WeftError {
   constructor(
     readonly engineId: string,
     detail: string,
+    options?: { cause?: unknown },
   ) {
-    super(`Engine ${engineId} cannot run workflows yet: ${detail}`);
+    super(`Engine ${engineId} cannot run workflows yet: ${detail}`, options);
   }
 }

@@ -1,6 +1,6 @@
 import type { WeftDatabaseOption } from './storage/data-source.js';
 
-/** Options shared by the plain engine and WeftModule (DESIGN §5). */
+/** Options shared by the plain engine and WeftModule (docs/api.md). */
 export interface WeftOptions {
   /** `{ url }`, an existing TypeORM DataSource, or absent for the embedded PostgreSQL. */
   database?: WeftDatabaseOption;

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ChildWorkflowFailedError, InvalidArgumentError, NonDeterminismError, OutsideWorkflowError, StepFailedError } from '../errors.js';
+import {
+  ChildWorkflowFailedError,
+  InvalidArgumentError,
+  NonDeterminismError,
+  OutsideWorkflowError,
+  recordedError,
+  StepFailedError,
+} from '../errors.js';
 import type { OperationRecord } from '../storage/types.js';
 import { Duration, parseDuration } from './duration.js';
 import { Execution, NEVER, Wait } from './execution.js';
@@ -203,7 +210,7 @@ export class WorkflowContext {
     const outcome = (replay ?? (live ? this.waitLive(seq, { kind: 'childResult', name: childId }) : NEVER)) as Promise<ChildOutcome>;
     const r = await outcome;
     if (r.status === 'completed') return r.output as O;
-    throw new ChildWorkflowFailedError(childId, r.status, r.error?.name ?? 'Error', r.error?.message ?? '');
+    throw new ChildWorkflowFailedError(childId, r.status, r.error ? recordedError(r.error) : undefined);
   }
 
   /** Registers a live wait, with its timer when it has a timeout; a due timer resolves it at once. */
@@ -263,8 +270,7 @@ export class NonDeterminismStop extends Error {
 
 function fromRecord(rec: OperationRecord): unknown {
   if (rec.status === 'failed') {
-    const e = (rec.error ?? {}) as { name?: string; message?: string };
-    throw new StepFailedError(rec.name, rec.attempts ?? 1, e.name ?? 'Error', e.message ?? '');
+    throw new StepFailedError(rec.name, rec.attempts ?? 1, recordedError(rec.error as Record<string, unknown> | undefined));
   }
   return rec.result;
 }

@@ -1,5 +1,5 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import { WorkflowFailedError } from '../errors.js';
+import { StepFailedError, WorkflowFailedError } from '../errors.js';
 import type { WorkflowContext } from './context.js';
 import type { WeftEngine } from './engine.js';
 
@@ -33,6 +33,31 @@ class Flaky {
   }
 }
 
+class CatchesStepFailure {
+  async run(ctx: WorkflowContext) {
+    try {
+      await ctx.step(
+        'charge',
+        () => {
+          const err = new Error('card declined');
+          err.name = 'CardDeclinedError';
+          throw err;
+        },
+        { retry: { maxAttempts: 2, initialInterval: 1 } },
+      );
+      return null;
+    } catch (err) {
+      const failed = err as StepFailedError;
+      return {
+        code: failed.code,
+        attempts: failed.attempts,
+        cause: { name: failed.cause.name, message: failed.cause.message },
+        stack: failed.cause.stack,
+      };
+    }
+  }
+}
+
 class Sleeper {
   async run(ctx: WorkflowContext, input: { ms: number }) {
     const t0 = ctx.now().getTime();
@@ -56,7 +81,12 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
 
   beforeAll(async () => {
     engine = await env.pool.create({}, (e) =>
-      e.register('three', ThreeSteps).register('flaky', Flaky).register('sleeper', Sleeper).register('parallel', Parallel),
+      e
+        .register('three', ThreeSteps)
+        .register('flaky', Flaky)
+        .register('sleeper', Sleeper)
+        .register('parallel', Parallel)
+        .register('catches', CatchesStepFailure),
     );
     await engine.bootstrap();
   });
@@ -87,6 +117,13 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
     expect((err as WorkflowFailedError).failure?.message).toContain('Fatal: boom 1');
     expect(calls.fatal).toBe(1);
     expect(await h.status()).toBe('failed');
+  });
+
+  it("a failed step's error is the ES cause of StepFailedError: name, message and the recorded stack", async () => {
+    const h = await engine.start('catches', {});
+    const out = (await h.result({ timeout: '10s' })) as { code: string; attempts: number; cause: object; stack: string };
+    expect(out).toMatchObject({ code: 'WEFT_STEP_FAILED', attempts: 2, cause: { name: 'CardDeclinedError', message: 'card declined' } });
+    expect(out.stack).toMatch(/^CardDeclinedError: card declined\n\s+at /);
   });
 
   it('sleeps durably and records now/random/uuid', async () => {

@@ -439,7 +439,7 @@ export class WeftEngine {
       throw new EngineNotReadyError(this.engineId, 'call engine.bootstrap() first (WeftModule does it at application bootstrap)');
     await this.ownershipReady.catch((err: Error) => {
       if (err instanceof EngineLeaseNotHeldError) throw err;
-      throw new EngineNotReadyError(this.engineId, `its ownership bootstrap failed: ${err.message}`);
+      throw new EngineNotReadyError(this.engineId, `its ownership bootstrap failed: ${err.message}`, { cause: err });
     });
     if (this.ownership.lease && !this.ownership.holds('')) throw new EngineLeaseNotHeldError(this.engineId, null);
   }

@@ -136,7 +136,7 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     await expect(h.update('set-limit', 5, { timeout: '5s' })).resolves.toEqual({ accepted: 5 });
     await expect(h.update('set-limit', -1, { timeout: '5s' })).rejects.toMatchObject({
       code: 'WEFT_UPDATE_FAILED',
-      causeMessage: 'limit must be >= 0',
+      cause: expect.objectContaining({ message: 'limit must be >= 0' }),
     });
     expect(await h.query('status')).toEqual({ approved: false, notes: ['limit 5'] });
     await expect(h.update('nope', 1)).rejects.toMatchObject({ code: 'WEFT_UNKNOWN_HANDLER' });

@@ -1,6 +1,7 @@
 import type { PoolClient } from 'pg';
 import {
   QueryFailedError,
+  recordedError,
   UnknownHandlerError,
   UpdateFailedError,
   UpdateTimeoutError,
@@ -25,7 +26,7 @@ function validName(kind: string, name: unknown): string {
 }
 
 /**
- * Signals, updates and queries (DESIGN §2 "Messages"), the LISTEN connection that wakes owners
+ * Signals, updates and queries (docs/messages.md), the LISTEN connection that wakes owners
  * at once, and the owner-side poll that is its backstop.
  */
 export class Messaging {
@@ -106,7 +107,7 @@ export class Messaging {
 
   private updateResult<R>(workflowId: string, name: string, result: unknown): R {
     const out = (result ?? {}) as UpdateOutcome;
-    if (out.error) throw new UpdateFailedError(workflowId, name, out.error.name, out.error.message);
+    if (out.error) throw new UpdateFailedError(workflowId, name, recordedError(out.error));
     return out.value as R;
   }
 
@@ -126,7 +127,7 @@ export class Messaging {
     const source = loaded ?? (await this.store.load(workflowId));
     if (!source) throw new WorkflowNotFoundError(workflowId);
     const instance = await this.runtime.replayForQuery(source, 10_000).catch((err: Error) => {
-      throw new QueryFailedError(workflowId, name, err.message);
+      throw new QueryFailedError(workflowId, name, err.message, { cause: err });
     });
     return this.answer<R>(instance, method, args, name);
   }

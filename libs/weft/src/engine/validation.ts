@@ -87,7 +87,7 @@ export function toStoredJson(value: unknown, what: string, maxBytes: number): un
     text = JSON.stringify(value);
   } catch (err) {
     // A toJSON() the check above does not look into threw (or returned something unserializable).
-    throw new PayloadNotSerializableError(what, '$', (err as Error).message);
+    throw new PayloadNotSerializableError(what, '$', (err as Error).message, { cause: err });
   }
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > maxBytes) throw new PayloadTooLargeError(what, bytes, maxBytes);

@@ -60,8 +60,12 @@ export class WorkflowDependencyError extends WeftError {
   constructor(
     readonly className: string,
     readonly dependency: string,
-    cause: string,
+    detail: string,
+    options?: { cause?: unknown },
   ) {
-    super(`${className}: cannot resolve dependency ${dependency} (${cause}). Provide it in, or export it to, the workflow's module.`);
+    super(
+      `${className}: cannot resolve dependency ${dependency} (${detail}). Provide it in, or export it to, the workflow's module.`,
+      options,
+    );
   }
 }

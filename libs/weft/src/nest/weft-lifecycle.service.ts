@@ -5,7 +5,7 @@ import { WeftError } from '../errors.js';
 export type WeftBootstrapState = 'idle' | 'running' | 'ready' | 'failed';
 
 /**
- * DESIGN §5: a fatal start-up error's message starts with its code, so the one line a process
+ * docs/api.md (start-up errors): a fatal start-up error's message starts with its code, so the one line a process
  * prints (or Nest logs) as it exits names it. Prefixed in place: class and fields stay.
  */
 export function withCodeFirst(err: unknown): unknown {

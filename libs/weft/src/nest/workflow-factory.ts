@@ -70,7 +70,7 @@ async function resolveDependency(className: string, dep: Dependency, host: Modul
     }
   }
   if (dep.optional) return undefined;
-  throw new WorkflowDependencyError(className, dep.label, (lastError as Error)?.message ?? 'not found');
+  throw new WorkflowDependencyError(className, dep.label, (lastError as Error)?.message ?? 'not found', { cause: lastError });
 }
 
 /**

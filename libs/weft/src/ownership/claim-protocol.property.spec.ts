@@ -9,7 +9,7 @@ import { WorkflowStore } from '../storage/workflow-store.js';
 import { AcquireResult, WorkflowClaimRegistry } from './claim-registry.js';
 import type { OwnershipConfig } from './config.js';
 
-// Property test of the claim protocol (DESIGN §4) on the real tables: three registries act on the
+// Property test of the claim protocol (docs/ownership.md) on the real tables: three registries act on the
 // same rows in random orders; invariants are read back after every action (tiny TTL: real expiry too).
 const SCHEMA = 'claims_prop';
 const WORKFLOWS = ['w0', 'w1', 'w2', 'w3'];

@@ -42,7 +42,7 @@ export async function readClaim(sql: SqlClient, q: ClaimSql, workflowId: string,
 }
 
 /**
- * This engine's per-workflow claims: the database side of DESIGN §4. Methods return
+ * This engine's per-workflow claims: the database side of the claim protocol (docs/ownership.md). Methods return
  * discriminated results and never throw on a lost compare-and-swap.
  */
 export class WorkflowClaimRegistry {

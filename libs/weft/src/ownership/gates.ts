@@ -4,7 +4,7 @@ import { claimSql } from '../storage/sql/claims.sql.js';
 import type { OwnershipMode } from './config.js';
 
 /**
- * The ownership bootstrap's construction gates (DESIGN §4), run before any recovery, timer
+ * The ownership bootstrap's construction gates (docs/ownership.md), run before any recovery, timer
  * poll or claim. 'none' engines never touch the marker.
  */
 export async function runOwnershipGates(sql: SqlClient, schema: string, mode: OwnershipMode): Promise<void> {

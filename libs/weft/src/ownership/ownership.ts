@@ -48,7 +48,7 @@ const RECLAIM_CYCLES_PER_PASS = 20;
 const RELEASING = new Set(['completed', 'failed', 'cancelled', 'timed_out', 'suspended']);
 
 /**
- * DESIGN §4 on top of the engine: gates, fences on every command, claim bookkeeping,
+ * The ownership protocol (docs/ownership.md) on top of the engine: gates, fences on every command, claim bookkeeping,
  * deposition, wake checks and the renewal scheduler. Mode 'none' makes all of it a no-op.
  */
 export class Ownership {

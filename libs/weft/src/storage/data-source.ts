@@ -60,7 +60,7 @@ async function openUrl(url: string, schema: string, poolSize: number, kind: 'url
     await dataSource.initialize();
   } catch (err) {
     const cause = describeConnectError(err);
-    if (cause) throw new DatabaseUnavailableError(host, port, cause);
+    if (cause) throw new DatabaseUnavailableError(host, port, cause, { cause: err });
     throw err;
   }
   return {

@@ -38,7 +38,7 @@ export class WeftWorkflowsController {
     return this.engine.describe(id);
   }
 
-  /** Holder, epoch and expiry of the workflow's claim (DESIGN §5). */
+  /** Holder, epoch and expiry of the workflow's claim (docs/api.md). */
   @Get(':id/ownership')
   async ownership(@Param('id') id: string): Promise<ClaimDescription> {
     await this.engine.describe(id); // 404 for an unknown id

@@ -76,10 +76,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPostgresOptions = {}):
     if (err instanceof LockTimeoutError) {
       throw new EmbeddedDatabaseError(
         `${err.lockPath} stayed locked by ${err.holder} for ${timeoutMs} ms. If no other process of this app is starting, delete that file; otherwise raise startTimeoutMs.`,
+        { cause: err },
       );
     }
     throw new EmbeddedDatabaseError(
       `${errMessage(err)} (data directory ${dataDir}). Check that it is writable, or configure a database URL instead.`,
+      { cause: err },
     );
   }
 }

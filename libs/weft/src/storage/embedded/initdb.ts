@@ -251,7 +251,9 @@ export async function initialiseCluster(opts: {
   } catch (err) {
     if (target === staging) await fsp.rm(staging, { recursive: true, force: true }).catch(() => undefined);
     const detail = [`${(err as Error).message ?? err}`, ...errors].join('; ').slice(0, 2000);
-    throw new EmbeddedDatabaseError(`initdb failed for ${dataDir}: ${detail}. Check free disk space and permissions on ${parent}.`);
+    throw new EmbeddedDatabaseError(`initdb failed for ${dataDir}: ${detail}. Check free disk space and permissions on ${parent}.`, {
+      cause: err,
+    });
   } finally {
     if (savedTmp === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = savedTmp;

@@ -1,7 +1,7 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { qualify } from '../schema-name.js';
 
-/** Every table of DESIGN §3 with the indexes the hot paths use. */
+/** Every table of docs/architecture.md (Tables) with the indexes the hot paths use. */
 export function initialSchemaMigration(schema: string): MigrationInterface {
   const t = (table: string) => qualify(schema, table);
   return {
