@@ -1,6 +1,6 @@
 import { WeftEngine } from '../../libs/weft/src/engine/engine.js';
 import type { WeftEngineOptions } from '../../libs/weft/src/engine/options.js';
-import type { WeftLogger } from '../../libs/weft/src/engine/types.js';
+import type { WeftLogger } from '../../libs/weft/src/common/types.js';
 import { createTestDatabase, TestDatabase } from './database.js';
 
 export const quietLogger = (): WeftLogger & { lines: string[] } => {

@@ -35,15 +35,15 @@ export {
   UpdateFailedError,
   QueryFailedError,
   EngineNotReadyError,
-} from './errors.js';
+} from './common/errors.js';
 export * from './nest/nest-errors.js';
 
 // The Nest module, its options and decorators.
 export { WeftModule } from './nest/weft.module.js';
 export { WeftConfigurableModule, WEFT_MODULE_OPTIONS } from './nest/weft.module-definition.js';
-export type { WeftModuleOptions, WeftModuleExtras, WeftHttpOptions, WeftMetricsModuleOptions } from './nest/weft.module-definition.js';
-export type { WeftOptions } from './options.js';
-export type { WeftDatabaseOption, WeftUrlDatabase } from './storage/data-source.js';
+export type { WeftModuleOptions, WeftModuleExtras, WeftHttpOptions, WeftMetricsModuleOptions } from './nest/weft-module.options.js';
+export type { WeftOptions } from './common/options.js';
+export type { WeftDatabaseOption, WeftUrlDatabase } from './common/options.js';
 export * from './nest/decorators/index.js';
 export { currentStep } from './nest/step-scope.js';
 export { WEFT_DATABASE } from './nest/weft.constants.js';
@@ -56,14 +56,11 @@ export { WeftExceptionFilter } from './nest/http/weft-exception.filter.js';
 export { WeftEngine } from './engine/engine.js';
 export type { EngineHealthSnapshot } from './engine/engine.js';
 export type { WeftEngineOptions } from './engine/options.js';
-export { WorkflowContext } from './engine/context.js';
-export type { ChildHandle } from './engine/context.js';
 export { WorkflowHandle } from './engine/handle.js';
 export { currentWorkflowContext } from './engine/als.js';
 export type { WorkflowClass } from './engine/registry.js';
-export type { Duration } from './engine/duration.js';
-export type * from './engine/types.js';
-export type { OperationRecord } from './storage/types.js';
+export type { Duration } from './common/duration.js';
+export type * from './common/types.js';
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.
 export { WorkflowClaimRegistry } from './ownership/claim-registry.js';

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { WorkflowContext } from './context.js';
-import type { StepArgs } from './types.js';
+import type { WorkflowContext } from '../common/types.js';
+import type { StepArgs } from '../common/types.js';
 
 /** The workflow context of the code running now, if any (used by @Step and helpers). */
 export const workflowContextStorage = new AsyncLocalStorage<WorkflowContext>();

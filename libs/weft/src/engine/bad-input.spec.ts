@@ -1,5 +1,5 @@
 import { useTestEngines } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from './context.js';
+import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
 
 let leaked: WorkflowContext | undefined;

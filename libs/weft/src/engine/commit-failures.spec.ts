@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { adminUrl } from '../../../../test/support/database.js';
 import { quietLogger, useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from './context.js';
+import type { WorkflowContext } from '../common/types.js';
 
 const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);

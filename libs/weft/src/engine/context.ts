@@ -6,23 +6,16 @@ import {
   OutsideWorkflowError,
   recordedError,
   StepFailedError,
-} from '../errors.js';
-import type { OperationRecord } from '../storage/types.js';
-import { Duration, parseDuration } from './duration.js';
+} from '../common/errors.js';
+import { Duration, parseDuration } from '../common/duration.js';
 import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from './retry.js';
 import { describeError, runAttempts } from './step-runner.js';
-import type { StepArgs, StepOptions, WeftLogger } from './types.js';
+import type { ChildHandle, OperationRecord, StepArgs, StepOptions, WeftLogger, WorkflowContext } from '../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 
-/** A child started with ctx.startChild; `result()` is a durable wait. */
-export interface ChildHandle<O = unknown> {
-  workflowId: string;
-  result(): Promise<O>;
-}
-
-/** What workflow code gets as `ctx`. Every call takes the next sequence number. */
-export class WorkflowContext {
+/** The `ctx` of one run: every call takes the next sequence number and is recorded or replayed. */
+export class WorkflowContextImpl implements WorkflowContext {
   readonly logger: WeftLogger;
 
   /** @internal The engine builds one per run. */

@@ -1,4 +1,5 @@
-import type { InboxMessage, OperationRecord } from '../storage/types.js';
+import type { InboxMessage } from '../storage/types.js';
+import type { OperationRecord } from '../common/types.js';
 import type { Execution, WaitKind } from './execution.js';
 import { describeError } from './step-runner.js';
 import { toStoredJson } from './validation.js';

@@ -1,6 +1,6 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import { WorkflowFailedError } from '../errors.js';
-import type { WorkflowContext } from './context.js';
+import { WorkflowFailedError } from '../common/errors.js';
+import type { WorkflowContext } from '../common/types.js';
 import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 const ran: Record<string, number> = {};

@@ -1,6 +1,6 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import { StepFailedError, WorkflowFailedError } from '../errors.js';
-import type { WorkflowContext } from './context.js';
+import { StepFailedError, WorkflowFailedError } from '../common/errors.js';
+import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
 
 const calls: Record<string, number> = {};

@@ -7,15 +7,15 @@ import {
   ResultTimeoutError,
   WorkflowAlreadyStartedError,
   WorkflowNotFoundError,
-} from '../errors.js';
+} from '../common/errors.js';
 import { resolveOwnership } from '../ownership/config.js';
 import { Ownership } from '../ownership/ownership.js';
 import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
-import type { WorkflowStatus } from '../storage/entities/index.js';
+import type { WorkflowStatus } from '../common/types.js';
 import { Batcher } from '../storage/batcher.js';
 import { Claimer, InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store.js';
-import { Duration, parseDuration } from './duration.js';
+import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
 import { WorkflowHandle } from './handle.js';
 import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from './options.js';
@@ -28,9 +28,9 @@ import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
 import { Messaging } from './messaging.js';
 import { ownershipHooks } from './ownership-hooks.js';
-import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from './types.js';
+import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from '../common/types.js';
 
-export type { EngineHealthSnapshot } from './types.js';
+export type { EngineHealthSnapshot } from '../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];

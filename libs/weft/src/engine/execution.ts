@@ -1,6 +1,7 @@
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
+import type { OperationRecord } from '../common/types.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
-import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from './types.js';
+import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../common/types.js';
 
 export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
 

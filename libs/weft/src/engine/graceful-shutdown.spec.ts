@@ -1,5 +1,5 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from './context.js';
+import type { WorkflowContext } from '../common/types.js';
 
 const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);

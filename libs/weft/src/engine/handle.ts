@@ -1,11 +1,21 @@
-import type { Duration } from './duration.js';
-import type { WeftEngine } from './engine.js';
-import type { WorkflowDescription, WorkflowStatus } from './types.js';
+import type { Duration } from '../common/duration.js';
+import type { WorkflowDescription, WorkflowStatus } from '../common/types.js';
+
+/** The engine operations a handle forwards to (WeftEngine implements them). */
+export interface WorkflowOperations {
+  result<R>(workflowId: string, opts: { timeout?: Duration }): Promise<R>;
+  describe(workflowId: string): Promise<WorkflowDescription>;
+  cancel(workflowId: string, reason?: string): Promise<void>;
+  signal(workflowId: string, name: string, payload?: unknown): Promise<void>;
+  update<R>(workflowId: string, name: string, args: unknown, opts: { timeout?: Duration }): Promise<R>;
+  query<R>(workflowId: string, name: string, args?: unknown): Promise<R>;
+}
 
 /** A reference to one workflow; cheap to create, holds nothing but the id. */
 export class WorkflowHandle<O = unknown> {
+  /** @internal Handles come from engine.start(), engine.handle() and friends. */
   constructor(
-    private readonly engine: WeftEngine,
+    private readonly engine: WorkflowOperations,
     readonly workflowId: string,
   ) {}
 

@@ -1,6 +1,6 @@
 import { useTestEngines } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from './context.js';
-import { MAX_DURATION_MS } from './duration.js';
+import type { WorkflowContext } from '../common/types.js';
+import { MAX_DURATION_MS } from '../common/duration.js';
 import type { WeftEngine } from './engine.js';
 import { MAX_JSON_DEPTH } from './validation.js';
 

@@ -1,7 +1,7 @@
-import { InvalidArgumentError, WorkflowNotFoundError } from '../errors.js';
+import { InvalidArgumentError, WorkflowNotFoundError } from '../common/errors.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { decodeCursor, encodeCursor } from './results.js';
-import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from './types.js';
+import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from '../common/types.js';
 import { validateName, validateWorkflowId } from './validation.js';
 
 /** Read-only views: describe and list. */

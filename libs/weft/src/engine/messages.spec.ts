@@ -1,7 +1,7 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from './context.js';
+import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
-import type { WorkflowDefinition } from './types.js';
+import type { WorkflowDefinition } from '../common/types.js';
 
 class Approval {
   approved = false;

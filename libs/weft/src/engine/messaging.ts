@@ -7,11 +7,11 @@ import {
   UpdateTimeoutError,
   WorkflowNotFoundError,
   WorkflowNotRunningError,
-} from '../errors.js';
+} from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import { notifyChannel } from '../storage/sql/messages.sql.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
-import { Duration, parseDuration } from './duration.js';
+import { Duration, parseDuration } from '../common/duration.js';
 import type { UpdateOutcome } from './delivery.js';
 import type { Execution } from './execution.js';
 import type { ResolvedEngineOptions } from './options.js';

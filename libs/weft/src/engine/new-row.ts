@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { InvalidArgumentError } from '../errors.js';
+import { InvalidArgumentError } from '../common/errors.js';
 import type { InsertWorkflow } from '../storage/workflow-store.js';
-import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from './duration.js';
-import type { StartOptions } from './types.js';
+import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
+import type { StartOptions } from '../common/types.js';
 import { toStoredJson, validateWorkflowId } from './validation.js';
 
 /** Validates everything about a start before anything is written. */

@@ -1,9 +1,9 @@
-import { InvalidConfigurationError } from '../errors.js';
-import type { WeftOptions } from '../options.js';
+import { InvalidConfigurationError } from '../common/errors.js';
+import type { WeftOptions } from '../common/options.js';
 import type { WeftMetricsSink } from '../observability/metrics.js';
 import type { OwnershipOptions } from '../ownership/config.js';
-import { Duration, parseDuration } from './duration.js';
-import type { WeftLogger } from './types.js';
+import { Duration, parseDuration } from '../common/duration.js';
+import type { WeftLogger } from '../common/types.js';
 import { nameProblem } from './validation.js';
 
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {

@@ -1,5 +1,5 @@
-import { InvalidArgumentError, WorkflowTypeNotRegisteredError } from '../errors.js';
-import type { WorkflowDefinition, WorkflowInstance } from './types.js';
+import { InvalidArgumentError, WorkflowTypeNotRegisteredError } from '../common/errors.js';
+import type { WorkflowDefinition, WorkflowInstance } from '../common/types.js';
 import { validateName } from './validation.js';
 
 export type WorkflowClass = new (...args: never[]) => WorkflowInstance;

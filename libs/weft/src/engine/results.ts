@@ -1,7 +1,7 @@
-import { InvalidArgumentError, WorkflowFailedError } from '../errors.js';
+import { InvalidArgumentError, WorkflowFailedError } from '../common/errors.js';
 import type { WorkflowRow } from '../storage/types.js';
 import type { Settled } from './runtime.js';
-import type { WorkflowFailure } from './types.js';
+import type { WorkflowFailure } from '../common/types.js';
 
 export function settledValue<O>(workflowId: string, s: Settled | WorkflowRow): O {
   if (s.status === 'completed') return s.output as O;

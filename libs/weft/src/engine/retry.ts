@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from '../errors.js';
-import { parseDuration } from './duration.js';
-import type { RetryPolicy } from './types.js';
+import { InvalidArgumentError } from '../common/errors.js';
+import { parseDuration } from '../common/duration.js';
+import type { RetryPolicy } from '../common/types.js';
 
 export interface ResolvedRetry {
   maxAttempts: number;

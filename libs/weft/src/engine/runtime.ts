@@ -1,9 +1,10 @@
-import { NonDeterminismError, WeftError } from '../errors.js';
+import { NonDeterminismError, WeftError } from '../common/errors.js';
 import { isTransientDatabaseError } from '../storage/database-errors.js';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord } from '../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
+import type { OperationRecord } from '../common/types.js';
 import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store.js';
 import { workflowContextStorage } from './als.js';
-import { NonDeterminismStop, WorkflowContext } from './context.js';
+import { NonDeterminismStop, WorkflowContextImpl } from './context.js';
 import { pumpInbox, replayDelivery } from './delivery.js';
 import { ReplayDriver } from './replay-driver.js';
 import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
@@ -16,7 +17,7 @@ import { GroupCommitter } from './group-committer.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import { describeError } from './step-runner.js';
-import type { WorkflowDefinition } from './types.js';
+import type { WorkflowDefinition } from '../common/types.js';
 import { toStoredJson } from './validation.js';
 
 /**
@@ -127,7 +128,7 @@ export class Runtime implements ExecutionHost {
       exec.epoch = this.hooks.epochOf(exec.workflowId);
       this.live.set(exec.workflowId, exec);
     }
-    const ctx = new WorkflowContext(exec);
+    const ctx = new WorkflowContextImpl(exec);
     exec.instance = def.factory();
     if (exec.history.size > 0) {
       exec.replay = new ReplayDriver(exec, exec.history.values());

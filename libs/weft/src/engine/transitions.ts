@@ -1,12 +1,12 @@
-import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../errors.js';
+import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../common/errors.js';
 import type { Ownership } from '../ownership/ownership.js';
-import { TERMINAL_STATUSES, WorkflowStatus } from '../storage/entities/index.js';
+import { TERMINAL_STATUSES, WorkflowStatus } from '../common/types.js';
 import type { TimerRow, WorkflowRow } from '../storage/types.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Change } from './execution.js';
 import type { WorkflowRegistry } from './registry.js';
 import { childNotice, Runtime, Settled } from './runtime.js';
-import type { WeftLogger } from './types.js';
+import type { WeftLogger } from '../common/types.js';
 import { validateWorkflowId } from './validation.js';
 
 const TIMER_BATCH = 200;

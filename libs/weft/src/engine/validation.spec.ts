@@ -1,4 +1,4 @@
-import { InvalidArgumentError, PayloadNotSerializableError } from '../errors.js';
+import { InvalidArgumentError, PayloadNotSerializableError } from '../common/errors.js';
 import { assertJsonSerializable, MAX_JSON_DEPTH, MAX_NAME_LENGTH, toStoredJson, validateName } from './validation.js';
 
 /** An array nested `levels` deep: 1 is `[0]`. */

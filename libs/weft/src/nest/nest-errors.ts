@@ -1,4 +1,4 @@
-import { WeftError } from '../errors.js';
+import { WeftError } from '../common/errors.js';
 
 /** Two @Workflow classes (or a class and a manual registration) claim the same workflow name. */
 export class DuplicateWorkflowNameError extends WeftError {

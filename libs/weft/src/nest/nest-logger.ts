@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import type { WeftLogger } from '../engine/types.js';
+import type { WeftLogger } from '../common/types.js';
 
 /** The engine's logger on top of Nest's, so app-level logger settings apply. */
 export function nestWeftLogger(context = 'Weft'): WeftLogger {

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { WeftEngine } from '../engine/engine.js';
-import { WeftError } from '../errors.js';
+import { WeftError } from '../common/errors.js';
 
 export type WeftBootstrapState = 'idle' | 'running' | 'ready' | 'failed';
 

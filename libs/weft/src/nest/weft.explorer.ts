@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleInit, Scope, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { WeftEngine } from '../engine/engine.js';
-import type { WorkflowDefinition } from '../engine/types.js';
+import type { WorkflowDefinition } from '../common/types.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import {

@@ -1,7 +1,7 @@
 import type { DynamicModule } from '@nestjs/common';
 import { weftControllers } from './http/controllers.js';
 import { WEFT_MODULE_EXTRAS } from './weft.constants.js';
-import type { WeftModuleExtras } from './weft.module-definition.js';
+import type { WeftModuleExtras } from './weft-module.options.js';
 
 /** Adds what forRoot/forRootAsync decide statically: global flag, controllers, the extras themselves. */
 export function withWeftExtras(definition: DynamicModule, extras: WeftModuleExtras): DynamicModule {

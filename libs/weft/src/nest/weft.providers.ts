@@ -5,12 +5,13 @@ import type { WeftEngineOptions } from '../engine/options.js';
 import { WeftMetrics } from '../observability/metrics.js';
 import { WorkflowClaimRegistry } from '../ownership/claim-registry.js';
 import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler.js';
-import type { WeftLogger } from '../engine/types.js';
+import type { WeftLogger } from '../common/types.js';
 import { httpPrefix, metricsEndpoint } from './http/controllers.js';
 import { nestWeftLogger } from './nest-logger.js';
 import { withCodeFirst } from './weft-lifecycle.service.js';
 import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants.js';
-import { WEFT_MODULE_OPTIONS, WeftModuleExtras, WeftModuleOptions } from './weft.module-definition.js';
+import { WEFT_MODULE_OPTIONS } from './weft.module-definition.js';
+import type { WeftModuleExtras, WeftModuleOptions } from './weft-module.options.js';
 
 function registryOf(m: WeftModuleOptions['metrics']): Registry | undefined {
   return typeof m === 'object' && m !== null ? m.registry : undefined;

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common/constants.js';
 import { ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
-import type { WorkflowFactory, WorkflowInstance } from '../engine/types.js';
+import type { WorkflowFactory, WorkflowInstance } from '../common/types.js';
 import { WorkflowDependencyError } from './nest-errors.js';
 
 interface Dependency {

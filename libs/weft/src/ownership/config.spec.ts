@@ -1,4 +1,4 @@
-import { InvalidConfigurationError } from '../errors.js';
+import { InvalidConfigurationError } from '../common/errors.js';
 import { resolveOwnership } from './config.js';
 
 describe('ownership configuration rules', () => {

@@ -1,5 +1,5 @@
-import { InvalidConfigurationError } from '../errors.js';
-import { Duration, parseDuration } from '../engine/duration.js';
+import { InvalidConfigurationError } from '../common/errors.js';
+import { Duration, parseDuration } from '../common/duration.js';
 
 export type OwnershipMode = 'none' | 'lease' | 'workflow-lease';
 

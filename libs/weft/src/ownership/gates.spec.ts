@@ -1,8 +1,8 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from '../engine/context.js';
+import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from '../engine/engine.js';
 import type { WeftEngineOptions } from '../engine/options.js';
-import { OwnershipModeMismatchError } from '../errors.js';
+import { OwnershipModeMismatchError } from '../common/errors.js';
 import { openDatabase } from '../storage/data-source.js';
 import type { OwnershipMode } from './config.js';
 import { runOwnershipGates } from './gates.js';

@@ -1,4 +1,4 @@
-import { OwnershipModeMismatchError, OwnershipUnsupportedError } from '../errors.js';
+import { OwnershipModeMismatchError, OwnershipUnsupportedError } from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import { claimSql } from '../storage/sql/claims.sql.js';
 import type { OwnershipMode } from './config.js';

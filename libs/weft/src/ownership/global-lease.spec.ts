@@ -1,7 +1,7 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from '../engine/context.js';
+import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngineOptions } from '../engine/options.js';
-import { EngineLeaseNotHeldError } from '../errors.js';
+import { EngineLeaseNotHeldError } from '../common/errors.js';
 import { openDatabase } from '../storage/data-source.js';
 import { claimSql } from '../storage/sql/claims.sql.js';
 import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';

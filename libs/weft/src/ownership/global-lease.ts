@@ -1,4 +1,4 @@
-import { EngineLeaseNotHeldError } from '../errors.js';
+import { EngineLeaseNotHeldError } from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import { claimSql, ClaimSql } from '../storage/sql/claims.sql.js';
 import type { ClaimFence } from '../storage/types.js';

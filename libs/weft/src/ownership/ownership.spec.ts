@@ -1,6 +1,6 @@
 import type { TestDatabase } from '../../../../test/support/database.js';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from '../engine/context.js';
+import type { WorkflowContext } from '../common/types.js';
 import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 const gates = new Map<string, () => void>();

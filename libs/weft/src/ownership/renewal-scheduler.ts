@@ -1,4 +1,4 @@
-import type { WeftLogger } from '../engine/types.js';
+import type { WeftLogger } from '../common/types.js';
 
 export interface PassReport {
   renewed: number;

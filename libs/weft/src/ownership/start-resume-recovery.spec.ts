@@ -1,6 +1,6 @@
 import { Client } from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
-import type { WorkflowContext } from '../engine/context.js';
+import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from '../engine/engine.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { resolveOwnership } from './config.js';

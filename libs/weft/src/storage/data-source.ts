@@ -1,18 +1,10 @@
 import { DataSource } from 'typeorm';
-import { DatabaseUnavailableError, InvalidConfigurationError } from '../errors.js';
+import { DatabaseUnavailableError, InvalidConfigurationError } from '../common/errors.js';
+import type { WeftDatabaseOption } from '../common/options.js';
 import { WEFT_ENTITIES } from './entities/index.js';
 import { migrateWeftSchema } from './migrate.js';
 import { validateSchemaName } from './schema-name.js';
 import { SqlClient } from './sql-client.js';
-
-export interface WeftUrlDatabase {
-  url: string;
-  /** Pool size of the DataSource Weft creates (default 10). */
-  poolSize?: number;
-}
-
-/** `{ url }`, an existing TypeORM DataSource, or undefined for the embedded server. */
-export type WeftDatabaseOption = WeftUrlDatabase | DataSource | undefined;
 
 export interface OpenedDatabase {
   dataSource: DataSource;

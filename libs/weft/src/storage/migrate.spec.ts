@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { InvalidConfigurationError } from '../errors.js';
+import { InvalidConfigurationError } from '../common/errors.js';
 import { openDatabase } from './data-source.js';
 import { weftMigrations } from './migrations/index.js';
 

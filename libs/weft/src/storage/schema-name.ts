@@ -1,4 +1,4 @@
-import { InvalidConfigurationError } from '../errors.js';
+import { InvalidConfigurationError } from '../common/errors.js';
 
 /** PostgreSQL truncates (LISTEN) or refuses (pg_notify, error 22023) identifiers past 63 bytes. */
 const MAX_IDENTIFIER_BYTES = 63;

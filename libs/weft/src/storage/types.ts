@@ -1,17 +1,5 @@
-import type { TimerKind, WorkflowStatus } from './entities/index.js';
-
-export interface OperationRecord {
-  seq: number;
-  kind: string;
-  name: string;
-  status: 'completed' | 'failed';
-  result?: unknown;
-  error?: unknown;
-  attempts?: number;
-  startedAt?: string | null;
-  /** Order of resolution in the live run (absent: resolved when called, or legacy rows). */
-  event?: number | null;
-}
+import type { OperationRecord, WorkflowStatus } from '../common/types.js';
+import type { TimerKind } from './entities/index.js';
 
 export interface TimerRequest {
   kind: TimerKind;

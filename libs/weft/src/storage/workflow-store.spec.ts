@@ -1,5 +1,5 @@
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { WorkflowVersionConflictError } from '../errors.js';
+import { WorkflowVersionConflictError } from '../common/errors.js';
 import { openDatabase, OpenedDatabase } from './data-source.js';
 import { WorkflowStore } from './workflow-store.js';
 

@@ -1,12 +1,13 @@
 import type { PoolClient } from 'pg';
-import { WorkflowVersionConflictError } from '../errors.js';
-import type { WorkflowStatus } from './entities/index.js';
+import { WorkflowVersionConflictError } from '../common/errors.js';
+import type { WorkflowStatus } from '../common/types.js';
 import { SqlClient } from './sql-client.js';
 import { advanceSql, AdvanceShape, shapeKey } from './sql/advance.sql.js';
 import { operationSql } from './sql/operations.sql.js';
 import { timerSql } from './sql/timers.sql.js';
 import { workflowSql } from './sql/workflows.sql.js';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, OperationRecord, TimerRow, WorkflowRow } from './types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, TimerRow, WorkflowRow } from './types.js';
+import type { OperationRecord } from '../common/types.js';
 import { messageSql } from './sql/messages.sql.js';
 
 const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));

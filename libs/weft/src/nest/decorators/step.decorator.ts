@@ -1,5 +1,5 @@
 import { currentWorkflowContext } from '../../engine/als.js';
-import type { StepOptions } from '../../engine/types.js';
+import type { StepOptions } from '../../common/types.js';
 import { insideStepBody } from '../step-scope.js';
 import { WEFT_STEP_METADATA } from '../weft.constants.js';
 

@@ -1,7 +1,7 @@
 import { Controller, Type } from '@nestjs/common';
-import { InvalidConfigurationError } from '../../errors.js';
+import { InvalidConfigurationError } from '../../common/errors.js';
 import { DEFAULT_HTTP_PREFIX } from '../weft.constants.js';
-import type { WeftModuleExtras } from '../weft.module-definition.js';
+import type { WeftModuleExtras } from '../weft-module.options.js';
 import { WeftMessagesController } from './messages.controller.js';
 import { WeftMetricsController } from './metrics.controller.js';
 import { WeftWorkflowsController } from './workflows.controller.js';

@@ -1,5 +1,5 @@
 import { NotFoundException } from '@nestjs/common';
-import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../errors.js';
+import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../common/errors.js';
 import { toHttpError } from './http-errors.js';
 
 describe('toHttpError', () => {

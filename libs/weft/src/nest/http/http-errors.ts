@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import { WeftError } from '../../errors.js';
+import { WeftError } from '../../common/errors.js';
 
 export interface HttpErrorBody {
   statusCode: number;

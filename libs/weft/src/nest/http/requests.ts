@@ -1,6 +1,6 @@
-import { InvalidArgumentError } from '../../errors.js';
-import { Duration, parseDuration } from '../../engine/duration.js';
-import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../engine/types.js';
+import { InvalidArgumentError } from '../../common/errors.js';
+import { Duration, parseDuration } from '../../common/duration.js';
+import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../common/types.js';
 
 // Hand-written validation of HTTP input: typed WeftErrors, mapped to 400 by the filter.
 

@@ -1,8 +1,8 @@
 import { Body, Get, HttpCode, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { ResultTimeoutError, WorkflowFailedError } from '../../errors.js';
+import { ResultTimeoutError, WorkflowFailedError } from '../../common/errors.js';
 import { WeftEngine } from '../../engine/engine.js';
-import type { ListPage, WorkflowDescription } from '../../engine/types.js';
+import type { ListPage, WorkflowDescription } from '../../common/types.js';
 import type { ClaimDescription } from '../../ownership/ownership.js';
 import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';

@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
-import { EmbeddedDatabaseError, WeftError } from '../../errors.js';
+import { EmbeddedDatabaseError, WeftError } from '../../common/errors.js';
 import { LockTimeoutError, withFileLock } from './file-lock.js';
 import { ensureEmbeddedPostgresInstalled, ensurePostgresUser, initialiseCluster, type PosixUser } from './initdb.js';
 import { classifyPostmaster, readPostmasterPid } from './processes.js';

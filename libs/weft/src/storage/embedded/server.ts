@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import { promises as fsp } from 'node:fs';
 import type { Socket } from 'node:net';
 import { Client } from 'pg';
-import { EmbeddedDatabaseError } from '../../errors.js';
+import { EmbeddedDatabaseError } from '../../common/errors.js';
 import { loadBinaries, type PosixUser } from './initdb.js';
 import { freeLoopbackPort, isProcessAlive, readPostmasterPid, sleep, tailOfFile, waitUntil } from './processes.js';
 

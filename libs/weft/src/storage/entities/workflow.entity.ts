@@ -1,8 +1,5 @@
 import { Column, Entity, Index, PrimaryColumn, VersionColumn } from 'typeorm';
-
-export type WorkflowStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
-
-export const TERMINAL_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
+import type { WorkflowStatus } from '../../common/types.js';
 
 @Entity({ name: 'weft_workflows' })
 @Index('weft_workflows_status_type_idx', ['status', 'type'])

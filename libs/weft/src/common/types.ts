@@ -1,9 +1,60 @@
-import type { OperationRecord } from '../storage/types.js';
-import type { WorkflowStatus } from '../storage/entities/index.js';
+// The workflow-facing types, under everything else: this file imports nothing of the package but
+// durations, so any layer can use them (docs/architecture.md).
 import type { Duration } from './duration.js';
-import type { WorkflowContext } from './context.js';
 
-export type { WorkflowStatus };
+export type WorkflowStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+
+export const TERMINAL_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
+
+/** One recorded operation of a workflow's history (a step, timer, message, child, ...). */
+export interface OperationRecord {
+  seq: number;
+  kind: string;
+  name: string;
+  status: 'completed' | 'failed';
+  result?: unknown;
+  error?: unknown;
+  attempts?: number;
+  startedAt?: string | null;
+  /** Order of resolution in the live run (absent: resolved when called, or legacy rows). */
+  event?: number | null;
+}
+
+/** A child started with ctx.startChild; `result()` is a durable wait. */
+export interface ChildHandle<O = unknown> {
+  workflowId: string;
+  result(): Promise<O>;
+}
+
+/** What workflow code gets as `ctx`. Every call takes the next sequence number; see docs/concepts.md. */
+export interface WorkflowContext {
+  readonly workflowId: string;
+  /** Run number of this workflow id: 1, or more after idPolicy 'start-new-if-terminal'. */
+  readonly attempt: number;
+  /** Aborted on cancel, timeout, suspension or loss of ownership. */
+  readonly signal: AbortSignal;
+  readonly isReplaying: boolean;
+  /** Quiet while replaying, so a replay does not repeat old log lines. */
+  readonly logger: WeftLogger;
+  /** A durable step: runs `fn` (retried per `opts.retry`) once, then replays its recorded result. */
+  step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts?: StepOptions): Promise<T>;
+  /** Durable timer; survives restarts. */
+  sleep(duration: Duration): Promise<void>;
+  /** Consumes the oldest unconsumed signal of that name; null on timeout. */
+  waitForSignal<T = unknown>(name: string, opts?: { timeout?: Duration }): Promise<T | null>;
+  /** Waits until `pred()` holds, re-evaluated after each handler delivery; false on timeout. */
+  condition(pred: () => boolean, opts?: { timeout?: Duration }): Promise<boolean>;
+  /** Starts a child workflow; its completion reaches this workflow as a durable message. */
+  startChild<O = unknown>(type: string, input: unknown, opts?: { workflowId?: string }): Promise<ChildHandle<O>>;
+  /** startChild, then wait for its result. */
+  executeChild<O = unknown>(type: string, input: unknown, opts?: { workflowId?: string }): Promise<O>;
+  /** The recorded clock: the same on every replay. */
+  now(): Date;
+  /** A recorded random number in [0, 1). */
+  random(): number;
+  /** A recorded random UUID. */
+  uuid(): string;
+}
 
 /** A workflow class: a fresh instance runs (or replays) every execution. */
 export interface WorkflowInstance<I = unknown, O = unknown> {

@@ -1,4 +1,13 @@
-import type { WeftDatabaseOption } from './storage/data-source.js';
+import type { DataSource } from 'typeorm';
+
+export interface WeftUrlDatabase {
+  url: string;
+  /** Pool size of the DataSource Weft creates (default 10). */
+  poolSize?: number;
+}
+
+/** `{ url }`, an existing TypeORM DataSource, or undefined for the embedded server. */
+export type WeftDatabaseOption = WeftUrlDatabase | DataSource | undefined;
 
 /** Options shared by the plain engine and WeftModule (docs/api.md). */
 export interface WeftOptions {

@@ -1,4 +1,4 @@
-import { InvalidDurationError } from '../errors.js';
+import { InvalidDurationError } from './errors.js';
 
 /** Milliseconds, or a string like '250ms', '10s', '5m', '2h', '1d' (decimals allowed). */
 export type Duration = number | string;

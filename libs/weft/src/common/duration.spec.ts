@@ -1,4 +1,4 @@
-import { InvalidDurationError } from '../errors.js';
+import { InvalidDurationError } from './errors.js';
 import { MAX_DURATION_MS, parseDuration } from './duration.js';
 
 describe('parseDuration (pure logic)', () => {
