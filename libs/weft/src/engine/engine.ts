@@ -250,7 +250,10 @@ export class WeftEngine {
     if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
     else if (this.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
       const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];
-      this.runtime.launchNew(def, row.id, row.input, run.version, run.runNumber, row.parentId, inbox);
+      this.runtime.launchNew(
+        { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
+        inbox,
+      );
     }
     if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
   }

@@ -67,6 +67,22 @@ function merge(into: Change, c: Change): Change {
   return out;
 }
 
+/** One run, as started or as loaded: what an Execution continues (replaying `history` first). */
+export interface ExecutionRun {
+  workflowId: string;
+  definition: WorkflowDefinition;
+  input: unknown;
+  runNumber: number;
+  version: number;
+  parentId: string | null;
+  /** Recorded operations by seq; none for a new run. */
+  history?: Map<number, OperationRecord>;
+  /** Pending timers by seq. */
+  timers?: Map<number, Date>;
+  /** The database clock when the run was loaded (the epoch for a new run). */
+  loadedAtDbNow?: Date;
+}
+
 /**
  * One workflow's run in memory: its history, version and serialized commit queue. At most one
  * commit per execution is in flight; changes queued meanwhile are merged into the next one.
@@ -92,7 +108,6 @@ export class Execution implements ReplayTarget {
   readOnlyFailure: Error | undefined;
   /** Resolves when the replay driver has released all history. */
   replayRun: Promise<void> | undefined;
-  parentId: string | null = null;
   /** Next resolution number (see ReplayDriver). */
   nextEvent: number;
   /** now/random/uuid values: recorded with the next commit, so they cost no round trip. */
@@ -103,17 +118,30 @@ export class Execution implements ReplayTarget {
   private parkCheckScheduled = false;
   readonly maxRecordedSeq: number;
 
+  readonly workflowId: string;
+  readonly definition: WorkflowDefinition;
+  readonly input: unknown;
+  readonly runNumber: number;
+  /** The row's version as this run last wrote it (the compare-and-swap of its next commit). */
+  version: number;
+  readonly parentId: string | null;
+  readonly history: Map<number, OperationRecord>;
+  readonly timers: Map<number, Date>;
+  readonly loadedAtDbNow: Date;
+
   constructor(
     readonly host: ExecutionHost,
-    readonly workflowId: string,
-    readonly definition: WorkflowDefinition,
-    readonly input: unknown,
-    readonly runNumber: number,
-    public version: number,
-    readonly history: Map<number, OperationRecord>,
-    readonly timers: Map<number, Date>,
-    readonly loadedAtDbNow: Date,
+    run: ExecutionRun,
   ) {
+    this.workflowId = run.workflowId;
+    this.definition = run.definition;
+    this.input = run.input;
+    this.runNumber = run.runNumber;
+    this.version = run.version;
+    this.parentId = run.parentId;
+    const history = (this.history = run.history ?? new Map());
+    this.timers = run.timers ?? new Map();
+    this.loadedAtDbNow = run.loadedAtDbNow ?? new Date(0);
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
     let maxEvent = -1;
     for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);

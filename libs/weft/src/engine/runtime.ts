@@ -12,7 +12,7 @@ import { childNotice, RuntimeHooks, Settled } from './runtime-types.js';
 
 export { childNotice } from './runtime-types.js';
 export type { RuntimeHooks, Settled } from './runtime-types.js';
-import { Change, Execution, ExecutionHost, NEVER } from './execution.js';
+import { Change, Execution, ExecutionHost, ExecutionRun, NEVER } from './execution.js';
 import { GroupCommitter } from './group-committer.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
@@ -183,20 +183,11 @@ export class Runtime implements ExecutionHost {
       });
   }
 
-  /** Starts a brand-new run that has no history. */
-  launchNew(
-    def: WorkflowDefinition,
-    workflowId: string,
-    input: unknown,
-    version: number,
-    runNumber: number,
-    parentId: string | null,
-    inbox: InboxMessage[] = [],
-  ): void {
-    const exec = new Execution(this, workflowId, def, input, runNumber, version, new Map(), new Map(), new Date(0));
-    exec.parentId = parentId;
+  /** Starts a brand-new run that has no history; `inbox`: messages it sees before run() begins. */
+  launchNew(run: ExecutionRun, inbox: InboxMessage[] = []): void {
+    const exec = new Execution(this, run);
     exec.addInbox(inbox);
-    void this.launch(def, exec);
+    void this.launch(run.definition, exec);
   }
 
   /** Delivers buffered messages; a handler or predicate that throws fails the workflow. */
@@ -280,8 +271,17 @@ export class Runtime implements ExecutionHost {
     const def = this.registry.get(l.row.type);
     const history = new Map(l.history.map((op) => [op.seq, op]));
     const timers = new Map(l.timers.filter((t) => t.seq >= 0).map((t) => [t.seq, t.fireAt]));
-    const exec = new Execution(this, l.row.id, def, l.row.input, l.row.runNumber, l.row.version, history, timers, l.dbNow);
-    exec.parentId = l.row.parentId;
+    const exec = new Execution(this, {
+      workflowId: l.row.id,
+      definition: def,
+      input: l.row.input,
+      runNumber: l.row.runNumber,
+      version: l.row.version,
+      parentId: l.row.parentId,
+      history,
+      timers,
+      loadedAtDbNow: l.dbNow,
+    });
     exec.addInbox(l.inbox);
     return exec;
   }

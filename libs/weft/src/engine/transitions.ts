@@ -170,8 +170,10 @@ export class Transitions {
     const row = await this.external(workflowId, 'delayed-start', (r) =>
       r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
     );
-    if (row) this.runtime.launchNew(this.registry.get(row.type), workflowId, row.input, row.version, row.runNumber, row.parentId);
-    else await registry?.release(workflowId);
+    if (row) {
+      const { input, runNumber, version, parentId } = row;
+      this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });
+    } else await registry?.release(workflowId);
   }
 
   /**
