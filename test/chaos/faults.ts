@@ -5,6 +5,9 @@
 import type { PgCluster } from './cluster.js';
 import type { HarnessDb } from './db.js';
 import type { EngineProc, Fleet } from './engines.js';
+
+/** How long a fault waits for a second running engine before it is skipped. */
+const TARGET_WAIT_MS = 15_000;
 import { between, delay, pick, Rng, until } from './util.js';
 
 export type FaultKind = 'sigkill' | 'sigterm' | 'sigstop' | 'pg-restart-fast' | 'pg-restart-immediate';
@@ -110,8 +113,13 @@ export class FaultInjector {
    * A running engine, leaving at least one other one running. Under 'lease' the lease holder is
    * the target three times in four (a standby going away changes little).
    */
-  private target(kind: FaultKind): EngineProc | undefined {
-    const up = this.timing.ownership === 'lease' ? this.fleet.running() : this.fleet.live();
+  private async target(kind: FaultKind): Promise<EngineProc | undefined> {
+    const upNow = () => (this.timing.ownership === 'lease' ? this.fleet.running() : this.fleet.live());
+    // Engines restarted by an earlier fault come back within seconds (longer on a loaded machine):
+    // wait for them rather than skip this fault, so every planned kind is injected.
+    const deadline = Date.now() + TARGET_WAIT_MS;
+    while (upNow().length < 2 && !this.stopped && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const up = upNow();
     let t = up.length >= 2 ? pick(this.r, up) : undefined;
     const holder = this.fleet.live()[0];
     if (t && this.timing.ownership === 'lease' && holder && this.r() < 0.75) t = holder;
@@ -125,7 +133,7 @@ export class FaultInjector {
    * 15 s. Then a new incarnation of the slot. The record keeps when it stopped and its dispose report.
    */
   private async sigterm(): Promise<void> {
-    const e = this.target('sigterm');
+    const e = await this.target('sigterm');
     if (!e) return;
     const rec: FaultRecord = { kind: 'sigterm', at: Date.now(), engineId: e.engineId, pid: e.pid };
     this.records.push(rec);
@@ -157,7 +165,7 @@ export class FaultInjector {
   }
 
   private async sigkill(): Promise<void> {
-    const e = this.target('sigkill');
+    const e = await this.target('sigkill');
     if (!e) return;
     const rec: FaultRecord = { kind: 'sigkill', at: Date.now(), engineId: e.engineId, pid: e.pid };
     this.records.push(rec);
@@ -189,7 +197,7 @@ export class FaultInjector {
 
   /** SIGSTOP past TTL + takeover grace + a scan, and until its running workflows were taken over. */
   private async sigstop(): Promise<void> {
-    const e = this.target('sigstop');
+    const e = await this.target('sigstop');
     if (!e) return;
     const { ttlMs, renewMs } = this.timing;
     const rec: FaultRecord = { kind: 'sigstop', at: Date.now(), engineId: e.engineId, pid: e.pid };

@@ -67,7 +67,7 @@ export { WorkflowClaimRegistry } from './ownership/claim-registry.js';
 export type { AcquireResult, ClaimOutcome, ClaimView } from './ownership/claim-registry.js';
 export { ClaimRenewalScheduler } from './ownership/renewal-scheduler.js';
 export type { PassReport } from './ownership/renewal-scheduler.js';
-export type { ClaimDescription } from './ownership/ownership.js';
+export type { ClaimDescription } from './ownership/policy.js';
 export type { OwnershipConfig, OwnershipMode, OwnershipOptions } from './ownership/config.js';
 
 // Observability.

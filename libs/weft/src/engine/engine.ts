@@ -9,12 +9,13 @@ import {
   WorkflowNotFoundError,
 } from '../common/errors.js';
 import { resolveOwnership } from '../ownership/config.js';
-import { Ownership } from '../ownership/ownership.js';
+import { createOwnershipPolicy } from '../ownership/create-policy.js';
+import type { OwnershipPolicy } from '../ownership/policy.js';
 import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
 import type { WorkflowStatus } from '../common/types.js';
 import { Batcher } from '../storage/batcher.js';
-import { Claimer, InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store.js';
+import { InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
 import { WorkflowHandle } from './handle.js';
@@ -27,7 +28,6 @@ import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
 import { Messaging } from './messaging.js';
-import { ownershipHooks } from './ownership-hooks.js';
 import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from '../common/types.js';
 
 export type { EngineHealthSnapshot } from '../common/types.js';
@@ -45,7 +45,7 @@ export class WeftEngine {
   /** @internal */
   readonly options: ResolvedEngineOptions;
   /** @internal */
-  readonly ownership: Ownership;
+  readonly ownership: OwnershipPolicy;
   /** @internal */
   readonly database: OpenedDatabase;
   /** Group commit of starts: concurrent start() calls share one insert statement. */
@@ -69,64 +69,63 @@ export class WeftEngine {
     this.database = database;
     this.engineId = options.engineId ?? randomUUID();
     this.options = resolveEngineOptions(options, this.engineId);
-    const ownership = resolveOwnership(options);
     this.store = new WorkflowStore(database.sql, database.schema);
+    // The policy calls back into the runtime only once the engine runs (bootstrap and after).
+    this.ownership = createOwnershipPolicy({
+      sql: database.sql,
+      schema: database.schema,
+      engineId: this.engineId,
+      config: resolveOwnership(options),
+      logger: this.options.logger,
+      metrics: options.metrics,
+      onWarning: options.onWarning,
+      runtime: {
+        stopLive: (id) => this.runtime.stopLive(id),
+        drive: (id) => this.runtime.drive(id),
+        halt: () => this.runtime.halt(),
+        registeredTypes: () => this.registry.names(),
+        poll: () => this.messaging.poll(),
+      },
+    });
     this.starts = new Batcher(
-      (rows) => this.store.insertMany(rows, this.claimer()),
+      (rows) => this.store.insertMany(rows, this.ownership.claimer()),
       (row) => row.id,
     );
-    this.runtime = new Runtime(this.store, new GroupCommitter(this.store), this.registry, this.options);
-    this.ownership = new Ownership(
-      database.sql,
-      database.schema,
-      this.engineId,
-      ownership,
-      this.options.logger,
-      options.metrics,
-      options.onWarning,
-    );
-    this.wireOwnership();
+    this.runtime = new Runtime({
+      store: this.store,
+      committer: new GroupCommitter(this.store),
+      registry: this.registry,
+      options: this.options,
+      ownership: this.ownership,
+      children: {
+        start: (parentId, childId, type, input) => this.startChild(parentId, childId, type, input),
+        terminated: (id, startedChildren = true) => startedChildren && this.transitions.closeChildren(id),
+      },
+      onTimerScheduled: (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs),
+    });
     this.transitions = new Transitions(this.store, this.runtime, this.registry, this.ownership, this.options.logger);
-    this.messaging = new Messaging(
-      this.store,
-      this.runtime,
-      this.registry,
-      this.options,
-      database.sql,
-      database.schema,
-      () => (this.ownership.mode === 'workflow-lease' ? this.engineId : null),
-      (id) => this.ownership.holds(id) && !this.disposed,
-      (id) => this.ownership.registry?.isValid(id) ?? this.ownership.holds(id),
-    );
+    this.messaging = new Messaging({
+      store: this.store,
+      runtime: this.runtime,
+      registry: this.registry,
+      options: this.options,
+      sql: database.sql,
+      schema: database.schema,
+      ownership: this.ownership,
+      isDisposed: () => this.disposed !== undefined,
+    });
     this.timers = new TimerLoop(
       async () => {
         // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
         if (this.ownership.isHalted) return;
         this.lastPassAt = new Date();
         await this.transitions.processDueTimers();
-        // Under 'none' the timer tick is also the owner-side poll (ownership modes poll on the renewal pass).
-        if (!this.ownership.scheduler) await this.messaging.poll();
+        // Without a maintenance pass of the policy, the timer tick is also the owner-side poll.
+        if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
       },
       this.options.timerPollMs,
       (err) => this.options.logger.warn(`Timer poll failed: ${(err as Error).message}`),
     );
-    this.runtime.onTimerScheduled = (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs);
-  }
-
-  private wireOwnership(): void {
-    const o = this.ownership;
-    this.runtime.hooks = {
-      ...ownershipHooks(o),
-      startChild: (parentId, childId, type, input) => this.startChild(parentId, childId, type, input),
-      terminated: (id, startedChildren = true) => startedChildren && this.transitions.closeChildren(id),
-    };
-    o.attach({
-      stopLive: (id) => this.runtime.stopLive(id),
-      drive: (id) => this.runtime.drive(id),
-      halt: () => this.runtime.halt(),
-      registeredTypes: () => this.registry.names(),
-      poll: () => this.messaging.poll(),
-    });
   }
 
   /** Opens (and migrates) the configured database and builds an engine that closes it on dispose. */
@@ -164,7 +163,7 @@ export class WeftEngine {
       const auto = this.options.backgroundTasks === 'auto';
       if (this.options.notify && auto) await this.messaging.listen();
       // Renewal first: a recovery that claims thousands of workflows takes longer than a TTL.
-      if (auto && !this.disposed) this.ownership.scheduler?.start();
+      if (auto && !this.disposed) this.ownership.startMaintenance();
       await this.recoverAll();
       if (auto && !this.disposed) this.timers.start();
       this.started = true;
@@ -223,7 +222,7 @@ export class WeftEngine {
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, this.options.maxPayloadBytes);
     // The claim and the start signal go in the start's own statement (docs/decisions/0005).
-    row.claim = this.ownership.registry && row.status === 'running' ? 'mine' : null;
+    row.claim = this.ownership.claimer() && row.status === 'running' ? 'mine' : null;
     row.signal = signal ?? null;
     const sentAt = performance.now();
     const res = await this.starts.submit(row);
@@ -262,13 +261,7 @@ export class WeftEngine {
   private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
     if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
     if (policy === 'return-existing' || !isTerminal(res.status)) return null;
-    return this.store.restart(row, res.version, this.claimer()); // null: someone else restarted it first
-  }
-
-  /** Who takes a start's claim (ownership 'workflow-lease'). */
-  private claimer(): Claimer | undefined {
-    const o = this.ownership;
-    return o.registry ? { engineId: this.engineId, ttlMs: o.config.ttlMs, graceMs: o.config.graceMs } : undefined;
+    return this.store.restart(row, res.version, this.ownership.claimer()); // null: someone else restarted it first
   }
 
   /**
@@ -277,11 +270,7 @@ export class WeftEngine {
    * expires, a reclaim scan drives it.
    */
   private adoptStartClaim(workflowId: string, epoch: string | null, sentAt: number): boolean {
-    const registry = this.ownership.registry;
-    if (!registry) return true;
-    if (epoch === null) return false;
-    registry.adopt(workflowId, epoch, sentAt);
-    return true;
+    return this.ownership.adoptStartClaim(workflowId, epoch, sentAt);
   }
 
   /**
@@ -292,7 +281,7 @@ export class WeftEngine {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
     if (this.registry.has(type)) return (await this.startWith(type, input, opts, undefined, true)).workflowId;
     const row = newRow(type, input, opts, this.options.maxPayloadBytes);
-    row.claim = this.ownership.registry ? 'free' : null;
+    row.claim = this.ownership.childClaim;
     await this.starts.submit(row);
     return childId;
   }
@@ -380,7 +369,7 @@ export class WeftEngine {
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
   async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number }> {
     this.assertOpen();
-    const pass = this.ownership.scheduler ? await this.ownership.scheduler.runPass() : null;
+    const pass = await this.ownership.runPass();
     this.lastPassAt = new Date();
     const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
     return { pass, timersFired };
@@ -412,18 +401,19 @@ export class WeftEngine {
 
   /** What health checks need; cheap, no I/O. */
   healthSnapshot(): EngineHealthSnapshot {
-    const o = this.ownership;
+    const { halted, claimsHeld, renewalFailures, lastPassAt, intervalMs } = this.ownership.figures();
     return {
       engineId: this.engineId,
-      ownership: o.mode,
+      ownership: this.ownership.mode,
       bootstrapped: this.started,
       disposed: this.disposed !== undefined,
-      halted: o.isHalted,
+      halted,
       backgroundTasks: this.options.backgroundTasks,
-      lastBackgroundPassAt: o.scheduler ? o.scheduler.lastPassAt : this.lastPassAt,
-      backgroundIntervalMs: o.scheduler?.intervalMs ?? this.options.timerPollMs,
+      lastBackgroundPassAt: lastPassAt === undefined ? this.lastPassAt : lastPassAt,
+      backgroundIntervalMs: intervalMs ?? this.options.timerPollMs,
       liveWorkflows: this.runtime.live.size,
-      ...o.claimFigures(),
+      claimsHeld,
+      renewalFailures,
     };
   }
 
@@ -437,14 +427,14 @@ export class WeftEngine {
    */
   private async assertCanRun(): Promise<void> {
     this.assertOpen();
-    if (this.ownership.mode === 'none') return;
+    if (!this.ownership.requiresBootstrap) return;
     if (!this.ownershipReady)
       throw new EngineNotReadyError(this.engineId, 'call engine.bootstrap() first (WeftModule does it at application bootstrap)');
     await this.ownershipReady.catch((err: Error) => {
       if (err instanceof EngineLeaseNotHeldError) throw err;
       throw new EngineNotReadyError(this.engineId, `its ownership bootstrap failed: ${err.message}`, { cause: err });
     });
-    if (this.ownership.lease && !this.ownership.holds('')) throw new EngineLeaseNotHeldError(this.engineId, null);
+    if (!this.ownership.mayRunAnything()) throw new EngineLeaseNotHeldError(this.engineId, null);
   }
 
   private assertOpen(): void {

@@ -233,10 +233,10 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     );
     await new Promise((r) => setTimeout(r, 50));
     type Check = (...a: unknown[]) => Promise<boolean>;
-    const hooks = (e as unknown as { runtime: { hooks: { wakeCheck: Check } } }).runtime.hooks;
-    const real = hooks.wakeCheck;
+    const policy = e.ownership as unknown as { wakeCheck: Check };
+    const real = policy.wakeCheck.bind(policy);
     let checks = 0;
-    hooks.wakeCheck = (...a) => (checks++ === 0 ? Promise.reject(new Error('database away')) : real(...a));
+    policy.wakeCheck = (...a) => (checks++ === 0 ? Promise.reject(new Error('database away')) : real(...a));
     await e.signal(h.workflowId, 'go', 'late');
     await expect(h.result({ timeout: '5s' })).resolves.toBe('late');
     expect(checks).toBeGreaterThanOrEqual(2);

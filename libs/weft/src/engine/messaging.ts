@@ -17,12 +17,25 @@ import type { Execution } from './execution.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './runtime.js';
+import type { OwnershipPolicy } from '../ownership/policy.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 
 const POLL_LIMIT = 500;
 
 function validName(kind: string, name: unknown): string {
   return validateName(`${kind} name`, name);
+}
+
+export interface MessagingDependencies {
+  store: WorkflowStore;
+  runtime: Runtime;
+  registry: WorkflowRegistry;
+  options: ResolvedEngineOptions;
+  sql: SqlClient;
+  schema: string;
+  /** Who may drive a woken workflow, answer a query live, and which claims bound the poll. */
+  ownership: OwnershipPolicy;
+  isDisposed(): boolean;
 }
 
 /**
@@ -37,20 +50,19 @@ export class Messaging {
   /** Highest message id a poll already woke each non-live workflow for (bounded). */
   private readonly polled = new Map<string, string>();
 
-  constructor(
-    private readonly store: WorkflowStore,
-    private readonly runtime: Runtime,
-    private readonly registry: WorkflowRegistry,
-    private readonly options: ResolvedEngineOptions,
-    private readonly sql: SqlClient,
-    private readonly schema: string,
-    /** Engine id whose claims bound the poll (ownership 'workflow-lease'), else null. */
-    private readonly pollOwner: () => string | null,
-    /** May this engine drive that workflow now (ownership)? */
-    private readonly mayDrive: (workflowId: string) => boolean,
-    /** Is this engine's hold on that workflow valid by its own clock (ownership)? */
-    private readonly mayAnswer: (workflowId: string) => boolean = () => true,
-  ) {}
+  private readonly store: WorkflowStore;
+  private readonly runtime: Runtime;
+  private readonly registry: WorkflowRegistry;
+  private readonly options: ResolvedEngineOptions;
+  private readonly sql: SqlClient;
+  private readonly schema: string;
+  private readonly ownership: OwnershipPolicy;
+  private readonly isDisposed: () => boolean;
+
+  constructor(deps: MessagingDependencies) {
+    ({ store: this.store, runtime: this.runtime, registry: this.registry, options: this.options } = deps);
+    ({ sql: this.sql, schema: this.schema, ownership: this.ownership, isDisposed: this.isDisposed } = deps);
+  }
 
   async signal(workflowId: string, name: string, payload: unknown): Promise<void> {
     validateWorkflowId(workflowId);
@@ -134,7 +146,7 @@ export class Messaging {
 
   /** The live instance answers only while this engine's hold is valid (not after a long pause). */
   private answersLive(live: Execution): boolean {
-    return live.state === 'active' && !live.isReplaying && live.instance !== undefined && this.mayAnswer(live.workflowId);
+    return live.state === 'active' && !live.isReplaying && live.instance !== undefined && this.ownership.mayAnswer(live.workflowId);
   }
 
   private answer<R>(instance: object, method: string, args: unknown, name: string): R {
@@ -154,7 +166,7 @@ export class Messaging {
           this.runtime.wakeForMessage(exec);
         })
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
-    } else if (this.mayDrive(workflowId)) {
+    } else if (this.ownership.holds(workflowId) && !this.isDisposed()) {
       this.runtime.drive(workflowId).catch((err) => {
         // Not woken after all: the next poll must try again, not skip it as handled.
         this.polled.delete(workflowId);
@@ -165,7 +177,7 @@ export class Messaging {
 
   /** One query for all: buffered messages of the workflows this engine may drive. */
   async poll(): Promise<number> {
-    const rows = await this.store.pollMessages(this.pollOwner(), this.registry.names(), POLL_LIMIT);
+    const rows = await this.store.pollMessages(this.ownership.pollOwner, this.registry.names(), POLL_LIMIT);
     let woken = 0;
     for (const r of rows) {
       const exec = this.runtime.live.get(r.workflow_id);

@@ -1,6 +1,6 @@
 import { InvalidArgumentError, WorkflowFailedError } from '../common/errors.js';
 import type { WorkflowRow } from '../storage/types.js';
-import type { Settled } from './runtime.js';
+import type { Settled } from './settled.js';
 import type { WorkflowFailure } from '../common/types.js';
 
 export function settledValue<O>(workflowId: string, s: Settled | WorkflowRow): O {

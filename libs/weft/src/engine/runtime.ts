@@ -8,10 +8,8 @@ import { NonDeterminismStop, WorkflowContextImpl } from './context.js';
 import { pumpInbox, replayDelivery } from './delivery.js';
 import { ReplayDriver } from './replay-driver.js';
 import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
-import { childNotice, RuntimeHooks, Settled } from './runtime-types.js';
-
-export { childNotice } from './runtime-types.js';
-export type { RuntimeHooks, Settled } from './runtime-types.js';
+import { childNotice, Settled } from './settled.js';
+import type { OwnershipPolicy } from '../ownership/policy.js';
 import { Change, Execution, ExecutionHost, ExecutionRun, NEVER } from './execution.js';
 import { GroupCommitter } from './group-committer.js';
 import type { ResolvedEngineOptions } from './options.js';
@@ -19,6 +17,26 @@ import type { WorkflowRegistry } from './registry.js';
 import { describeError } from './step-runner.js';
 import type { WorkflowDefinition } from '../common/types.js';
 import { toStoredJson } from './validation.js';
+
+/** Child workflows need the engine's start path and its parent-close policy. */
+export interface ChildHooks {
+  /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
+  start(parentId: string, childId: string, type: string, input: unknown): Promise<string>;
+  /** A workflow ended here (parent-close policy); `startedChildren` false skips the lookup. */
+  terminated(workflowId: string, startedChildren?: boolean): void;
+}
+
+export interface RuntimeDependencies {
+  store: WorkflowStore;
+  committer: GroupCommitter;
+  registry: WorkflowRegistry;
+  options: ResolvedEngineOptions;
+  /** Every fence, hold and wake check is the policy's. */
+  ownership: OwnershipPolicy;
+  children: ChildHooks;
+  /** A timer was recorded: the engine's timer loop should look no later than `delayMs` from now. */
+  onTimerScheduled(workflowId: string, delayMs: number): void;
+}
 
 /**
  * Runs executions: launch, replay from storage, finish, park/evict, and the single commit
@@ -32,32 +50,30 @@ export class Runtime implements ExecutionHost {
   /** Local callers of update() waiting for their request to be applied (by message id). */
   readonly updateWaiters = new Map<string, () => void>();
   private readonly retryTimers = new Set<NodeJS.Timeout>();
-  /** Ownership hooks; the defaults are ownership 'none'. */
-  hooks: RuntimeHooks = {
-    decorate: (c) => c,
-    committed: () => undefined,
-    holds: () => true,
-    mayRun: () => true,
-    startChild: async () => {
-      throw new Error('child workflows need an engine');
-    },
-    terminated: () => undefined,
-    notRunning: () => undefined,
-    epochOf: () => undefined,
-    wakeCheck: async () => true,
-  };
-  onTimerScheduled: (workflowId: string, delayMs: number) => void = () => undefined;
   closed = false;
   /** Graceful shutdown under way: running bodies finish and commit, nothing new starts. */
   draining = false;
   private readonly commitErrorsLogged = new WeakSet<Execution>();
 
-  constructor(
-    readonly store: WorkflowStore,
-    readonly committer: GroupCommitter,
-    readonly registry: WorkflowRegistry,
-    readonly options: ResolvedEngineOptions,
-  ) {}
+  readonly store: WorkflowStore;
+  readonly committer: GroupCommitter;
+  readonly registry: WorkflowRegistry;
+  readonly options: ResolvedEngineOptions;
+  private readonly ownership: OwnershipPolicy;
+  private readonly children: ChildHooks;
+  readonly onTimerScheduled: (workflowId: string, delayMs: number) => void;
+
+  /** A workflow ended by an external command (cancel, timeout): apply the parent-close policy. */
+  terminated(workflowId: string): void {
+    this.children.terminated(workflowId);
+  }
+
+  constructor(deps: RuntimeDependencies) {
+    ({ store: this.store, committer: this.committer, registry: this.registry, options: this.options } = deps);
+    this.ownership = deps.ownership;
+    this.children = deps.children;
+    this.onTimerScheduled = deps.onTimerScheduled;
+  }
 
   get maxPayloadBytes(): number {
     return this.options.maxPayloadBytes;
@@ -68,9 +84,9 @@ export class Runtime implements ExecutionHost {
 
   /** The one commit path: every workflow write gets its ownership fence here. */
   async commitCommand(command: AdvanceCommand, runEpoch?: string): Promise<AdvanceOutcome> {
-    const decorated = this.hooks.decorate(command, runEpoch);
+    const decorated = this.ownership.decorate(command, runEpoch);
     const outcome = await this.committer.submit(decorated);
-    this.hooks.committed(decorated, outcome);
+    this.ownership.committed(decorated, outcome);
     return outcome;
   }
 
@@ -80,13 +96,13 @@ export class Runtime implements ExecutionHost {
    */
   mayRun(exec: Execution): boolean {
     if (this.draining || this.closed) return false;
-    return this.hooks.mayRun(exec.workflowId);
+    return this.ownership.mayRun(exec.workflowId);
   }
 
   onCommitError(exec: Execution, err: unknown): boolean {
     const id = exec.workflowId;
     if (isTransientDatabaseError(err)) {
-      if (!this.closed && this.live.get(id) === exec && this.hooks.holds(id)) {
+      if (!this.closed && this.live.get(id) === exec && this.ownership.holds(id)) {
         if (!this.commitErrorsLogged.has(exec)) {
           this.commitErrorsLogged.add(exec);
           this.logger.warn(`Commit for workflow "${id}" failed (${(err as Error)?.message}); sending it again.`);
@@ -125,7 +141,7 @@ export class Runtime implements ExecutionHost {
   /** Runs (or replays) an execution: instance, replay driver, start deliveries, then run(). */
   launch(def: WorkflowDefinition, exec: Execution): Promise<unknown> {
     if (!exec.readOnly) {
-      exec.epoch = this.hooks.epochOf(exec.workflowId);
+      exec.epoch = this.ownership.epochOf(exec.workflowId);
       this.live.set(exec.workflowId, exec);
     }
     const ctx = new WorkflowContextImpl(exec);
@@ -172,7 +188,7 @@ export class Runtime implements ExecutionHost {
   /** A message for a live run: a parked one passes the wake ownership check first. */
   wakeForMessage(exec: Execution, retryMs = 250): void {
     if (!exec.parked) return this.pump(exec);
-    void this.hooks
+    void this.ownership
       .wakeCheck(exec.workflowId, exec.epoch, 'message')
       .then((ok) => ok && this.pump(exec))
       // The database is away: the message is already in the inbox, so no poll will bring it
@@ -214,7 +230,7 @@ export class Runtime implements ExecutionHost {
    */
   async startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
     try {
-      return await this.hooks.startChild(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input);
+      return await this.children.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input);
     } catch (err) {
       if (err instanceof WeftError && INPUT_ERRORS.has(err.code)) throw err;
       if (exec.state === 'active') {
@@ -246,21 +262,21 @@ export class Runtime implements ExecutionHost {
 
   /** Wake ownership check before a timer wakes a parked run. */
   private async wakeLive(exec: Execution, seq: number): Promise<void> {
-    if (!(await this.hooks.wakeCheck(exec.workflowId, exec.epoch, 'timer'))) return;
+    if (!(await this.ownership.wakeCheck(exec.workflowId, exec.epoch, 'timer'))) return;
     exec.fireTimer(seq);
   }
 
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
-    if (this.closed || this.draining || !this.hooks.holds(workflowId)) return;
+    if (this.closed || this.draining || !this.ownership.holds(workflowId)) return;
     const loaded = await this.store.load(workflowId);
-    if (!loaded || loaded.row.status !== 'running') return this.hooks.notRunning(workflowId);
-    if (this.live.has(workflowId) || this.closed || this.draining || !this.hooks.holds(workflowId)) return;
+    if (!loaded || loaded.row.status !== 'running') return this.ownership.notRunning(workflowId);
+    if (this.live.has(workflowId) || this.closed || this.draining || !this.ownership.holds(workflowId)) return;
     if (!this.registry.has(loaded.row.type)) {
       // Let go of its claim, so an engine that runs this type can take it.
       this.logger.warn(
         `Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left for another engine.`,
       );
-      return this.hooks.notRunning(workflowId);
+      return this.ownership.notRunning(workflowId);
     }
     const exec = this.executionFrom(loaded);
     if (firedSleepSeq !== undefined) exec.firedTimers.add(firedSleepSeq);
@@ -318,7 +334,7 @@ export class Runtime implements ExecutionHost {
     this.options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.settle(exec.workflowId, settled);
     // Its history tells whether it ever started a child: most never do, and skip the lookup.
-    this.hooks.terminated(
+    this.children.terminated(
       exec.workflowId,
       [...exec.history.values()].some((op) => op.kind === 'startChild'),
     );
@@ -418,7 +434,7 @@ export class Runtime implements ExecutionHost {
         try {
           await this.drive(workflowId);
         } catch (err) {
-          if (!this.closed && this.hooks.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
+          if (!this.closed && this.ownership.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
           throw err;
         }
       },

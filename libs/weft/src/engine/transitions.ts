@@ -1,27 +1,22 @@
 import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../common/errors.js';
-import type { Ownership } from '../ownership/ownership.js';
+import type { OwnershipPolicy } from '../ownership/policy.js';
 import { TERMINAL_STATUSES, WorkflowStatus } from '../common/types.js';
 import type { TimerRow, WorkflowRow } from '../storage/types.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Change } from './execution.js';
 import type { WorkflowRegistry } from './registry.js';
-import { childNotice, Runtime, Settled } from './runtime.js';
+import type { Runtime } from './runtime.js';
+import { childNotice, Settled } from './settled.js';
 import type { WeftLogger } from '../common/types.js';
 import { validateWorkflowId } from './validation.js';
 
 const TIMER_BATCH = 200;
-const TIMER_RETRY_MS = 30_000;
 
 /**
  * A taken timer fires again after this if its wake never committed (the engine died). With
  * ownership, nobody else may fire it before the dead holder's claim moves (TTL + grace + one
  * scan), so it comes back right then instead of 30 s later.
  */
-function timerRetryMs(o: Ownership): number {
-  if (o.mode === 'none') return TIMER_RETRY_MS;
-  return Math.min(TIMER_RETRY_MS, o.config.ttlMs + o.config.graceMs + o.config.renewMs);
-}
-
 export const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
 
 /**
@@ -33,7 +28,7 @@ export class Transitions {
     private readonly store: WorkflowStore,
     private readonly runtime: Runtime,
     private readonly registry: WorkflowRegistry,
-    private readonly ownership: Ownership,
+    private readonly ownership: OwnershipPolicy,
     private readonly logger: WeftLogger,
   ) {}
 
@@ -65,7 +60,7 @@ export class Transitions {
       if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
       return { status: 'running', error: { value: null } };
     }).catch(async (err) => {
-      await this.ownership.registry?.release(workflowId);
+      await this.ownership.release(workflowId);
       throw err;
     });
     if (done) await this.runtime.drive(workflowId);
@@ -78,18 +73,12 @@ export class Transitions {
     });
   }
 
-  private async claimOrThrow(workflowId: string): Promise<void> {
-    const registry = this.ownership.registry;
-    if (!registry) {
-      if (!this.ownership.holds(workflowId)) throw new WorkflowClaimUnavailableError(workflowId, null);
-      return;
-    }
-    const r = await registry.acquire(workflowId, { explicit: true });
-    if (!r.ok) throw new WorkflowClaimUnavailableError(workflowId, r.reason === 'held' ? r.heldBy : null);
+  private claimOrThrow(workflowId: string): Promise<void> {
+    return this.ownership.claimForCommand(workflowId);
   }
 
   private get rotates(): boolean {
-    return this.ownership.mode === 'workflow-lease';
+    return this.ownership.rotatesClaims;
   }
 
   /** Parent-close policy 'terminate': a workflow's live children are cancelled when it ends. */
@@ -133,9 +122,9 @@ export class Transitions {
   /** Due timers: one query per batch, then each wakes its workflow. */
   async processDueTimers(): Promise<number> {
     let total = 0;
-    const owner = this.ownership.mode === 'workflow-lease' ? this.ownership.engineId : null;
+    const owner = this.ownership.pollOwner;
     for (;;) {
-      const due = await this.store.takeDueTimers(TIMER_BATCH, timerRetryMs(this.ownership), owner, this.registry.names());
+      const due = await this.store.takeDueTimers(TIMER_BATCH, this.ownership.timerRetryMs, owner, this.registry.names());
       total += due.length;
       await Promise.all(
         due.map((t) =>
@@ -165,15 +154,14 @@ export class Transitions {
   }
 
   private async fireDelayedStart(workflowId: string): Promise<void> {
-    const registry = this.ownership.registry;
-    if (registry && !registry.held.has(workflowId) && !(await registry.acquire(workflowId)).ok) return; // another engine has it
+    if (!(await this.ownership.claimForTimer(workflowId))) return; // another engine has it
     const row = await this.external(workflowId, 'delayed-start', (r) =>
       r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
     );
     if (row) {
       const { input, runNumber, version, parentId } = row;
       this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });
-    } else await registry?.release(workflowId);
+    } else await this.ownership.release(workflowId);
   }
 
   /**
@@ -205,6 +193,6 @@ export class Transitions {
   private ended(row: WorkflowRow, settled: Settled): void {
     this.runtime.options.metrics.workflowFinished?.(row.type, settled.status);
     this.runtime.settle(row.id, settled);
-    this.runtime.hooks.terminated(row.id);
+    this.runtime.terminated(row.id);
   }
 }

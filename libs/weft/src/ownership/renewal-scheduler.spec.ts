@@ -1,4 +1,5 @@
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { FencedPolicy } from './fenced-policy.js';
 import { nextSlotDelay } from './renewal-scheduler.js';
 import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
@@ -23,7 +24,7 @@ describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
     const before = await expiresAt(hs[0].workflowId);
     const calls: string[] = [];
     // Renewal has its own connection; the env.pool must not see it.
-    const sql = e.ownership.renewalSql!;
+    const sql = (e.ownership as unknown as FencedPolicy).renewalSql;
     const original = sql.query.bind(sql);
     sql.query = ((text: string, params?: unknown[]) => {
       calls.push(text);

@@ -3,7 +3,7 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { ResultTimeoutError, WorkflowFailedError } from '../../common/errors.js';
 import { WeftEngine } from '../../engine/engine.js';
 import type { ListPage, WorkflowDescription } from '../../common/types.js';
-import type { ClaimDescription } from '../../ownership/ownership.js';
+import type { ClaimDescription } from '../../ownership/policy.js';
 import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 

@@ -1,0 +1,202 @@
+// Ownership 'workflow-lease': every running workflow is owned by one engine at a time through a
+// fenced, renewable claim (docs/ownership.md). Starts claim in their own statement, commits carry
+// the claim's epoch, terminal commits release it, and other engines reclaim what expires.
+import { WorkflowClaimUnavailableError } from '../common/errors.js';
+import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
+import type { Claimer } from '../storage/workflow-store.js';
+import { WorkflowClaimRegistry } from './claim-registry.js';
+import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
+import { FencedPolicy } from './fenced-policy.js';
+import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies } from './policy.js';
+
+const BACKFILL_EVERY_PASSES = 10;
+
+/** Reclaim cycles one pass may run while every cycle fills up (mass failover). */
+const RECLAIM_CYCLES_PER_PASS = 20;
+
+const RELEASING = new Set(['completed', 'failed', 'cancelled', 'timed_out', 'suspended']);
+
+export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy {
+  readonly rotatesClaims = true;
+  readonly isHalted = false;
+  readonly childClaim = 'free' as const;
+  readonly registry: WorkflowClaimRegistry;
+  private readonly undriven = new Set<string>();
+  private passes = 0;
+
+  constructor(deps: PolicyDependencies) {
+    super(deps);
+    this.registry = new WorkflowClaimRegistry(deps.sql, deps.schema, deps.engineId, deps.config, deps.metrics ?? {}, this.renewalSql);
+  }
+
+  get pollOwner(): string {
+    return this.engineId;
+  }
+
+  protected heldHere(workflowId: string): boolean {
+    return this.registry.held.has(workflowId);
+  }
+
+  override async bootstrap(): Promise<void> {
+    await super.bootstrap();
+    await this.registry.backfill();
+  }
+
+  mayRunAnything(): boolean {
+    return true;
+  }
+
+  holds(workflowId: string): boolean {
+    return this.registry.held.has(workflowId);
+  }
+
+  /**
+   * Before a step body starts: the claim must be valid by this engine's own clock. After a
+   * pause past the TTL, or a database outage longer than it, the run stops here instead of
+   * starting a body another engine may be running too. The claim stays in the renewal set:
+   * if the next renewal confirms it (same epoch, so nobody took it over) the maintenance loop
+   * drives the workflow again from storage; if it reports it lost, it is forgotten. An outage
+   * thus pauses this engine's workflows instead of handing all of them to others.
+   */
+  mayRun(workflowId: string): boolean {
+    if (this.registry.isValid(workflowId)) return true;
+    this.deps.runtime.stopLive(workflowId);
+    if (this.registry.held.has(workflowId)) this.undriven.add(workflowId);
+    return false;
+  }
+
+  mayAnswer(workflowId: string): boolean {
+    return this.registry.isValid(workflowId);
+  }
+
+  epochOf(workflowId: string): string | undefined {
+    return this.registry.epochOf(workflowId);
+  }
+
+  decorate(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand {
+    if (cmd.rotate) return cmd;
+    // A run's writes carry the epoch it was launched under, even if the claim was re-acquired since.
+    const epoch = runEpoch ?? this.registry.epochOf(cmd.workflowId);
+    const fence = { engineId: this.engineId, epoch: epoch ?? '-1' };
+    return { ...cmd, fence, release: cmd.status !== undefined && RELEASING.has(cmd.status) };
+  }
+
+  committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {
+    if (outcome.ok && (cmd.release || cmd.rotate)) this.registry.forget(cmd.workflowId);
+    if (!outcome.ok && outcome.reason === 'fence' && cmd.fence) this.deposed(cmd.workflowId);
+  }
+
+  async wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean> {
+    const view = await this.registry.read(workflowId);
+    if (view && view.engineId === this.engineId && view.epoch === parkedEpoch) return true;
+    this.registry.lose(workflowId);
+    this.deps.runtime.stopLive(workflowId);
+    this.warn(new WeftWorkflowWakeDiscardedWarning(workflowId, wakeKind));
+    return false;
+  }
+
+  notRunning(workflowId: string): void {
+    void this.registry.release(workflowId).catch(() => undefined);
+  }
+
+  claimer(): Claimer {
+    return { engineId: this.engineId, ttlMs: this.config.ttlMs, graceMs: this.config.graceMs };
+  }
+
+  adoptStartClaim(workflowId: string, epoch: string | null, sentAt: number): boolean {
+    if (epoch === null) return false;
+    this.registry.adopt(workflowId, epoch, sentAt);
+    return true;
+  }
+
+  room(): number {
+    return this.config.maxConcurrent - this.registry.held.size;
+  }
+
+  async claimForRecovery(workflowId: string): Promise<boolean> {
+    if (this.registry.held.has(workflowId)) return true;
+    return (await this.registry.acquire(workflowId)).ok;
+  }
+
+  async claimForCommand(workflowId: string): Promise<void> {
+    const r = await this.registry.acquire(workflowId, { explicit: true });
+    if (!r.ok) throw new WorkflowClaimUnavailableError(workflowId, r.reason === 'held' ? r.heldBy : null);
+  }
+
+  async claimForTimer(workflowId: string): Promise<boolean> {
+    return this.registry.held.has(workflowId) || (await this.registry.acquire(workflowId)).ok;
+  }
+
+  async release(workflowId: string): Promise<void> {
+    await this.registry.release(workflowId);
+  }
+
+  /** A fence was refused: drop the workflow here, warn, never reach user code. */
+  private deposed(workflowId: string): void {
+    this.registry.lose(workflowId);
+    this.deps.runtime.stopLive(workflowId);
+    this.warn(new WeftWorkflowClaimLostWarning(workflowId, this.engineId, 'fence'));
+  }
+
+  protected async renew(): Promise<{ renewed: number; lost: string[] }> {
+    const before = this.registry.held.size;
+    const lost = await this.registry.renewAll();
+    for (const id of lost) {
+      this.deps.runtime.stopLive(id);
+      this.warn(new WeftWorkflowClaimLostWarning(id, this.engineId, 'renewal'));
+    }
+    return { renewed: before - lost.length, lost };
+  }
+
+  /**
+   * Reclaim scan: cycles of at most WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS takeovers, with a short
+   * jittered pause between cycles so survivors interleave and share a mass failover; bounded
+   * by maxConcurrentWorkflows. Workflows whose drive failed are retried first, claim kept.
+   */
+  protected async reclaim(): Promise<number> {
+    const registry = this.registry;
+    // Now and then: running workflows whose claim row never got written (a crash or a database
+    // outage between a start's insert and its claim) become visible to the scan.
+    if (this.passes++ % BACKFILL_EVERY_PASSES === 0) await registry.backfill();
+    this.retryUndriven();
+    let total = 0;
+    for (let cycle = 0; cycle < RECLAIM_CYCLES_PER_PASS && !this.scheduler.isDisposing; cycle++) {
+      const room = Math.min(WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS, this.config.maxConcurrent - registry.held.size);
+      const taken = await registry.reclaim(this.deps.runtime.registeredTypes(), room);
+      for (const t of taken) {
+        this.deps.runtime.stopLive(t.workflowId); // never drive from stale local state
+        this.driveReclaimed(t.workflowId);
+      }
+      total += taken.length;
+      if (taken.length < WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS) break;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20));
+    }
+    return total;
+  }
+
+  protected releaseHeld(): Promise<{ released: number; failed: number }> {
+    return this.registry.releaseAll();
+  }
+
+  private driveReclaimed(workflowId: string): void {
+    this.deps.runtime.drive(workflowId).catch((err) => {
+      this.undriven.add(workflowId);
+      this.deps.logger.warn(`Driving reclaimed "${workflowId}" failed (${(err as Error).message}); retrying next pass.`);
+    });
+  }
+
+  /** Held ones whose claim is confirmed again are driven; unconfirmed ones wait for a renewal. */
+  private retryUndriven(): void {
+    const ids = [...this.undriven].filter((id) => this.registry.held.has(id));
+    this.undriven.clear();
+    for (const id of ids) {
+      if (this.registry.isValid(id)) this.driveReclaimed(id);
+      else this.undriven.add(id);
+    }
+  }
+
+  figures(): OwnershipFigures {
+    return { halted: false, claimsHeld: this.registry.held.size, renewalFailures: this.registry.renewalFailures, ...this.passFigures() };
+  }
+}
