@@ -2,8 +2,7 @@ import { Column, Entity, Index, PrimaryColumn, VersionColumn } from 'typeorm';
 
 /** Per-workflow claim. Rows are never deleted and `epoch` only grows. */
 @Entity({ name: 'weft_workflow_claims' })
-@Index('weft_workflow_claims_engine_idx', ['engineId'])
-@Index('weft_workflow_claims_expires_idx', ['expiresAt'])
+@Index('weft_workflow_claims_engine_idx', ['engineId'], { where: 'engine_id IS NOT NULL' })
 export class WorkflowClaimEntity {
   @PrimaryColumn({ name: 'workflow_id', type: 'varchar', length: 255 })
   workflowId!: string;
@@ -20,7 +19,7 @@ export class WorkflowClaimEntity {
   @Column({ name: 'claimed_at', type: 'timestamptz', nullable: true })
   claimedAt!: Date | null;
 
-  @VersionColumn({ type: 'integer' })
+  @VersionColumn({ type: 'integer', default: 1 })
   version!: number;
 }
 

@@ -3,7 +3,8 @@ import type { WorkflowStatus } from '../../common/types.js';
 
 @Entity({ name: 'weft_workflows' })
 @Index('weft_workflows_status_type_idx', ['status', 'type'])
-@Index('weft_workflows_parent_idx', ['parentId'])
+@Index('weft_workflows_parent_idx', ['parentId'], { where: 'parent_id IS NOT NULL' })
+@Index('weft_workflows_created_idx', ['createdAt', 'id'])
 export class WorkflowEntity {
   @PrimaryColumn({ type: 'varchar', length: 255 })
   id!: string;
@@ -44,6 +45,6 @@ export class WorkflowEntity {
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt!: Date | null;
 
-  @VersionColumn({ type: 'integer' })
+  @VersionColumn({ type: 'integer', default: 1 })
   version!: number;
 }
