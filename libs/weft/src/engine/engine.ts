@@ -15,7 +15,8 @@ import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
 import type { WorkflowStatus } from '../common/types.js';
 import { Batcher } from '../storage/batcher.js';
-import { InsertResult, InsertWorkflow, WorkflowStore } from '../storage/workflow-store.js';
+import type { InsertResult, InsertWorkflow } from '../storage/repositories/workflow.repository.js';
+import { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
 import { WorkflowHandle } from './handle.js';
@@ -88,7 +89,7 @@ export class WeftEngine {
       },
     });
     this.starts = new Batcher(
-      (rows) => this.store.insertMany(rows, this.ownership.claimer()),
+      (rows) => this.store.workflows.insertMany(rows, this.ownership.claimer()),
       (row) => row.id,
     );
     this.runtime = new Runtime({
@@ -261,7 +262,7 @@ export class WeftEngine {
   private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
     if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
     if (policy === 'return-existing' || !isTerminal(res.status)) return null;
-    return this.store.restart(row, res.version, this.ownership.claimer()); // null: someone else restarted it first
+    return this.store.workflows.restart(row, res.version, this.ownership.claimer()); // null: someone else restarted it first
   }
 
   /**
@@ -320,7 +321,7 @@ export class WeftEngine {
         if (s) return settledValue<O>(workflowId, s);
       }
       for (;;) {
-        const row = await this.store.get(workflowId);
+        const row = await this.store.workflows.get(workflowId);
         if (!row) throw new WorkflowNotFoundError(workflowId);
         if (isTerminal(row.status)) return settledValue<O>(workflowId, row);
         const left = deadline - Date.now();

@@ -10,7 +10,7 @@ import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
 export class GroupCommitter extends Batcher<AdvanceCommand, AdvanceOutcome> {
   constructor(store: WorkflowStore, maxBatch = 256, maxInFlight = 2) {
     super(
-      (commands) => store.advanceMany(commands),
+      (commands) => store.workflows.advanceMany(commands),
       (c) => c.workflowId,
       maxBatch,
       maxInFlight,

@@ -7,7 +7,7 @@ import { validateName, validateWorkflowId } from './validation.js';
 /** Read-only views: describe and list. */
 export async function describeWorkflow(store: WorkflowStore, workflowId: string): Promise<WorkflowDescription> {
   validateWorkflowId(workflowId);
-  const [row, history] = await Promise.all([store.get(workflowId), store.history(workflowId)]);
+  const [row, history] = await Promise.all([store.workflows.get(workflowId), store.operations.history(workflowId)]);
   if (!row) throw new WorkflowNotFoundError(workflowId);
   return {
     workflowId: row.id,
@@ -34,7 +34,7 @@ export async function listWorkflows(store: WorkflowStore, filter: ListFilter): P
   if (filter.type !== undefined) validateName('type', filter.type);
   const statuses = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
   const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
-  const rows = await store.list({ statuses, type: filter.type, after, limit: limit + 1 });
+  const rows = await store.workflows.list({ statuses, type: filter.type, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {

@@ -9,7 +9,7 @@ import {
   WorkflowNotRunningError,
 } from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
-import { notifyChannel } from '../storage/sql/messages.sql.js';
+import { notifyChannel } from '../storage/repositories/message.repository.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import type { UpdateOutcome } from './delivery.js';
@@ -68,7 +68,7 @@ export class Messaging {
     validateWorkflowId(workflowId);
     validName('signal', name);
     const stored = toStoredJson(payload, `Payload of signal "${name}"`, this.options.maxPayloadBytes);
-    const res = await this.store.send(workflowId, 'signal', name, stored);
+    const res = await this.store.messages.send(workflowId, 'signal', name, stored);
     if (!res) throw new WorkflowNotFoundError(workflowId);
     if (!res.messageId) throw new WorkflowNotRunningError(workflowId, res.status);
     this.onNotify(workflowId);
@@ -80,13 +80,13 @@ export class Messaging {
     validName('update', name);
     const timeoutMs = parseDuration(opts.timeout ?? '30s', 'update timeout');
     const stored = toStoredJson(args, `Arguments of update "${name}"`, this.options.maxPayloadBytes);
-    const row = await this.store.get(workflowId);
+    const row = await this.store.workflows.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
     if (row.status !== 'running') throw new WorkflowNotRunningError(workflowId, row.status);
     if (this.registry.has(row.type) && !this.registry.get(row.type).updateHandlers?.[name]) {
       throw new UnknownHandlerError(row.type, 'update', name);
     }
-    const res = await this.store.send(workflowId, 'update', name, stored);
+    const res = await this.store.messages.send(workflowId, 'update', name, stored);
     if (!res) throw new WorkflowNotFoundError(workflowId);
     if (!res.messageId) throw new WorkflowNotRunningError(workflowId, res.status);
     this.onNotify(workflowId);
@@ -97,7 +97,7 @@ export class Messaging {
     const deadline = Date.now() + timeoutMs;
     let pollMs = 10;
     for (;;) {
-      const row = await this.store.readUpdate(messageId);
+      const row = await this.store.messages.readUpdate(messageId);
       if (row && (row.status === 'done' || row.status === 'failed')) return this.updateResult<R>(workflowId, name, row.result);
       const left = deadline - Date.now();
       if (left <= 0) break;
@@ -112,8 +112,8 @@ export class Messaging {
       pollMs = Math.min(pollMs * 2, 200);
     }
     // Withdraw it, unless it was applied at the last moment: then its result stands.
-    if (await this.store.expireUpdate(messageId)) throw new UpdateTimeoutError(workflowId, name, timeoutMs);
-    const row = await this.store.readUpdate(messageId);
+    if (await this.store.messages.expireUpdate(messageId)) throw new UpdateTimeoutError(workflowId, name, timeoutMs);
+    const row = await this.store.messages.readUpdate(messageId);
     return this.updateResult<R>(workflowId, name, row?.result);
   }
 
@@ -129,14 +129,14 @@ export class Messaging {
     validName('query', name);
     toStoredJson(args, `Arguments of query "${name}"`, this.options.maxPayloadBytes);
     const live = this.runtime.live.get(workflowId);
-    const loaded = live ? undefined : await this.store.load(workflowId);
+    const loaded = live ? undefined : await this.store.workflows.load(workflowId);
     const type = live?.definition.name ?? loaded?.row.type;
     if (!type) throw new WorkflowNotFoundError(workflowId);
     const def = this.registry.get(type);
     const method = def.queryHandlers?.[name];
     if (!method) throw new UnknownHandlerError(type, 'query', name);
     if (live && this.answersLive(live)) return this.answer<R>(live.instance as object, method, args, name);
-    const source = loaded ?? (await this.store.load(workflowId));
+    const source = loaded ?? (await this.store.workflows.load(workflowId));
     if (!source) throw new WorkflowNotFoundError(workflowId);
     const instance = await this.runtime.replayForQuery(source, 10_000).catch((err: Error) => {
       throw new QueryFailedError(workflowId, name, err.message, { cause: err });
@@ -158,7 +158,7 @@ export class Messaging {
   onNotify(workflowId: string): void {
     const exec = this.runtime.live.get(workflowId);
     if (exec) {
-      void this.store
+      void this.store.messages
         .inbox(workflowId, exec.lastInboxId)
         .then((msgs) => {
           if (msgs.length === 0 || this.runtime.live.get(workflowId) !== exec) return;
@@ -177,7 +177,7 @@ export class Messaging {
 
   /** One query for all: buffered messages of the workflows this engine may drive. */
   async poll(): Promise<number> {
-    const rows = await this.store.pollMessages(this.ownership.pollOwner, this.registry.names(), POLL_LIMIT);
+    const rows = await this.store.messages.poll(this.ownership.pollOwner, this.registry.names(), POLL_LIMIT);
     let woken = 0;
     for (const r of rows) {
       const exec = this.runtime.live.get(r.workflow_id);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../common/errors.js';
-import type { InsertWorkflow } from '../storage/workflow-store.js';
+import type { InsertWorkflow } from '../storage/repositories/workflow.repository.js';
 import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
 import type { StartOptions } from '../common/types.js';
 import { toStoredJson, validateWorkflowId } from './validation.js';

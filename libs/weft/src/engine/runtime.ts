@@ -2,7 +2,8 @@ import { NonDeterminismError, WeftError } from '../common/errors.js';
 import { isTransientDatabaseError } from '../storage/database-errors.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
-import type { LoadedWorkflow, WorkflowStore } from '../storage/workflow-store.js';
+import type { LoadedWorkflow } from '../storage/repositories/workflow.repository.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
 import { workflowContextStorage } from './als.js';
 import { NonDeterminismStop, WorkflowContextImpl } from './context.js';
 import { pumpInbox, replayDelivery } from './delivery.js';
@@ -268,7 +269,7 @@ export class Runtime implements ExecutionHost {
 
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
     if (this.closed || this.draining || !this.ownership.holds(workflowId)) return;
-    const loaded = await this.store.load(workflowId);
+    const loaded = await this.store.workflows.load(workflowId);
     if (!loaded || loaded.row.status !== 'running') return this.ownership.notRunning(workflowId);
     if (this.live.has(workflowId) || this.closed || this.draining || !this.ownership.holds(workflowId)) return;
     if (!this.registry.has(loaded.row.type)) {

@@ -50,7 +50,7 @@ export class Transitions {
   /** Resume of a suspended run: the claim is acquired first; losing it is a typed error. */
   async resume(workflowId: string): Promise<void> {
     validateWorkflowId(workflowId);
-    const row = await this.store.get(workflowId);
+    const row = await this.store.workflows.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
     if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status);
     // Not a type this engine runs: make it running with a free claim, for an engine that does.
@@ -83,7 +83,7 @@ export class Transitions {
 
   /** Parent-close policy 'terminate': a workflow's live children are cancelled when it ends. */
   closeChildren(parentId: string): void {
-    void this.store
+    void this.store.workflows
       .liveChildren(parentId)
       .then((ids) => Promise.all(ids.map((id) => this.cancel(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))))
       .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
@@ -94,7 +94,7 @@ export class Transitions {
     let after = '';
     let recovered = 0;
     for (;;) {
-      const page = await this.store.runningPage(after, 500);
+      const page = await this.store.workflows.runningPage(after, 500);
       if (page.length === 0) break;
       after = page[page.length - 1].id;
       const mine = page.filter((w) => this.registry.has(w.type) && !this.runtime.live.has(w.id));
@@ -124,7 +124,7 @@ export class Transitions {
     let total = 0;
     const owner = this.ownership.pollOwner;
     for (;;) {
-      const due = await this.store.takeDueTimers(TIMER_BATCH, this.ownership.timerRetryMs, owner, this.registry.names());
+      const due = await this.store.timers.takeDue(TIMER_BATCH, this.ownership.timerRetryMs, owner, this.registry.names());
       total += due.length;
       await Promise.all(
         due.map((t) =>
@@ -171,7 +171,7 @@ export class Transitions {
   async external(workflowId: string, what: string, decide: (row: WorkflowRow) => Change | null): Promise<WorkflowRow | null> {
     validateWorkflowId(workflowId);
     for (let attempt = 0; attempt < 20; attempt++) {
-      const row = await this.store.get(workflowId);
+      const row = await this.store.workflows.get(workflowId);
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;

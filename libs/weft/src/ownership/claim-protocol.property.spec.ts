@@ -110,7 +110,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     const viaProbe = { query: async (text: string, values?: unknown[]) => (await probe.query({ name: name(text), text, values })).rows };
     await probe.query('BEGIN');
     try {
-      return await new WorkflowStore(viaProbe as unknown as SqlClient, SCHEMA).advanceMany(commands);
+      return await new WorkflowStore(viaProbe as unknown as SqlClient, SCHEMA).workflows.advanceMany(commands);
     } finally {
       await probe.query('ROLLBACK');
     }
@@ -118,7 +118,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
 
   async function freshWorld(): Promise<World> {
     await q(`TRUNCATE "${SCHEMA}".weft_workflows, "${SCHEMA}".weft_workflow_claims CASCADE`);
-    for (const id of WORKFLOWS) await store.insert({ ...ROW, id });
+    for (const id of WORKFLOWS) await store.workflows.insert({ ...ROW, id });
     return {
       regs: ENGINES.map((id) => new WorkflowClaimRegistry(db.sql, SCHEMA, id, CONFIG)),
       known: ENGINES.map(() => new Map()),
@@ -218,7 +218,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     const before = (await claims()).get(id);
     const version = (await versions()).get(id)!;
     const fence = { engineId: ENGINES[e], epoch };
-    const [out] = await store.advanceMany([{ workflowId: id, expectedVersion: version, fence, release: rel }]);
+    const [out] = await store.workflows.advanceMany([{ workflowId: id, expectedVersion: version, fence, release: rel }]);
     const mine = names(before, ENGINES[e], epoch);
     expect(out).toEqual(mine ? { workflowId: id, ok: true, version: version + 1 } : { workflowId: id, ok: false, reason: 'fence' });
     const after = (await claims()).get(id);
@@ -247,7 +247,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
   async function rotate(id: string, status: (typeof TERMINAL)[number]): Promise<void> {
     const before = (await claims()).get(id);
     const version = (await versions()).get(id)!;
-    const [out] = await store.advanceMany([
+    const [out] = await store.workflows.advanceMany([
       { workflowId: id, expectedVersion: version, status, completed: status !== 'suspended', rotate: true },
     ]);
     expect(out.ok).toBe(true);

@@ -4,7 +4,7 @@
 import type { WeftLogger } from '../common/types.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
-import type { Claimer } from '../storage/workflow-store.js';
+import type { Claimer } from '../storage/repositories/workflow.repository.js';
 import { claimSql } from '../storage/sql/claims.sql.js';
 import { ClaimMetrics, readClaim, WorkflowClaimRegistry } from './claim-registry.js';
 import type { OwnershipConfig, OwnershipMode } from './config.js';

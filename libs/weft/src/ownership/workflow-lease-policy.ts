@@ -4,7 +4,7 @@
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
 import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
-import type { Claimer } from '../storage/workflow-store.js';
+import type { Claimer } from '../storage/repositories/workflow.repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
 import { FencedPolicy } from './fenced-policy.js';

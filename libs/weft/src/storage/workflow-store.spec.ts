@@ -19,7 +19,16 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
   });
 
   const start = (id: string) =>
-    store.insert({ id, type: 't', status: 'running', input: { n: 1 }, parentId: null, deadlineInMs: null, startInMs: null, timers: [] });
+    store.workflows.insert({
+      id,
+      type: 't',
+      status: 'running',
+      input: { n: 1 },
+      parentId: null,
+      deadlineInMs: null,
+      startInMs: null,
+      timers: [],
+    });
 
   it('inserts once and reports the existing row on a second insert', async () => {
     const first = await start('dup-1');
@@ -42,7 +51,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
   it('starts many workflows in one statement, results in request order, existing ids reported', async () => {
     await start('many-existing');
     const ws = [row('many-b'), row('many-existing'), row('many-a', [{ kind: 'execution-deadline', delayMs: 60_000 }])];
-    const out = await store.insertMany(ws);
+    const out = await store.workflows.insertMany(ws);
     expect(out).toEqual([
       { inserted: true, status: 'running', version: 1, claimEpoch: null, signalId: null },
       { inserted: false, status: 'running', version: 1, claimEpoch: null, signalId: null },
@@ -61,7 +70,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
 
   it('takes the claim and stores a start signal in the start statement itself', async () => {
     const claimer = { engineId: 'E1', ttlMs: 5000, graceMs: 1000 };
-    const [mine, free] = await store.insertMany(
+    const [mine, free] = await store.workflows.insertMany(
       [
         { ...row('claimed-1'), claim: 'mine' as const, signal: { name: 'go', payload: { n: 1 } } },
         { ...row('claimed-free'), claim: 'free' as const },
@@ -89,7 +98,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
       const mine = ids.filter((_, i) => (i + b) % 3 !== 0);
       return (b % 2 ? mine.reverse() : mine).map((id) => row(id));
     });
-    const results = await Promise.all(batches.map((ws) => store.insertMany(ws)));
+    const results = await Promise.all(batches.map((ws) => store.workflows.insertMany(ws)));
     const insertedBy = new Map<string, number>();
     results.forEach((out, b) =>
       out.forEach((r, i) => r.inserted && insertedBy.set(batches[b][i].id, (insertedBy.get(batches[b][i].id) ?? 0) + 1)),
@@ -103,7 +112,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
     const ids = Array.from({ length: 50 }, (_, i) => `race-${i}`);
     await Promise.all(ids.map(start));
     const attempt = (id: string, who: 'a' | 'b') =>
-      store
+      store.workflows
         .advance({
           workflowId: id,
           expectedVersion: 1,
@@ -133,32 +142,32 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
       const msgs = await db.sql.query<{ name: string }>(`SELECT name FROM weft.weft_messages WHERE workflow_id = $1`, [id]);
       expect(msgs.map((m) => m.name)).toEqual([`from-${win}`]);
       expect(msgs.map((m) => m.name)).not.toContain(`from-${lose}`);
-      const row = await store.get(id);
+      const row = await store.workflows.get(id);
       expect(row?.version).toBe(2);
     }
   });
 
   it('group commit keeps each workflow version check independent', async () => {
     await Promise.all(['g-1', 'g-2', 'g-3'].map(start));
-    const out = await store.advanceMany([
+    const out = await store.workflows.advanceMany([
       { workflowId: 'g-1', expectedVersion: 1, status: 'completed', output: { value: 1 }, completed: true },
       { workflowId: 'g-2', expectedVersion: 7, status: 'completed', output: { value: 2 } },
       { workflowId: 'g-3', expectedVersion: 1, operations: [{ seq: 0, kind: 'step', name: 's', status: 'completed', result: 3 }] },
     ]);
     expect(out.map((o) => o.ok)).toEqual([true, false, true]);
-    expect((await store.get('g-1'))?.status).toBe('completed');
-    expect((await store.get('g-2'))?.status).toBe('running');
-    expect(await store.history('g-3')).toEqual([expect.objectContaining({ seq: 0, name: 's', result: 3 })]);
+    expect((await store.workflows.get('g-1'))?.status).toBe('completed');
+    expect((await store.workflows.get('g-2'))?.status).toBe('running');
+    expect(await store.operations.history('g-3')).toEqual([expect.objectContaining({ seq: 0, name: 's', result: 3 })]);
   });
 
   it('a fenced advance is refused when the claim does not name the engine at that epoch', async () => {
     await start('f-1');
     await db.sql.query(`INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id) VALUES ('f-1', 3, 'e1')`);
-    const refused = await store.advanceMany([
+    const refused = await store.workflows.advanceMany([
       { workflowId: 'f-1', expectedVersion: 1, status: 'completed', fence: { engineId: 'e1', epoch: '2' } },
     ]);
     expect(refused[0]).toEqual({ workflowId: 'f-1', ok: false, reason: 'fence' });
-    const accepted = await store.advanceMany([
+    const accepted = await store.workflows.advanceMany([
       { workflowId: 'f-1', expectedVersion: 1, status: 'completed', fence: { engineId: 'e1', epoch: '3' } },
     ]);
     expect(accepted[0]).toEqual({ workflowId: 'f-1', ok: true, version: 2 });

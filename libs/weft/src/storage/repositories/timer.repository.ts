@@ -1,6 +1,10 @@
+// weft_timers: durable timers (sleeps, wait timeouts, delayed starts, execution deadlines).
+// Timers are written by the advance and start statements (workflow.repository.ts); this takes them.
 import { qualify } from '../schema-name.js';
+import type { SqlClient } from '../sql-client.js';
+import type { TimerRow } from '../types.js';
 
-export function timerSql(schema: string) {
+function statements(schema: string) {
   const timers = qualify(schema, 'weft_timers');
   const claims = qualify(schema, 'weft_workflow_claims');
   const wf = qualify(schema, 'weft_workflows');
@@ -25,4 +29,27 @@ export function timerSql(schema: string) {
       FROM due WHERE t.id = due.id
       RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at`,
   };
+}
+
+export class TimerRepository {
+  private readonly q: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly sql: SqlClient,
+    schema: string,
+  ) {
+    this.q = statements(schema);
+  }
+
+  /** Due timers, locked and pushed `retryAfterMs` ahead; see the statement above. */
+  async takeDue(limit: number, retryAfterMs: number, ownerEngineId: string | null, types: string[]): Promise<TimerRow[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.q.takeDue, [limit, retryAfterMs, ownerEngineId, types]);
+    return rows.map((r) => ({
+      id: String(r.id),
+      workflowId: r.workflow_id as string,
+      kind: r.kind as TimerRow['kind'],
+      seq: r.seq as number,
+      fireAt: r.fire_at as Date,
+    }));
+  }
 }

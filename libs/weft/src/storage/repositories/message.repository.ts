@@ -1,10 +1,18 @@
+// weft_messages: signals, update requests and child-completion notices, in arrival order.
+// Consumption is part of the advance statement (workflow.repository.ts).
+import type { PoolClient } from 'pg';
+import type { WorkflowStatus } from '../../common/types.js';
 import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
+import type { SqlClient } from '../sql-client.js';
+import type { InboxMessage } from '../types.js';
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
 export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;
 
-/** SQL for weft_messages. Every insert notifies in the same statement (same transaction). */
-export function messageSql(schema: string) {
+/** Every insert notifies in the same statement (same transaction). */
+function statements(schema: string) {
   const msgs = qualify(schema, 'weft_messages');
   const wf = qualify(schema, 'weft_workflows');
   const claims = qualify(schema, 'weft_workflow_claims');
@@ -41,4 +49,47 @@ export function messageSql(schema: string) {
       WITH ins AS (INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, $2, $3, $4::json) RETURNING id, workflow_id)
       SELECT id::text AS id, (SELECT count(pg_notify('${channel}', workflow_id)) FROM ins) AS notified FROM ins`,
   };
+}
+
+export class MessageRepository {
+  private readonly q: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly sql: SqlClient,
+    schema: string,
+  ) {
+    this.q = statements(schema);
+  }
+
+  /** Stores a signal or update request unless the workflow is finished; one statement with NOTIFY. */
+  async send(workflowId: string, kind: 'signal' | 'update', name: string, payload: unknown) {
+    const rows = await this.sql.query<{ type: string; status: WorkflowStatus; message_id: string | null }>(this.q.send, [
+      workflowId,
+      kind,
+      name,
+      json(payload),
+    ]);
+    return rows[0] ? { type: rows[0].type, status: rows[0].status, messageId: rows[0].message_id } : null;
+  }
+
+  async inbox(workflowId: string, afterId: string): Promise<InboxMessage[]> {
+    return this.sql.query<InboxMessage>(this.q.inbox, [workflowId, afterId]);
+  }
+
+  async poll(ownerEngineId: string | null, types: string[], limit: number) {
+    return this.sql.query<{ workflow_id: string; last_id: string }>(this.q.poll, [ownerEngineId, types, limit]);
+  }
+
+  async readUpdate(messageId: string): Promise<{ status: string; result: unknown } | null> {
+    return (await this.sql.query<{ status: string; result: unknown }>(this.q.readUpdate, [messageId]))[0] ?? null;
+  }
+
+  async expireUpdate(messageId: string): Promise<boolean> {
+    return (await this.sql.query(this.q.expireUpdate, [messageId])).length === 1;
+  }
+
+  /** A signal inside another repository's transaction (a restarted run's start signal); returns its id. */
+  async insertSignal(client: PoolClient, workflowId: string, name: string, payload: unknown): Promise<string> {
+    return (await client.query(this.q.insert, [workflowId, 'signal', name, json(payload ?? null)])).rows[0].id as string;
+  }
 }

@@ -1,5 +1,10 @@
+// The advance statement: one statement commits a batch of workflows' advances (group commit),
+// each with its own version check and fence. Its text (one per shape), its parameter and the
+// mapping of its rows are all here; WorkflowRepository runs it.
+import type { OperationRecord } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
-import { notifyChannel } from './messages.sql.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../types.js';
+import { notifyChannel } from './message.repository.js';
 
 /** Which optional parts a batch of advances needs; each shape gets its own (prepared) statement. */
 export interface AdvanceShape {
@@ -166,4 +171,79 @@ function claimParts(schema: string, shape: AdvanceShape): string[] {
       FROM ok WHERE cl.workflow_id = ANY(${IDS}) AND ok.rotate AND cl.workflow_id = ok.id)`);
   }
   return out;
+}
+
+const nonEmpty = <T, R>(items: T[] | undefined, map: (t: T) => R): R[] | null => (items?.length ? items.map(map) : null);
+
+const opJson = (o: OperationRecord) => ({
+  seq: o.seq,
+  kind: o.kind,
+  name: o.name,
+  status: o.status,
+  result: o.result ?? null,
+  error: o.error ?? null,
+  attempts: o.attempts ?? 1,
+  started_at: o.startedAt ?? null,
+  event: o.event ?? null,
+});
+
+export function toCommandJson(c: AdvanceCommand) {
+  return {
+    id: c.workflowId,
+    expected: c.expectedVersion,
+    status: c.status ?? null,
+    set_output: c.output !== undefined,
+    output: c.output?.value ?? null,
+    set_error: c.error !== undefined,
+    error: c.error?.value ?? null,
+    completed: c.completed === true,
+    ops: nonEmpty(c.operations, opJson),
+    clear_timers: c.clearTimers === true,
+    del_timers: nonEmpty(c.deleteTimers, (t) => t),
+    timers: nonEmpty(c.timers, (t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs })),
+    msgs: nonEmpty(c.messages, (m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null })),
+    consume: nonEmpty(c.consume, (m) => ({ ...m, result: m.result ?? null })),
+    fence_engine: c.fence?.engineId ?? null,
+    fence_epoch: c.fence?.epoch ?? null,
+    lease_engine: c.leaseFence?.engineId ?? null,
+    lease_epoch: c.leaseFence?.epoch ?? null,
+    release: c.release === true,
+    rotate: c.rotate === true,
+  };
+}
+
+export const shapeOf = (c: AdvanceCommand): AdvanceShape => ({
+  ops: !!c.operations?.length,
+  delTimers: !!c.clearTimers || !!c.deleteTimers?.length,
+  timers: !!c.timers?.length,
+  msgs: !!c.messages?.length,
+  consume: !!c.consume?.length,
+  fence: !!c.fence,
+  lease: !!c.leaseFence,
+  release: !!c.release && !!c.fence,
+  rotate: !!c.rotate,
+});
+
+export const unionShape = (a: AdvanceShape, b: AdvanceShape): AdvanceShape =>
+  Object.fromEntries(Object.keys(a).map((k) => [k, a[k as keyof AdvanceShape] || b[k as keyof AdvanceShape]])) as unknown as AdvanceShape;
+
+/** The one parameter: the batch as JSON, in the order given (callers sort by id). */
+export const advanceParams = (commands: AdvanceCommand[]): [string] => [JSON.stringify(commands.map(toCommandJson))];
+
+export interface AdvanceRow {
+  id: string;
+  version: number | null;
+  fenced: boolean;
+  consumed: boolean;
+}
+
+/** Each command's outcome from the statement's rows: committed, or refused by fence, consumption or version. */
+export function advanceOutcomes(commands: AdvanceCommand[], rows: AdvanceRow[]): AdvanceOutcome[] {
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return commands.map((c): AdvanceOutcome => {
+    const r = byId.get(c.workflowId);
+    if (r && r.version !== null) return { workflowId: c.workflowId, ok: true, version: r.version };
+    const reason = r && !r.fenced ? 'fence' : r && r.consumed === false ? 'consume' : 'version';
+    return { workflowId: c.workflowId, ok: false, reason };
+  });
 }

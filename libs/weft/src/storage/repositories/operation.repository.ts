@@ -1,0 +1,40 @@
+// weft_operations: a workflow's recorded history. Rows are written by the advance statement
+// (workflow.repository.ts) in the same transaction as the workflow row; this reads them.
+import type { OperationRecord } from '../../common/types.js';
+import { qualify } from '../schema-name.js';
+import type { SqlClient } from '../sql-client.js';
+
+function statements(schema: string) {
+  const ops = qualify(schema, 'weft_operations');
+  return {
+    history: `SELECT seq, kind, name, status, result, error, attempts, started_at, completed_at, event
+              FROM ${ops} WHERE workflow_id = $1 ORDER BY seq`,
+  };
+}
+
+export class OperationRepository {
+  private readonly q: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly sql: SqlClient,
+    schema: string,
+  ) {
+    this.q = statements(schema);
+  }
+
+  /** The recorded operations of one workflow, in sequence order. */
+  async history(workflowId: string): Promise<OperationRecord[]> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.q.history, [workflowId]);
+    return rows.map((r) => ({
+      seq: r.seq as number,
+      kind: r.kind as string,
+      name: r.name as string,
+      status: r.status as 'completed' | 'failed',
+      result: r.result,
+      error: r.error,
+      attempts: r.attempts as number,
+      startedAt: r.started_at ? (r.started_at as Date).toISOString() : null,
+      event: (r.event as number | null) ?? null,
+    }));
+  }
+}

@@ -1,0 +1,369 @@
+// weft_workflows, the aggregate root: starts (with their timers, claim and signal in the same
+// statement), restarts, reads, and the versioned advance that every workflow write goes through.
+import type { PoolClient } from 'pg';
+import { WorkflowVersionConflictError } from '../../common/errors.js';
+import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
+import { qualify } from '../schema-name.js';
+import type { SqlClient } from '../sql-client.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
+import type { MessageRepository } from './message.repository.js';
+import { advanceOutcomes, advanceParams, AdvanceRow, advanceSql, shapeKey, shapeOf, unionShape } from './workflow-advance.js';
+
+const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
+const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
+
+function statements(schema: string) {
+  const wf = qualify(schema, 'weft_workflows');
+  const ops = qualify(schema, 'weft_operations');
+  const timers = qualify(schema, 'weft_timers');
+  const msgs = qualify(schema, 'weft_messages');
+  const claims = qualify(schema, 'weft_workflow_claims');
+  return {
+    /**
+     * Start, of one or many workflows in one statement (group commit of starts): insert each id
+     * if absent, in id order so concurrent batches cannot deadlock on each other's keys. Ids that
+     * already existed come back with inserted = false; an id inserted by a transaction that
+     * committed after this statement's snapshot comes back not at all (the caller asks again).
+     *
+     * The same statement writes what makes the run able to go (docs/decisions/0005: the acquire
+     * is folded into the enabling write): its claim (`claim` = 'mine': held by $2 for $3 ms; 'free': a
+     * row with no holder for other engines' reclaim scans) and a signal-with-start's signal, so
+     * nothing can commit between the insert and the claim (a cancel) and a crash cannot leave
+     * one without the other. A claim row left by an earlier holder is taken only if free or
+     * expired past the grace ($4).
+     */
+    insertMany: `
+      WITH req AS (
+        SELECT * FROM json_to_recordset($1::json) AS r(
+          id text, type text, status text, input json, parent_id text, deadline_ms double precision,
+          start_ms double precision, timers json, claim text, sig_name text, sig_payload json)
+      ),
+      ins AS (
+        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version)
+        SELECT id, type, status, input, parent_id,
+               CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
+               CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
+               1
+        FROM req ORDER BY id
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, status, version
+      ),
+      ins_timers AS (
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+        SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+        FROM ins JOIN req ON req.id = ins.id, json_to_recordset(req.timers) AS x(kind text, delay_ms double precision)
+      ),
+      ins_claims AS (
+        INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+        SELECT ins.id, CASE WHEN req.claim = 'mine' THEN 1 ELSE 0 END,
+               CASE WHEN req.claim = 'mine' THEN $2::text END,
+               CASE WHEN req.claim = 'mine' THEN clock_timestamp() + $3::double precision * interval '1 millisecond' END,
+               CASE WHEN req.claim = 'mine' THEN clock_timestamp() END
+        FROM ins JOIN req ON req.id = ins.id WHERE req.claim IS NOT NULL ORDER BY ins.id
+        ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+          expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+        WHERE EXCLUDED.engine_id IS NOT NULL
+          AND (cl.engine_id IS NULL OR cl.expires_at + $4::double precision * interval '1 millisecond' < clock_timestamp())
+        RETURNING workflow_id, epoch::text AS epoch, engine_id
+      ),
+      ins_sig AS (
+        INSERT INTO ${msgs} (workflow_id, kind, name, payload)
+        SELECT ins.id, 'signal', req.sig_name, req.sig_payload FROM ins JOIN req ON req.id = ins.id
+        WHERE req.sig_name IS NOT NULL
+        RETURNING workflow_id, id::text AS id
+      )
+      SELECT ins.id, ins.status, ins.version, true AS inserted,
+             (SELECT ic.epoch FROM ins_claims ic WHERE ic.workflow_id = ins.id AND ic.engine_id = $2::text) AS claim_epoch,
+             (SELECT s.id FROM ins_sig s WHERE s.workflow_id = ins.id) AS signal_id
+      FROM ins
+      UNION ALL
+      SELECT w.id, w.status, w.version, false, NULL, NULL FROM ${wf} w
+      WHERE w.id = ANY(ARRAY(SELECT id FROM req)) AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = w.id)`,
+
+    /** Live (non-terminal) children, for the parent-close policy. */
+    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'running', 'suspended')`,
+    /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
+    restart: `
+      UPDATE ${wf} SET type = $3, status = $4, input = $5::json, output = NULL, error = NULL, parent_id = $6,
+        deadline = CASE WHEN $7::double precision IS NULL THEN NULL ELSE clock_timestamp() + $7 * interval '1 millisecond' END,
+        start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
+        run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
+        completed_at = NULL, version = version + 1
+      WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
+      RETURNING id, status, version, run_number`,
+    clearHistory: [
+      `DELETE FROM ${ops} WHERE workflow_id = $1`,
+      `DELETE FROM ${msgs} WHERE workflow_id = $1`,
+      `DELETE FROM ${timers} WHERE workflow_id = $1`,
+    ],
+    /** Restart's claim, in the same transaction as the restart (see insertMany). */
+    restartClaim: `
+      INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+      VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
+      ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+        expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+      WHERE cl.engine_id IS NULL OR cl.expires_at + $4 * interval '1 millisecond' < clock_timestamp()
+      RETURNING epoch::text AS epoch`,
+    insertTimers: `
+      INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+      SELECT $1, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+      FROM json_to_recordset($2::json) AS x(kind text, delay_ms double precision)`,
+
+    /** Everything a replay needs, in one round trip. */
+    load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
+                  w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now,
+                  COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
+                      'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
+                      ORDER BY o.seq)
+                    FROM ${ops} o WHERE o.workflow_id = w.id), '[]'::json) AS history,
+                  COALESCE((SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name,
+                      'payload', m.payload) ORDER BY m.id)
+                    FROM ${msgs} m WHERE m.workflow_id = w.id AND m.consumed_seq IS NULL AND m.status = 'pending'),
+                    '[]'::json) AS inbox,
+                  COALESCE((SELECT json_agg(json_build_object('kind', t.kind, 'seq', t.seq, 'fire_at', t.fire_at))
+                    FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
+           FROM ${wf} w WHERE w.id = $1`,
+    get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
+                 created_at, updated_at, completed_at, version
+          FROM ${wf} WHERE id = $1`,
+    list: `SELECT id, type, status, parent_id, created_at, updated_at, completed_at, version,
+                  created_at::text AS cursor_at
+           FROM ${wf}
+           WHERE ($1::varchar[] IS NULL OR status = ANY($1)) AND ($2::varchar IS NULL OR type = $2)
+             AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4))
+           ORDER BY created_at, id LIMIT $5`,
+    runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2`,
+  };
+}
+
+export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
+  return {
+    id: r.id as string,
+    type: r.type as string,
+    status: r.status as WorkflowStatus,
+    input: r.input,
+    output: r.output,
+    error: r.error,
+    parentId: (r.parent_id as string | null) ?? null,
+    runNumber: r.run_number as number,
+    deadline: (r.deadline as Date | null) ?? null,
+    startAt: (r.start_at as Date | null) ?? null,
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+    completedAt: (r.completed_at as Date | null) ?? null,
+    version: r.version as number,
+  };
+}
+
+export interface InsertWorkflow {
+  id: string;
+  type: string;
+  status: 'pending' | 'running';
+  input: unknown;
+  parentId: string | null;
+  deadlineInMs: number | null;
+  startInMs: number | null;
+  timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }>;
+  /** The claim written with the row: held by the inserting engine, a free row, or none. */
+  claim?: 'mine' | 'free' | null;
+  /** Signal-with-start: stored in the same statement as the row. */
+  signal?: { name: string; payload: unknown } | null;
+}
+
+/** Who takes the claims of a start (ownership 'workflow-lease'). */
+export interface Claimer {
+  engineId: string;
+  ttlMs: number;
+  graceMs: number;
+}
+
+export interface InsertResult {
+  inserted: boolean;
+  status: WorkflowStatus;
+  version: number;
+  /** The epoch of the claim this engine took with the insert (claim 'mine'), else null. */
+  claimEpoch: string | null;
+  /** Id of the start signal stored with the insert, else null. */
+  signalId: string | null;
+}
+
+export interface RestartResult {
+  version: number;
+  runNumber: number;
+  claimEpoch: string | null;
+  signalId: string | null;
+}
+
+export interface LoadedWorkflow {
+  row: WorkflowRow;
+  dbNow: Date;
+  history: OperationRecord[];
+  timers: Array<{ kind: string; seq: number; fireAt: Date }>;
+  inbox: InboxMessage[];
+}
+
+/** weft_workflows; every workflow write goes through `advanceMany`. */
+export class WorkflowRepository {
+  private readonly wf: ReturnType<typeof statements>;
+  private readonly advanceStatements = new Map<number, string>();
+
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly schema: string,
+    private readonly messages: MessageRepository,
+  ) {
+    this.wf = statements(schema);
+  }
+
+  async liveChildren(parentId: string): Promise<string[]> {
+    return (await this.sql.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
+  }
+
+  /** Applies many workflows' advances in one statement; each keeps its own version check. */
+  async advanceMany(commands: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
+    if (commands.length === 0) return [];
+    // In id order: the statement then locks claim and workflow rows in index order, the order
+    // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
+    const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
+    const rows = await this.sql.query<AdvanceRow>(this.advanceSqlFor(sorted), advanceParams(sorted));
+    return advanceOutcomes(commands, rows);
+  }
+
+  private advanceSqlFor(commands: AdvanceCommand[]): string {
+    const shape = commands.map(shapeOf).reduce(unionShape);
+    const key = shapeKey(shape);
+    let sql = this.advanceStatements.get(key);
+    if (!sql) {
+      sql = advanceSql(this.schema, shape);
+      this.advanceStatements.set(key, sql);
+    }
+    return sql;
+  }
+
+  /** One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
+  async advance(command: AdvanceCommand): Promise<number> {
+    const [outcome] = await this.advanceMany([command]);
+    if (!outcome.ok) throw new WorkflowVersionConflictError(command.workflowId, command.expectedVersion);
+    return outcome.version;
+  }
+
+  /** Inserts the workflow if its id is free; otherwise returns the existing row's status. */
+  async insert(w: InsertWorkflow, claimer?: Claimer): Promise<InsertResult> {
+    return (await this.insertMany([w], claimer))[0];
+  }
+
+  /** Many starts in one statement (ids distinct); results in the order of `ws`. */
+  async insertMany(ws: InsertWorkflow[], claimer?: Claimer): Promise<InsertResult[]> {
+    type Row = {
+      id: string;
+      inserted: boolean;
+      status: WorkflowStatus;
+      version: number;
+      claim_epoch: string | null;
+      signal_id: string | null;
+    };
+    const rows = await this.sql.query<Row>(this.wf.insertMany, [
+      JSON.stringify(
+        ws.map((w) => ({
+          id: w.id,
+          type: w.type,
+          status: w.status,
+          input: w.input ?? null,
+          parent_id: w.parentId,
+          deadline_ms: w.deadlineInMs,
+          start_ms: w.startInMs,
+          timers: timersJson(w),
+          claim: claimer ? (w.claim ?? null) : null,
+          sig_name: w.signal?.name ?? null,
+          sig_payload: w.signal ? (w.signal.payload ?? null) : null,
+        })),
+      ),
+      claimer?.engineId ?? null,
+      claimer?.ttlMs ?? null,
+      claimer?.graceMs ?? null,
+    ]);
+    const byId = new Map<string, InsertResult>(
+      rows.map((r) => [
+        r.id,
+        { inserted: r.inserted, status: r.status, version: r.version, claimEpoch: r.claim_epoch ?? null, signalId: r.signal_id ?? null },
+      ]),
+    );
+    // An id a concurrent transaction inserted after our snapshot is missing: ask again (a new
+    // statement sees it).
+    const missing = ws.filter((w) => !byId.has(w.id));
+    if (missing.length) (await this.insertMany(missing, claimer)).forEach((r, i) => byId.set(missing[i].id, r));
+    return ws.map((w) => byId.get(w.id)!);
+  }
+
+  /**
+   * Replaces a terminal run under the same id with a fresh one, history cleared, atomically;
+   * its claim (claim 'mine' with a claimer) and start signal are written in the same transaction.
+   */
+  async restart(w: InsertWorkflow, expectedVersion: number, claimer?: Claimer): Promise<RestartResult | null> {
+    return this.sql.transaction(async (client: PoolClient) => {
+      const res = await client.query(this.wf.restart, [
+        w.id,
+        expectedVersion,
+        w.type,
+        w.status,
+        json(w.input),
+        w.parentId,
+        w.deadlineInMs,
+        w.startInMs,
+      ]);
+      if (res.rowCount !== 1) return null;
+      for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
+      if (w.timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timersJson(w))]);
+      let claimEpoch: string | null = null;
+      if (claimer && w.claim === 'mine') {
+        const c = await client.query(this.wf.restartClaim, [w.id, claimer.engineId, claimer.ttlMs, claimer.graceMs]);
+        claimEpoch = (c.rows[0]?.epoch as string | undefined) ?? null;
+      }
+      const signalId = w.signal ? await this.messages.insertSignal(client, w.id, w.signal.name, w.signal.payload) : null;
+      return { version: res.rows[0].version as number, runNumber: res.rows[0].run_number as number, claimEpoch, signalId };
+    });
+  }
+
+  async load(id: string): Promise<LoadedWorkflow | null> {
+    const rows = await this.sql.query<Record<string, unknown>>(this.wf.load, [id]);
+    if (!rows.length) return null;
+    const r = rows[0];
+    return {
+      row: mapWorkflowRow(r),
+      dbNow: r.db_now as Date,
+      history: r.history as OperationRecord[],
+      inbox: r.inbox as InboxMessage[],
+      timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
+        kind: t.kind,
+        seq: t.seq,
+        fireAt: new Date(t.fire_at),
+      })),
+    };
+  }
+
+  async get(id: string): Promise<WorkflowRow | null> {
+    const rows = await this.sql.query(this.wf.get, [id]);
+    return rows.length ? mapWorkflowRow(rows[0]) : null;
+  }
+
+  async list(filter: {
+    statuses?: WorkflowStatus[];
+    type?: string;
+    after?: { at: string; id: string };
+    limit: number;
+  }): Promise<Array<WorkflowRow & { cursorAt: string }>> {
+    const rows = await this.sql.query(this.wf.list, [
+      filter.statuses?.length ? filter.statuses : null,
+      filter.type ?? null,
+      filter.after?.at ?? null,
+      filter.after?.id ?? null,
+      filter.limit,
+    ]);
+    return rows.map((r) => ({ ...mapWorkflowRow(r), cursorAt: r.cursor_at as string }));
+  }
+
+  async runningPage(afterId: string, limit: number): Promise<Array<{ id: string; type: string }>> {
+    return this.sql.query(this.wf.runningIds, [afterId, limit]);
+  }
+}
