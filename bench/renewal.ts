@@ -21,7 +21,7 @@ async function renewalPass(url: string, held: number) {
       [held],
     );
     const config = resolveOwnership({ ownership: 'workflow-lease' });
-    const registry = new WorkflowClaimRegistry(db.sql, 'weft', 'bench', config);
+    const registry = new WorkflowClaimRegistry({ sql: db.sql, schema: 'weft', engineId: 'bench', config });
     for (let i = 1; i <= held; i++) registry.held.set(`w-${i}`, '1');
     let statements = 0;
     const original = db.sql.query.bind(db.sql);

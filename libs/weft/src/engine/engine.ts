@@ -111,7 +111,6 @@ export class WeftEngine {
       registry: this.registry,
       options: this.options,
       sql: database.sql,
-      schema: database.schema,
       ownership: this.ownership,
       isDisposed: () => this.disposed !== undefined,
     });

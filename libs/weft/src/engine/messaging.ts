@@ -9,7 +9,6 @@ import {
   WorkflowNotRunningError,
 } from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
-import { notifyChannel } from '../storage/repositories/message.repository.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import type { UpdateOutcome } from './delivery.js';
@@ -32,7 +31,6 @@ export interface MessagingDependencies {
   registry: WorkflowRegistry;
   options: ResolvedEngineOptions;
   sql: SqlClient;
-  schema: string;
   /** Who may drive a woken workflow, answer a query live, and which claims bound the poll. */
   ownership: OwnershipPolicy;
   isDisposed(): boolean;
@@ -55,13 +53,12 @@ export class Messaging {
   private readonly registry: WorkflowRegistry;
   private readonly options: ResolvedEngineOptions;
   private readonly sql: SqlClient;
-  private readonly schema: string;
   private readonly ownership: OwnershipPolicy;
   private readonly isDisposed: () => boolean;
 
   constructor(deps: MessagingDependencies) {
     ({ store: this.store, runtime: this.runtime, registry: this.registry, options: this.options } = deps);
-    ({ sql: this.sql, schema: this.schema, ownership: this.ownership, isDisposed: this.isDisposed } = deps);
+    ({ sql: this.sql, ownership: this.ownership, isDisposed: this.isDisposed } = deps);
   }
 
   async signal(workflowId: string, name: string, payload: unknown): Promise<void> {
@@ -199,7 +196,7 @@ export class Messaging {
       client.on('notification', (n) => n.payload && this.onNotify(n.payload));
       client.on('error', () => this.reconnect(client));
       client.on('end', () => this.reconnect(client));
-      await client.query(`LISTEN "${notifyChannel(this.schema)}"`);
+      await this.store.messages.listen(client);
       this.listener = client;
       this.listenRetryMs = 250;
     } catch (err) {
@@ -237,7 +234,7 @@ export class Messaging {
     const client = this.listener;
     this.listener = undefined;
     if (client) {
-      await client.query(`UNLISTEN *`).catch(() => undefined);
+      await this.store.messages.unlisten(client).catch(() => undefined);
       client.release();
     }
   }

@@ -120,7 +120,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     await q(`TRUNCATE "${SCHEMA}".weft_workflows, "${SCHEMA}".weft_workflow_claims CASCADE`);
     for (const id of WORKFLOWS) await store.workflows.insert({ ...ROW, id });
     return {
-      regs: ENGINES.map((id) => new WorkflowClaimRegistry(db.sql, SCHEMA, id, CONFIG)),
+      regs: ENGINES.map((id) => new WorkflowClaimRegistry({ sql: db.sql, schema: SCHEMA, engineId: id, config: CONFIG })),
       known: ENGINES.map(() => new Map()),
       lost: ENGINES.map(() => new Set()),
       lastEpoch: new Map(),

@@ -1,5 +1,5 @@
-import type { SqlClient } from '../storage/sql-client.js';
-import { claimSql, ClaimSql } from '../storage/sql/claims.sql.js';
+import { ClaimRepository, ClaimTerms } from '../storage/repositories/claim.repository.js';
+import type { Queryable } from '../storage/sql-client.js';
 import type { OwnershipConfig } from './config.js';
 
 export type ClaimOutcome = 'acquired' | 'takeover' | 'lost_race' | 'deposed' | 'backoff_skipped';
@@ -17,6 +17,7 @@ export type AcquireResult =
   | { ok: false; reason: 'held'; heldBy: string | null; epoch: string }
   | { ok: false; reason: 'lost_race' | 'backoff' };
 
+/** A workflow's claim row as the database sees it (expiry by its clock plus the grace). */
 export interface ClaimView {
   workflowId: string;
   epoch: string;
@@ -26,19 +27,14 @@ export interface ClaimView {
   expired: boolean;
 }
 
-/** A workflow's claim row as the database sees it (expiry by its clock plus `graceMs`); null if none. */
-export async function readClaim(sql: SqlClient, q: ClaimSql, workflowId: string, graceMs: number): Promise<ClaimView | null> {
-  const rows = await sql.query<Record<string, unknown>>(q.read, [workflowId, graceMs]);
-  if (!rows.length) return null;
-  const r = rows[0];
-  return {
-    workflowId,
-    epoch: r.epoch as string,
-    engineId: (r.engine_id as string | null) ?? null,
-    expiresAt: (r.expires_at as Date | null) ?? null,
-    claimedAt: (r.claimed_at as Date | null) ?? null,
-    expired: r.expired as boolean,
-  };
+export interface ClaimRegistryDependencies {
+  sql: Queryable;
+  schema: string;
+  engineId: string;
+  config: OwnershipConfig;
+  metrics?: ClaimMetrics;
+  /** Renewal's own connection, so it never queues behind the pool (default: `sql`). */
+  renewSql?: Queryable;
 }
 
 /**
@@ -54,20 +50,24 @@ export class WorkflowClaimRegistry {
    */
   private readonly validUntil = new Map<string, number>();
   private readonly backoff = new Map<string, { until: number; level: number }>();
-  private readonly q: ClaimSql;
+  private readonly claims: ClaimRepository;
+  private readonly renewSql: Queryable;
+  private readonly metrics: ClaimMetrics;
+  readonly engineId: string;
+  readonly config: OwnershipConfig;
   renewalFailures = 0;
 
   /** @internal Built by the engine; inject it from WeftModule. */
-  constructor(
-    private readonly sql: SqlClient,
-    schema: string,
-    readonly engineId: string,
-    readonly config: OwnershipConfig,
-    private readonly metrics: ClaimMetrics = {},
-    /** Renewal's own connection, so it never queues behind the pool. */
-    private readonly renewSql: Pick<SqlClient, 'query'> = sql,
-  ) {
-    this.q = claimSql(schema);
+  constructor(deps: ClaimRegistryDependencies) {
+    this.claims = new ClaimRepository(deps.sql, deps.schema);
+    this.renewSql = deps.renewSql ?? deps.sql;
+    this.metrics = deps.metrics ?? {};
+    this.engineId = deps.engineId;
+    this.config = deps.config;
+  }
+
+  private get terms(): ClaimTerms {
+    return { engineId: this.engineId, ttlMs: this.config.ttlMs, graceMs: this.config.graceMs };
   }
 
   /** Held, and not possibly expired by this engine's own clock (e.g. after a long pause). */
@@ -80,7 +80,7 @@ export class WorkflowClaimRegistry {
   }
 
   read(workflowId: string): Promise<ClaimView | null> {
-    return readClaim(this.sql, this.q, workflowId, this.config.graceMs);
+    return this.claims.read(workflowId, this.config.graceMs);
   }
 
   /** Records a claim acquired inside another statement (start). */
@@ -94,18 +94,12 @@ export class WorkflowClaimRegistry {
   /** Acquire for a workflow this engine just created, before its code runs. */
   async acquireNew(workflowId: string, version: number): Promise<boolean> {
     const sentAt = performance.now();
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [
-      workflowId,
-      this.engineId,
-      this.config.ttlMs,
-      version,
-      this.config.graceMs,
-    ]);
-    if (!rows.length) {
+    const epoch = await this.claims.acquireNew(workflowId, version, this.terms);
+    if (epoch === null) {
       this.metrics.claimAttempt?.('lost_race');
       return false;
     }
-    this.adopt(workflowId, rows[0].epoch, sentAt);
+    this.adopt(workflowId, epoch, sentAt);
     return true;
   }
 
@@ -116,25 +110,18 @@ export class WorkflowClaimRegistry {
       this.metrics.claimAttempt?.('backoff_skipped');
       return { ok: false, reason: 'backoff' };
     }
-    await this.sql.query(this.q.ensureRow, [workflowId]);
+    await this.claims.ensureRow(workflowId);
     const view = await this.read(workflowId);
     if (!view) return { ok: false, reason: 'lost_race' };
     if (view.engineId !== null && !view.expired) return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
     const sentAt = performance.now();
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [
-      workflowId,
-      this.engineId,
-      view.epoch,
-      this.config.ttlMs,
-      view.engineId,
-      this.config.graceMs,
-    ]);
-    if (!rows.length) {
+    const epoch = await this.claims.acquire(workflowId, view, this.terms);
+    if (epoch === null) {
       this.metrics.claimAttempt?.('lost_race');
       return { ok: false, reason: 'lost_race' };
     }
-    this.adopt(workflowId, rows[0].epoch, sentAt);
-    return { ok: true, epoch: rows[0].epoch };
+    this.adopt(workflowId, epoch, sentAt);
+    return { ok: true, epoch };
   }
 
   /** Takeover of an expired holder, exactly as read. */
@@ -144,23 +131,16 @@ export class WorkflowClaimRegistry {
       return { ok: false, reason: 'backoff' };
     }
     const sentAt = performance.now();
-    const rows = await this.sql.query<{ epoch: string }>(this.q.takeover, [
-      workflowId,
-      this.engineId,
-      heldBy,
-      epoch,
-      this.config.ttlMs,
-      this.config.graceMs,
-    ]);
-    if (!rows.length) {
+    const taken = await this.claims.takeover(workflowId, { epoch, engineId: heldBy }, this.terms);
+    if (taken === null) {
       this.metrics.claimAttempt?.('lost_race');
       return { ok: false, reason: 'lost_race' };
     }
-    this.held.set(workflowId, rows[0].epoch);
+    this.held.set(workflowId, taken);
     this.validUntil.set(workflowId, sentAt + this.config.ttlMs);
     this.metrics.claimAttempt?.('takeover');
     this.metrics.claimsActive?.(this.held.size);
-    return { ok: true, epoch: rows[0].epoch };
+    return { ok: true, epoch: taken };
   }
 
   /** Reclaim scan: takes over up to `limit` running workflows of `types` with no live holder. */
@@ -169,21 +149,14 @@ export class WorkflowClaimRegistry {
     const now = Date.now();
     const skip = [...this.backoff].filter(([, b]) => b.until > now).map(([id]) => id);
     const sentAt = performance.now();
-    const rows = await this.sql.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.reclaim, [
-      this.engineId,
-      types,
-      this.config.ttlMs,
-      this.config.graceMs,
-      skip,
-      limit,
-    ]);
-    for (const r of rows) {
-      this.held.set(r.workflow_id, r.epoch);
-      this.validUntil.set(r.workflow_id, sentAt + this.config.ttlMs);
+    const taken = await this.claims.reclaim(types, skip, limit, this.terms);
+    for (const r of taken) {
+      this.held.set(r.workflowId, r.epoch);
+      this.validUntil.set(r.workflowId, sentAt + this.config.ttlMs);
       this.metrics.claimAttempt?.(r.previous ? 'takeover' : 'acquired');
     }
-    if (rows.length) this.metrics.claimsActive?.(this.held.size);
-    return rows.map((r) => ({ workflowId: r.workflow_id, epoch: r.epoch, previous: r.previous }));
+    if (taken.length) this.metrics.claimsActive?.(this.held.size);
+    return taken;
   }
 
   /** ONE statement for every held claim. Returns the ids that were lost (and forgets them). */
@@ -192,9 +165,8 @@ export class WorkflowClaimRegistry {
     const ids = [...this.held.keys()];
     const epochs = ids.map((id) => this.held.get(id)!);
     const t0 = performance.now();
-    const rows = await this.renewSql.query<{ workflow_id: string }>(this.q.renewAll, [this.engineId, ids, epochs, this.config.ttlMs]);
+    const failed = await this.claims.renewAll(this.renewSql, this.engineId, { ids, epochs }, this.config.ttlMs);
     this.metrics.renewalPassDuration?.((performance.now() - t0) / 1000);
-    const failed = new Set(rows.map((r) => r.workflow_id));
     const validUntil = t0 + this.config.ttlMs;
     // A claim re-acquired at another epoch while the statement ran is not lost.
     const lost: string[] = [];
@@ -231,7 +203,7 @@ export class WorkflowClaimRegistry {
     const epoch = this.held.get(workflowId);
     if (epoch === undefined) return false;
     this.forget(workflowId);
-    await this.sql.query(this.q.release, [workflowId, this.engineId, epoch]);
+    await this.claims.release(workflowId, this.engineId, epoch);
     return true;
   }
 
@@ -244,8 +216,8 @@ export class WorkflowClaimRegistry {
     this.validUntil.clear();
     this.metrics.claimsActive?.(0);
     try {
-      const rows = await this.sql.query(this.q.releaseAll, [this.engineId, ids, epochs]);
-      return { released: rows.length, failed: ids.length - rows.length };
+      const released = await this.claims.releaseAll(this.engineId, { ids, epochs });
+      return { released, failed: ids.length - released };
     } catch {
       return { released: 0, failed: ids.length };
     }
@@ -253,11 +225,11 @@ export class WorkflowClaimRegistry {
 
   /** A claim row with no holder, so reclaim scans see the workflow. */
   async ensureRow(workflowId: string): Promise<void> {
-    await this.sql.query(this.q.ensureRow, [workflowId]);
+    await this.claims.ensureRow(workflowId);
   }
 
   async backfill(): Promise<void> {
-    await this.sql.query(this.q.backfill);
+    await this.claims.backfill();
   }
 
   private inBackoff(workflowId: string): boolean {

@@ -3,7 +3,7 @@ import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngineOptions } from '../engine/options.js';
 import { EngineLeaseNotHeldError } from '../common/errors.js';
 import { openDatabase } from '../storage/data-source.js';
-import { claimSql } from '../storage/sql/claims.sql.js';
+import { LeaseRepository } from '../storage/repositories/lease.repository.js';
 import { Sleepy } from '../../../../test/fixtures/sleepy-workflow.js';
 
 /** Each run of the 'gated' step parks here until the test resolves it with a value. */
@@ -173,22 +173,22 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
   it('the takeover statement itself re-judges expiry by the database clock (grace included, and after a late renewal)', async () => {
     const db = await openDatabase({ database: { url: env.tdb.url, poolSize: 2 }, schema: schema() });
     try {
-      const q = claimSql(schema());
+      const leases = new LeaseRepository(db.sql, schema());
       const run = <R>(text: string, params: unknown[] = []) => db.sql.query<R>(text, params);
       // Its own timings, with a wide grace, so a stalled machine cannot slip past the window it checks.
       const [ttl, grace] = [200, 2_000];
       type Read = { epoch: string; holder: string | null; free: boolean };
-      const read = async () => (await run<Read>(q.leaseRead, [grace]))[0];
-      const take = (who: string, r: Read) => run<{ epoch: string }>(q.leaseAcquire, [who, ttl, r.epoch, r.holder, grace]);
-      await run(q.leaseEnsure);
-      const [{ epoch }] = await take('A', await read());
+      const read = async () => (await leases.read(grace))!;
+      const take = (who: string, r: Read) => leases.acquire(who, ttl, r, grace);
+      await leases.ensure();
+      const epoch = (await take('A', await read()))!;
       // Past expires_at but within the grace: not free, and a write with the values as read is refused too.
       const expiredAt = async () =>
         (await run<{ e: boolean }>(`SELECT expires_at < clock_timestamp() AS e FROM "${schema()}".weft_global_lease`))[0].e;
       await waitFor(expiredAt, 'expires_at passed by the database clock', 5_000);
       const inGrace = await read();
       expect(inGrace).toMatchObject({ holder: 'A', epoch, free: false });
-      expect(await take('C', inGrace)).toEqual([]);
+      expect(await take('C', inGrace)).toBeNull();
       // Free by the database clock, but the holder renews before the successor's write lands: refused.
       const free = (await waitFor(
         async () => {
@@ -198,8 +198,8 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
         'expiry plus grace by the database clock',
         5_000,
       ))!;
-      expect(await run(q.leaseRenew, ['A', epoch, ttl])).toHaveLength(1);
-      expect(await take('C', free)).toEqual([]);
+      expect(await leases.renew(db.sql, 'A', epoch, ttl)).toBe(true);
+      expect(await take('C', free)).toBeNull();
       expect(await lease()).toMatchObject({ holder: 'A', epoch });
     } finally {
       await db.close();

@@ -1,6 +1,6 @@
 import { EngineLeaseNotHeldError } from '../common/errors.js';
-import type { SqlClient } from '../storage/sql-client.js';
-import { claimSql, ClaimSql } from '../storage/sql/claims.sql.js';
+import { LeaseRepository } from '../storage/repositories/lease.repository.js';
+import type { Queryable } from '../storage/sql-client.js';
 import type { ClaimFence } from '../storage/types.js';
 import type { OwnershipConfig } from './config.js';
 
@@ -8,17 +8,17 @@ import type { OwnershipConfig } from './config.js';
 export class GlobalLease {
   private epoch: string | null = null;
   private validUntil = 0;
-  private readonly q: ClaimSql;
+  private readonly leases: LeaseRepository;
+  private readonly renewSql: Queryable;
+  readonly engineId: string;
+  readonly config: OwnershipConfig;
 
-  constructor(
-    private readonly sql: SqlClient,
-    schema: string,
-    readonly engineId: string,
-    readonly config: OwnershipConfig,
+  constructor(deps: { sql: Queryable; schema: string; engineId: string; config: OwnershipConfig; renewSql?: Queryable }) {
+    this.leases = new LeaseRepository(deps.sql, deps.schema);
     /** Renewal's own connection, so it never queues behind the pool. */
-    private readonly renewSql: Pick<SqlClient, 'query'> = sql,
-  ) {
-    this.q = claimSql(schema);
+    this.renewSql = deps.renewSql ?? deps.sql;
+    this.engineId = deps.engineId;
+    this.config = deps.config;
   }
 
   get held(): boolean {
@@ -36,23 +36,19 @@ export class GlobalLease {
 
   /** Waits up to leaseWaitTimeout for the lease to be free (or expired), then takes it. */
   async acquire(): Promise<string> {
-    await this.sql.query(this.q.leaseEnsure);
+    await this.leases.ensure();
     const deadline = Date.now() + this.config.leaseWaitMs;
     let holder: string | null = null;
     for (;;) {
-      const [row] = await this.sql.query<{ epoch: string; holder: string | null; free: boolean }>(this.q.leaseRead, [this.config.graceMs]);
+      const row = (await this.leases.read(this.config.graceMs))!;
       holder = row.holder;
       if (row.free || row.holder === this.engineId) {
         const sentAt = performance.now();
-        const got = await this.sql.query<{ epoch: string }>(this.q.leaseAcquire, [
-          this.engineId,
-          this.config.ttlMs,
-          row.epoch,
-          row.holder,
-          row.holder === this.engineId ? -1e12 : this.config.graceMs,
-        ]);
-        if (got.length) {
-          this.epoch = got[0].epoch;
+        // Its own lease (a restart under the same engine id) is taken back at once, not after the grace.
+        const grace = row.holder === this.engineId ? -1e12 : this.config.graceMs;
+        const got = await this.leases.acquire(this.engineId, this.config.ttlMs, row, grace);
+        if (got !== null) {
+          this.epoch = got;
           this.validUntil = sentAt + this.config.ttlMs;
           return this.epoch;
         }
@@ -67,10 +63,10 @@ export class GlobalLease {
   async renew(): Promise<boolean> {
     if (this.epoch === null) return false;
     const sentAt = performance.now();
-    const rows = await this.renewSql.query(this.q.leaseRenew, [this.engineId, this.epoch, this.config.ttlMs]);
-    if (rows.length === 0) this.epoch = null;
+    const renewed = await this.leases.renew(this.renewSql, this.engineId, this.epoch, this.config.ttlMs);
+    if (!renewed) this.epoch = null;
     else this.validUntil = sentAt + this.config.ttlMs;
-    return rows.length === 1;
+    return renewed;
   }
 
   lose(): void {
@@ -81,7 +77,7 @@ export class GlobalLease {
     if (this.epoch === null) return false;
     const epoch = this.epoch;
     this.epoch = null;
-    await this.sql.query(this.q.leaseRelease, [this.engineId, epoch]).catch(() => undefined);
+    await this.leases.release(this.engineId, epoch).catch(() => undefined);
     return true;
   }
 }

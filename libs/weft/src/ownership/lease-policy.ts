@@ -17,7 +17,8 @@ export class LeasePolicy extends FencedPolicy implements OwnershipPolicy {
 
   constructor(deps: PolicyDependencies) {
     super(deps);
-    this.lease = new GlobalLease(deps.sql, deps.schema, deps.engineId, deps.config, this.renewalSql);
+    const { sql, schema, engineId, config } = deps;
+    this.lease = new GlobalLease({ sql, schema, engineId, config, renewSql: this.renewalSql });
   }
 
   get isHalted(): boolean {

@@ -5,8 +5,8 @@ import type { WeftLogger } from '../common/types.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
 import type { Claimer } from '../storage/repositories/workflow.repository.js';
-import { claimSql } from '../storage/sql/claims.sql.js';
-import { ClaimMetrics, readClaim, WorkflowClaimRegistry } from './claim-registry.js';
+import { ClaimRepository } from '../storage/repositories/claim.repository.js';
+import type { ClaimMetrics, WorkflowClaimRegistry } from './claim-registry.js';
 import type { OwnershipConfig, OwnershipMode } from './config.js';
 import type { ClaimRenewalScheduler, PassReport } from './renewal-scheduler.js';
 
@@ -141,7 +141,7 @@ export abstract class BasePolicy {
   protected abstract heldHere(workflowId: string): boolean;
 
   async describe(workflowId: string): Promise<ClaimDescription> {
-    const c = await readClaim(this.deps.sql, claimSql(this.deps.schema), workflowId, this.deps.config.graceMs);
+    const c = await new ClaimRepository(this.deps.sql, this.deps.schema).read(workflowId, this.deps.config.graceMs);
     return {
       workflowId,
       mode: this.mode,

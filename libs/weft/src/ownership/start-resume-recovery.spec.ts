@@ -75,7 +75,8 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
       )
     )[0];
   /** A registry of an engine that claims and then dies: it never renews nor writes. */
-  const deadEngine = async (e: WeftEngine) => new WorkflowClaimRegistry(e.database.sql, 'weft', 'dead', resolveOwnership(WL));
+  const deadEngine = async (e: WeftEngine) =>
+    new WorkflowClaimRegistry({ sql: e.database.sql, schema: 'weft', engineId: 'dead', config: resolveOwnership(WL) });
 
   it('a start takes its claim in its own statement: no cancel can commit between the insert and the claim', async () => {
     const a = await engine('A4');

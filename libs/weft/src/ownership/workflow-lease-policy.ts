@@ -27,7 +27,8 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
 
   constructor(deps: PolicyDependencies) {
     super(deps);
-    this.registry = new WorkflowClaimRegistry(deps.sql, deps.schema, deps.engineId, deps.config, deps.metrics ?? {}, this.renewalSql);
+    const { sql, schema, engineId, config, metrics } = deps;
+    this.registry = new WorkflowClaimRegistry({ sql, schema, engineId, config, metrics, renewSql: this.renewalSql });
   }
 
   get pollOwner(): string {

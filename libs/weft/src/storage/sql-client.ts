@@ -14,11 +14,16 @@ export function statementName(sql: string): string {
   return name;
 }
 
+/** Anything that runs one statement with bound parameters: the pool, or a dedicated connection. */
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
 /**
  * Thin access to the DataSource's own pg pool: hot paths send one statement per round trip
  * with bound parameters and get plain rows back, without TypeORM's per-query runner.
  */
-export class SqlClient {
+export class SqlClient implements Queryable {
   constructor(private readonly dataSource: DataSource) {}
 
   get pool(): Pool {

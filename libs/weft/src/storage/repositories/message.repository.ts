@@ -53,12 +53,14 @@ function statements(schema: string) {
 
 export class MessageRepository {
   private readonly q: ReturnType<typeof statements>;
+  private readonly channel: string;
 
   constructor(
     private readonly sql: SqlClient,
     schema: string,
   ) {
     this.q = statements(schema);
+    this.channel = notifyChannel(schema);
   }
 
   /** Stores a signal or update request unless the workflow is finished; one statement with NOTIFY. */
@@ -86,6 +88,15 @@ export class MessageRepository {
 
   async expireUpdate(messageId: string): Promise<boolean> {
     return (await this.sql.query(this.q.expireUpdate, [messageId])).length === 1;
+  }
+
+  /** Subscribes `client` (held open for it) to this schema's message notifications. */
+  async listen(client: PoolClient): Promise<void> {
+    await client.query(`LISTEN "${this.channel}"`);
+  }
+
+  async unlisten(client: PoolClient): Promise<void> {
+    await client.query('UNLISTEN *');
   }
 
   /** A signal inside another repository's transaction (a restarted run's start signal); returns its id. */

@@ -1,14 +1,13 @@
+// weft_workflow_claims: one fenced, renewable claim per workflow (docs/ownership.md). Every
+// transition is a compare-and-swap; epochs are always `epoch + 1` of the row as read, and expiry
+// is judged by the database clock. The claim taken with a start or a restart is written by their
+// statements (workflow.repository.ts); the advance's fence is part of workflow-advance.ts.
 import { qualify } from '../schema-name.js';
+import type { Queryable } from '../sql-client.js';
 
-/**
- * SQL for weft_workflow_claims and weft_global_lease. Every transition is a compare-and-swap;
- * epochs are always `epoch + 1` of the row as read, and expiry is judged by the database clock.
- */
-export function claimSql(schema: string) {
+function statements(schema: string) {
   const claims = qualify(schema, 'weft_workflow_claims');
   const wf = qualify(schema, 'weft_workflows');
-  const lease = qualify(schema, 'weft_global_lease');
-  const marker = qualify(schema, 'weft_ownership_marker');
   return {
     read: `SELECT workflow_id, epoch::text AS epoch, engine_id, expires_at, claimed_at,
                   (engine_id IS NOT NULL AND expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired
@@ -90,22 +89,115 @@ export function claimSql(schema: string) {
                SELECT w.id FROM ${wf} w WHERE w.status = 'running'
                  AND NOT EXISTS (SELECT 1 FROM ${claims} c WHERE c.workflow_id = w.id)
                ON CONFLICT (workflow_id) DO NOTHING`,
-
-    markerInsert: `INSERT INTO ${marker} (id, mode) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING mode, established_at`,
-    markerRead: `SELECT mode, established_at FROM ${marker} WHERE id = 1`,
-
-    leaseEnsure: `INSERT INTO ${lease} (id) VALUES (1) ON CONFLICT (id) DO NOTHING`,
-    leaseRead: `SELECT epoch::text AS epoch, holder, expires_at,
-                       (holder IS NULL OR expires_at + $1 * interval '1 millisecond' < clock_timestamp()) AS free
-                FROM ${lease} WHERE id = 1`,
-    leaseAcquire: `UPDATE ${lease} SET epoch = epoch + 1, holder = $1, expires_at = clock_timestamp() + $2 * interval '1 millisecond'
-                   WHERE id = 1 AND epoch = $3::bigint AND holder IS NOT DISTINCT FROM $4
-                     AND (holder IS NULL OR expires_at + $5 * interval '1 millisecond' < clock_timestamp())
-                   RETURNING epoch::text AS epoch`,
-    leaseRenew: `UPDATE ${lease} SET expires_at = clock_timestamp() + $3 * interval '1 millisecond'
-                 WHERE id = 1 AND holder = $1 AND epoch = $2::bigint RETURNING epoch`,
-    leaseRelease: `UPDATE ${lease} SET holder = NULL, expires_at = NULL WHERE id = 1 AND holder = $1 AND epoch = $2::bigint`,
   };
 }
 
-export type ClaimSql = ReturnType<typeof claimSql>;
+export interface ClaimRow {
+  workflowId: string;
+  epoch: string;
+  engineId: string | null;
+  expiresAt: Date | null;
+  claimedAt: Date | null;
+  /** Expired by the database clock plus the grace asked for. */
+  expired: boolean;
+}
+
+export interface ClaimTerms {
+  engineId: string;
+  ttlMs: number;
+  graceMs: number;
+}
+
+export class ClaimRepository {
+  private readonly q: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly sql: Queryable,
+    schema: string,
+  ) {
+    this.q = statements(schema);
+  }
+
+  async read(workflowId: string, graceMs: number): Promise<ClaimRow | null> {
+    const [r] = await this.sql.query<Record<string, unknown>>(this.q.read, [workflowId, graceMs]);
+    if (!r) return null;
+    return {
+      workflowId,
+      epoch: r.epoch as string,
+      engineId: (r.engine_id as string | null) ?? null,
+      expiresAt: (r.expires_at as Date | null) ?? null,
+      claimedAt: (r.claimed_at as Date | null) ?? null,
+      expired: r.expired as boolean,
+    };
+  }
+
+  /** A claim row with no holder, so reclaim scans see the workflow. */
+  async ensureRow(workflowId: string): Promise<void> {
+    await this.sql.query(this.q.ensureRow, [workflowId]);
+  }
+
+  /** At the epoch and holder as read; the new epoch, or null on a lost race. */
+  async acquire(workflowId: string, seen: { epoch: string; engineId: string | null }, t: ClaimTerms): Promise<string | null> {
+    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [
+      workflowId,
+      t.engineId,
+      seen.epoch,
+      t.ttlMs,
+      seen.engineId,
+      t.graceMs,
+    ]);
+    return rows[0]?.epoch ?? null;
+  }
+
+  /** For a workflow just created at `version`; the new epoch, or null. */
+  async acquireNew(workflowId: string, version: number, t: ClaimTerms): Promise<string | null> {
+    const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [workflowId, t.engineId, t.ttlMs, version, t.graceMs]);
+    return rows[0]?.epoch ?? null;
+  }
+
+  /** From `holder` at `epoch`, expired; the new epoch, or null. */
+  async takeover(workflowId: string, seen: { epoch: string; engineId: string }, t: ClaimTerms): Promise<string | null> {
+    const rows = await this.sql.query<{ epoch: string }>(this.q.takeover, [
+      workflowId,
+      t.engineId,
+      seen.engineId,
+      seen.epoch,
+      t.ttlMs,
+      t.graceMs,
+    ]);
+    return rows[0]?.epoch ?? null;
+  }
+
+  /** Scan and take over up to `limit` running workflows of `types` (not in `skip`) whose holder is absent or expired. */
+  async reclaim(types: string[], skip: string[], limit: number, t: ClaimTerms) {
+    const rows = await this.sql.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.reclaim, [
+      t.engineId,
+      types,
+      t.ttlMs,
+      t.graceMs,
+      skip,
+      limit,
+    ]);
+    return rows.map((r) => ({ workflowId: r.workflow_id, epoch: r.epoch, previous: r.previous }));
+  }
+
+  /** Renews every listed claim in one statement, on `via` (renewal's own connection); returns the ids it could not renew. */
+  async renewAll(via: Queryable, engineId: string, held: { ids: string[]; epochs: string[] }, ttlMs: number): Promise<Set<string>> {
+    const rows = await via.query<{ workflow_id: string }>(this.q.renewAll, [engineId, held.ids, held.epochs, ttlMs]);
+    return new Set(rows.map((r) => r.workflow_id));
+  }
+
+  async release(workflowId: string, engineId: string, epoch: string): Promise<void> {
+    await this.sql.query(this.q.release, [workflowId, engineId, epoch]);
+  }
+
+  /** Returns how many were released. */
+  async releaseAll(engineId: string, held: { ids: string[]; epochs: string[] }): Promise<number> {
+    return (await this.sql.query(this.q.releaseAll, [engineId, held.ids, held.epochs])).length;
+  }
+
+  /** Running workflows that never got a claim row (e.g. a crash between statements) get one. */
+  async backfill(): Promise<void> {
+    await this.sql.query(this.q.backfill);
+  }
+}
