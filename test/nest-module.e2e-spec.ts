@@ -14,6 +14,9 @@ import {
   WeftModule,
   Workflow,
   WorkflowContext,
+  OperationRepository,
+  WorkflowEntity,
+  WorkflowRepository,
 } from '@weft/nest';
 import type { OpenedDatabase } from '../libs/weft/src/storage/data-source.js';
 import { DataSource } from 'typeorm';
@@ -164,6 +167,21 @@ describe('WeftModule: decorated workflows with Nest DI', () => {
     expect(history[0].attempts).toBe(2);
     // note() ran as a plain call inside both step bodies: never recorded on its own.
     expect(app.get(LedgerService).calls).toEqual(['debit:acc-1', 'debit:acc-1', 'audit', 'note:ok', 'note:inner']);
+  });
+
+  it('injects the repositories and the DataSource for reading workflows: Weft reads and TypeORM queries agree', async () => {
+    const handle = await engine.start('transfer', { account: 'acc-r', amount: 1 }, { workflowId: 'transfer-read' });
+    await handle.result({ timeout: '10s' });
+    await expect(app.get(WorkflowRepository).get('transfer-read')).resolves.toMatchObject({ type: 'transfer', status: 'completed' });
+    const history = await app.get(OperationRepository).history('transfer-read');
+    expect(history.map((op) => op.name)).toEqual(['LedgerService.debit', 'LedgerService.audit', 'explicit', 'sleep']);
+    const { dataSource } = app.get<OpenedDatabase>(WEFT_DATABASE);
+    const row = await dataSource.getRepository(WorkflowEntity).findOneByOrFail({ id: 'transfer-read' });
+    expect({ status: row.status, runNumber: row.runNumber, version: row.version }).toEqual({
+      status: 'completed',
+      runNumber: 1,
+      version: expect.any(Number),
+    });
   });
 
   it('calls a @Step method outside a workflow as a plain (synchronous) call', () => {

@@ -1,6 +1,6 @@
 // The public surface of @weft/nest: nothing else is imported by users. Internals (the database
 // opener, tuning constants, internal-only errors, the storage and runtime classes) stay out;
-// test/package.e2e-spec.ts checks that public declarations only mention exported types.
+// test/public-surface.e2e-spec.ts checks that public declarations only mention exported types.
 
 // Errors users can see, each with a stable `code`.
 export {
@@ -61,6 +61,22 @@ export { currentWorkflowContext } from './engine/als.js';
 export type { WorkflowClass } from './engine/registry.js';
 export type { Duration } from './common/duration.js';
 export type * from './common/types.js';
+
+// Reading Weft's tables: the engine's repositories (injectable) and the TypeORM entities, for
+// queries of your own through the DataSource (inject WEFT_DATABASE for it).
+export { WorkflowRepository } from './storage/repositories/workflow.repository.js';
+export { OperationRepository } from './storage/repositories/operation.repository.js';
+export type { WorkflowRow } from './storage/types.js';
+export type { MessageKind, TimerKind } from './storage/entities/index.js';
+export {
+  WorkflowEntity,
+  OperationEntity,
+  MessageEntity,
+  TimerEntity,
+  WorkflowClaimEntity,
+  GlobalLeaseEntity,
+  OwnershipMarkerEntity,
+} from './storage/entities/index.js';
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.
 export { WorkflowClaimRegistry } from './ownership/claim-registry.js';

@@ -11,13 +11,17 @@ import { WeftExplorer } from './weft.explorer.js';
 import { WeftConfigurableModule } from './weft.module-definition.js';
 import {
   claimRegistryProvider,
+  operationRepositoryProvider,
   renewalSchedulerProvider,
   weftDatabaseProvider,
   weftEngineProvider,
   weftMetricsProvider,
+  workflowRepositoryProvider,
 } from './weft.providers.js';
 import { WorkflowClaimRegistry } from '../ownership/claim-registry.js';
 import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler.js';
+import { OperationRepository } from '../storage/repositories/operation.repository.js';
+import { WorkflowRepository } from '../storage/repositories/workflow.repository.js';
 
 /**
  * `WeftModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject, http, metrics })`.
@@ -36,7 +40,19 @@ import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler.js';
     WeftHealthIndicator,
     claimRegistryProvider,
     renewalSchedulerProvider,
+    workflowRepositoryProvider,
+    operationRepositoryProvider,
   ],
-  exports: [WeftEngine, WeftMetrics, WeftHealthIndicator, WeftLifecycle, WEFT_DATABASE, WorkflowClaimRegistry, ClaimRenewalScheduler],
+  exports: [
+    WeftEngine,
+    WeftMetrics,
+    WeftHealthIndicator,
+    WeftLifecycle,
+    WEFT_DATABASE,
+    WorkflowClaimRegistry,
+    ClaimRenewalScheduler,
+    WorkflowRepository,
+    OperationRepository,
+  ],
 })
 export class WeftModule extends WeftConfigurableModule {}

@@ -11,6 +11,8 @@ import { nestWeftLogger } from './nest-logger.js';
 import { withCodeFirst } from './weft-lifecycle.service.js';
 import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants.js';
 import { WEFT_MODULE_OPTIONS } from './weft.module-definition.js';
+import { OperationRepository } from '../storage/repositories/operation.repository.js';
+import { WorkflowRepository } from '../storage/repositories/workflow.repository.js';
 import type { WeftModuleExtras, WeftModuleOptions } from './weft-module.options.js';
 
 function registryOf(m: WeftModuleOptions['metrics']): Registry | undefined {
@@ -56,6 +58,19 @@ export const weftDatabaseProvider: FactoryProvider = {
   provide: WEFT_DATABASE,
   inject: [WeftEngine],
   useFactory: (engine: WeftEngine) => engine.database,
+};
+
+/** The engine's own repositories, for reading workflows and their histories. */
+export const workflowRepositoryProvider: FactoryProvider = {
+  provide: WorkflowRepository,
+  inject: [WeftEngine],
+  useFactory: (engine: WeftEngine) => engine.store.workflows,
+};
+
+export const operationRepositoryProvider: FactoryProvider = {
+  provide: OperationRepository,
+  inject: [WeftEngine],
+  useFactory: (engine: WeftEngine) => engine.store.operations,
 };
 
 /** Null unless ownership is 'workflow-lease'. */

@@ -12,9 +12,11 @@ function statements(schema: string) {
   };
 }
 
+/** weft_operations, read side. Injectable from WeftModule. */
 export class OperationRepository {
   private readonly q: ReturnType<typeof statements>;
 
+  /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
     private readonly sql: SqlClient,
     schema: string,

@@ -203,11 +203,15 @@ export interface LoadedWorkflow {
   inbox: InboxMessage[];
 }
 
-/** weft_workflows; every workflow write goes through `advanceMany`. */
+/**
+ * weft_workflows. Injectable from WeftModule for reading workflows (`get`, `list`); every write
+ * is the engine's, through `advanceMany` (a versioned compare-and-swap).
+ */
 export class WorkflowRepository {
   private readonly wf: ReturnType<typeof statements>;
   private readonly advanceStatements = new Map<number, string>();
 
+  /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
     private readonly sql: SqlClient,
     private readonly schema: string,
@@ -216,11 +220,12 @@ export class WorkflowRepository {
     this.wf = statements(schema);
   }
 
+  /** @internal */
   async liveChildren(parentId: string): Promise<string[]> {
     return (await this.sql.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
   }
 
-  /** Applies many workflows' advances in one statement; each keeps its own version check. */
+  /** @internal Applies many workflows' advances in one statement; each keeps its own version check. */
   async advanceMany(commands: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
     if (commands.length === 0) return [];
     // In id order: the statement then locks claim and workflow rows in index order, the order
@@ -241,19 +246,19 @@ export class WorkflowRepository {
     return sql;
   }
 
-  /** One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
+  /** @internal One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
   async advance(command: AdvanceCommand): Promise<number> {
     const [outcome] = await this.advanceMany([command]);
     if (!outcome.ok) throw new WorkflowVersionConflictError(command.workflowId, command.expectedVersion);
     return outcome.version;
   }
 
-  /** Inserts the workflow if its id is free; otherwise returns the existing row's status. */
+  /** @internal Inserts the workflow if its id is free; otherwise returns the existing row's status. */
   async insert(w: InsertWorkflow, claimer?: Claimer): Promise<InsertResult> {
     return (await this.insertMany([w], claimer))[0];
   }
 
-  /** Many starts in one statement (ids distinct); results in the order of `ws`. */
+  /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. */
   async insertMany(ws: InsertWorkflow[], claimer?: Claimer): Promise<InsertResult[]> {
     type Row = {
       id: string;
@@ -297,6 +302,7 @@ export class WorkflowRepository {
   }
 
   /**
+   * @internal
    * Replaces a terminal run under the same id with a fresh one, history cleared, atomically;
    * its claim (claim 'mine' with a claimer) and start signal are written in the same transaction.
    */
@@ -325,6 +331,7 @@ export class WorkflowRepository {
     });
   }
 
+  /** @internal */
   async load(id: string): Promise<LoadedWorkflow | null> {
     const rows = await this.sql.query<Record<string, unknown>>(this.wf.load, [id]);
     if (!rows.length) return null;
@@ -342,11 +349,13 @@ export class WorkflowRepository {
     };
   }
 
+  /** One workflow's row, or null. */
   async get(id: string): Promise<WorkflowRow | null> {
     const rows = await this.sql.query(this.wf.get, [id]);
     return rows.length ? mapWorkflowRow(rows[0]) : null;
   }
 
+  /** Oldest first by creation time, `limit` at most, after a (createdAt, id) position. */
   async list(filter: {
     statuses?: WorkflowStatus[];
     type?: string;
@@ -363,6 +372,7 @@ export class WorkflowRepository {
     return rows.map((r) => ({ ...mapWorkflowRow(r), cursorAt: r.cursor_at as string }));
   }
 
+  /** @internal */
   async runningPage(afterId: string, limit: number): Promise<Array<{ id: string; type: string }>> {
     return this.sql.query(this.wf.runningIds, [afterId, limit]);
   }
