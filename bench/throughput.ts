@@ -1,5 +1,5 @@
 // bench/throughput: N workflows of 3 no-op steps at 1, 16 and 64 in flight. Prints JSON.
-// node --import ./test/support/register-ts.js bench/throughput.ts [N]
+// node --import ./test/support/register-ts.js bench/throughput.ts [N]   (BENCH_OWNERSHIP, BENCH_LEVELS)
 import { WeftEngine, WorkflowContext } from '@weft/nest';
 import { adminUrl, machine, percentile, round, withFreshDatabase, xactCommits } from './support.js';
 
@@ -56,7 +56,9 @@ async function runLevel(engine: WeftEngine, url: string, db: string, total: numb
 async function main() {
   const total = Number(process.argv[2] ?? 2000);
   const results = await withFreshDatabase(async (url, db) => {
-    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent });
+    // BENCH_OWNERSHIP=workflow-lease measures the fenced per-workflow claims (one engine).
+    const ownership = (process.env.BENCH_OWNERSHIP ?? 'none') as 'none' | 'workflow-lease';
+    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent, ownership });
     engine.register('noop3', ThreeNoops);
     await engine.bootstrap();
     const out = [];
