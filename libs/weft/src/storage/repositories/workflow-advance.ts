@@ -52,24 +52,27 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
   ];
   const conditions: string[] = [];
   const guards: string[] = [];
-  // Claim rows are locked before workflow rows, in id order, by every advance: a statement that
-  // rotates or releases a claim takes its row FOR NO KEY UPDATE up front (not in rel/rot after
-  // the workflow row), else it deadlocks with a fenced advance holding the claim FOR SHARE.
+  // Claim rows are locked before workflow rows, in ONE sweep in id order, as renewal and release
+  // lock them: a statement that rotates or releases a claim takes the rows FOR NO KEY UPDATE up
+  // front (not after the workflow row, which deadlocks with a fenced advance holding the claim
+  // FOR SHARE), and the fenced and the released rows of a batch are one set (two ordered sweeps,
+  // one after the other, deadlock with a renewal that locks the same rows in one).
   const claimWrite = shape.release || shape.rotate;
-  if (shape.fence) {
-    parts.push(`fence AS (
-      SELECT cl.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
-      WHERE cl.workflow_id = ANY(${IDS}) AND c.fence_engine IS NOT NULL AND cl.engine_id = c.fence_engine AND cl.epoch = c.fence_epoch
+  if (shape.fence || claimWrite) {
+    const wanted = [shape.fence && 'c.fence_engine IS NOT NULL', claimWrite && 'c.release', claimWrite && 'c.rotate'].filter(Boolean);
+    parts.push(`claim_rows AS (
+      SELECT cl.workflow_id, cl.engine_id, cl.epoch FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
+      WHERE cl.workflow_id = ANY(${IDS}) AND (${wanted.join(' OR ')})
       ORDER BY cl.workflow_id FOR ${claimWrite ? 'NO KEY UPDATE' : 'SHARE'} OF cl)`);
-    conditions.push('(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))');
-  }
-  if (claimWrite) {
-    parts.push(`claim_lock AS (
-      SELECT cl.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
-      WHERE cl.workflow_id = ANY(${IDS}) AND (c.release OR c.rotate)
-      ORDER BY cl.workflow_id FOR NO KEY UPDATE OF cl)`);
     // Always true; it makes the locks a step of the UPDATE that runs before its first row.
-    guards.push('(SELECT count(*) FROM claim_lock) >= 0');
+    guards.push('(SELECT count(*) FROM claim_rows) >= 0');
+  }
+  if (shape.fence) {
+    // Judged on the rows as locked: after waiting, PostgreSQL returns their latest version.
+    parts.push(`fence AS (
+      SELECT r.workflow_id FROM claim_rows r JOIN cmd c ON r.workflow_id = c.id
+      WHERE c.fence_engine IS NOT NULL AND r.engine_id = c.fence_engine AND r.epoch = c.fence_epoch)`);
+    conditions.push('(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))');
   }
   if (shape.lease) {
     // Under ownership 'lease' every write needs the global lease at the writer's epoch.
