@@ -1,6 +1,6 @@
 // The storage the engine works with: one repository per table (storage/repositories/), each the
-// only code that reads or writes its table. weft_workflow_claims, the lease and the ownership
-// marker belong to ownership/ (claims.sql.ts).
+// only code that reads or writes its table. The claim, lease and marker repositories are used by
+// ownership/ directly (see docs/architecture.md).
 import type { SqlClient } from './sql-client.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
