@@ -155,9 +155,14 @@ export class Transitions {
 
   private async fireDelayedStart(workflowId: string): Promise<void> {
     if (!(await this.ownership.claimForTimer(workflowId))) return; // another engine has it
+    // A failed fire lets the claim go: the timer fires again (here or elsewhere) and claims anew,
+    // and if another engine started the workflow meanwhile nothing would ever release it here.
     const row = await this.external(workflowId, 'delayed-start', (r) =>
       r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
-    );
+    ).catch(async (err: unknown) => {
+      await this.ownership.release(workflowId).catch(() => undefined);
+      throw err;
+    });
     if (row) {
       const { input, runNumber, version, parentId } = row;
       this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });

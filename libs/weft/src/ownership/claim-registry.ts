@@ -50,6 +50,8 @@ export class WorkflowClaimRegistry {
    */
   private readonly validUntil = new Map<string, number>();
   private readonly backoff = new Map<string, { until: number; level: number }>();
+  /** Claims this engine let go of whose release statement failed: workflowId → epoch. */
+  private readonly unreleased = new Map<string, string>();
   private readonly claims: ClaimRepository;
   private readonly renewSql: Queryable;
   private readonly metrics: ClaimMetrics;
@@ -203,15 +205,35 @@ export class WorkflowClaimRegistry {
     const epoch = this.held.get(workflowId);
     if (epoch === undefined) return false;
     this.forget(workflowId);
-    await this.claims.release(workflowId, this.engineId, epoch);
+    try {
+      await this.claims.release(workflowId, this.engineId, epoch);
+    } catch (err) {
+      // The database is away: the row still names this engine. Released on a later pass (or at
+      // dispose), not left held until it expires, which would delay the next holder by a TTL.
+      this.unreleased.set(workflowId, epoch);
+      throw err;
+    }
     return true;
+  }
+
+  /** Releases that failed earlier, tried again (each maintenance pass); true: none left. */
+  async retryReleases(): Promise<boolean> {
+    if (this.unreleased.size === 0) return true;
+    const ids = [...this.unreleased.keys()];
+    const epochs = ids.map((id) => this.unreleased.get(id)!);
+    await this.claims.releaseAll(this.engineId, { ids, epochs });
+    // Released, or no longer this engine's at that epoch (taken over, or re-acquired since): done either way.
+    ids.forEach((id, i) => this.unreleased.get(id) === epochs[i] && this.unreleased.delete(id));
+    return this.unreleased.size === 0;
   }
 
   /** Best effort at shutdown: releases everything held in one statement. */
   async releaseAll(): Promise<{ released: number; failed: number }> {
-    const ids = [...this.held.keys()];
+    const pending = [...this.unreleased];
+    this.unreleased.clear();
+    const ids = [...this.held.keys(), ...pending.map(([id]) => id)];
     if (ids.length === 0) return { released: 0, failed: 0 };
-    const epochs = ids.map((id) => this.held.get(id)!);
+    const epochs = [...this.held.values(), ...pending.map(([, epoch]) => epoch)];
     this.held.clear();
     this.validUntil.clear();
     this.metrics.claimsActive?.(0);

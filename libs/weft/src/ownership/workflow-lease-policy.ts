@@ -160,6 +160,7 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     // Now and then: running workflows whose claim row never got written (a crash or a database
     // outage between a start's insert and its claim) become visible to the scan.
     if (this.passes++ % BACKFILL_EVERY_PASSES === 0) await registry.backfill();
+    await registry.retryReleases().catch(() => false);
     this.retryUndriven();
     let total = 0;
     for (let cycle = 0; cycle < RECLAIM_CYCLES_PER_PASS && !this.scheduler.isDisposing; cycle++) {

@@ -1,0 +1,62 @@
+// A release whose statement fails (the database restarting) must not leave the claim row naming
+// this engine until it expires: found by the soak (seed 1414), where a PostgreSQL restart right
+// after a delayed start's acquire left claims of finished workflows held.
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
+import type { Queryable } from '../storage/sql-client.js';
+import { WorkflowClaimRegistry } from './claim-registry.js';
+import { resolveOwnership } from './config.js';
+
+describe('claim release while the database is away', () => {
+  let tdb: TestDatabase;
+  let db: OpenedDatabase;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    db = await openDatabase({ database: { url: tdb.url, poolSize: 2 }, schema: 'weft' });
+  });
+  afterAll(async () => {
+    await db?.close();
+    await tdb?.drop();
+  });
+
+  it('a failed release is retried on the next maintenance pass, and the row is free again', async () => {
+    let failReleases = 1;
+    const flaky: Queryable = {
+      query: (text, params) => {
+        if (/SET engine_id = NULL/.test(text) && failReleases-- > 0) return Promise.reject(new Error('Connection terminated'));
+        return db.sql.query(text, params);
+      },
+    };
+    const config = resolveOwnership({ ownership: 'workflow-lease', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 1000 });
+    const registry = new WorkflowClaimRegistry({ sql: flaky, schema: 'weft', engineId: 'E1', config });
+    const holder = async () =>
+      (await tdb.query<{ engine_id: string | null }>(`SELECT engine_id FROM weft.weft_workflow_claims WHERE workflow_id = 'wf-r'`))[0]
+        .engine_id;
+
+    await expect(registry.acquire('wf-r')).resolves.toMatchObject({ ok: true });
+    await expect(registry.release('wf-r')).rejects.toThrow('Connection terminated');
+    expect(await holder()).toBe('E1');
+    expect(registry.held.has('wf-r')).toBe(false);
+    await expect(registry.retryReleases()).resolves.toBe(true);
+    expect(await holder()).toBeNull();
+  });
+
+  it('dispose releases what an earlier release left behind', async () => {
+    let failReleases = 1;
+    const flaky: Queryable = {
+      query: (text, params) => {
+        if (/SET engine_id = NULL/.test(text) && failReleases-- > 0) return Promise.reject(new Error('Connection terminated'));
+        return db.sql.query(text, params);
+      },
+    };
+    const config = resolveOwnership({ ownership: 'workflow-lease', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 1000 });
+    const registry = new WorkflowClaimRegistry({ sql: flaky, schema: 'weft', engineId: 'E2', config });
+    await registry.acquire('wf-d');
+    await registry.release('wf-d').catch(() => undefined);
+    await expect(registry.releaseAll()).resolves.toEqual({ released: 1, failed: 0 });
+    const rows = await tdb.query<{ engine_id: string | null }>(
+      `SELECT engine_id FROM weft.weft_workflow_claims WHERE workflow_id = 'wf-d'`,
+    );
+    expect(rows[0].engine_id).toBeNull();
+  });
+});
