@@ -80,7 +80,8 @@ export {
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.
 export { WorkflowClaimRegistry } from './ownership/claim-registry.js';
-export type { AcquireResult, ClaimOutcome, ClaimView } from './ownership/claim-registry.js';
+export type { AcquireResult, ClaimOutcome } from './ownership/claim-registry.js';
+export type { ClaimView } from './storage/repositories/claim.repository.js';
 export { ClaimRenewalScheduler } from './ownership/renewal-scheduler.js';
 export type { PassReport } from './ownership/renewal-scheduler.js';
 export type { ClaimDescription } from './ownership/policy.js';

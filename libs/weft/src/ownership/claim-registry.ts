@@ -1,4 +1,4 @@
-import { ClaimRepository, ClaimTerms } from '../storage/repositories/claim.repository.js';
+import { ClaimRepository, ClaimTerms, type ClaimView } from '../storage/repositories/claim.repository.js';
 import type { Queryable } from '../storage/sql-client.js';
 import type { OwnershipConfig } from './config.js';
 
@@ -16,16 +16,6 @@ export type AcquireResult =
   | { ok: true; epoch: string }
   | { ok: false; reason: 'held'; heldBy: string | null; epoch: string }
   | { ok: false; reason: 'lost_race' | 'backoff' };
-
-/** A workflow's claim row as the database sees it (expiry by its clock plus the grace). */
-export interface ClaimView {
-  workflowId: string;
-  epoch: string;
-  engineId: string | null;
-  expiresAt: Date | null;
-  claimedAt: Date | null;
-  expired: boolean;
-}
 
 export interface ClaimRegistryDependencies {
   sql: Queryable;

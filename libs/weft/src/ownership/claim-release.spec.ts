@@ -7,6 +7,19 @@ import type { Queryable } from '../storage/sql-client.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { resolveOwnership } from './config.js';
 
+/** The pool, except that the first release statement fails as a restarting server's would. */
+function failingFirstRelease(db: OpenedDatabase): Queryable {
+  let failReleases = 1;
+  return {
+    query: (text, params) => {
+      if (/SET engine_id = NULL/.test(text) && failReleases-- > 0) return Promise.reject(new Error('Connection terminated'));
+      return db.sql.query(text, params);
+    },
+  };
+}
+
+const config = resolveOwnership({ ownership: 'workflow-lease', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 1000 });
+
 describe('claim release while the database is away', () => {
   let tdb: TestDatabase;
   let db: OpenedDatabase;
@@ -20,15 +33,7 @@ describe('claim release while the database is away', () => {
   });
 
   it('a failed release is retried on the next maintenance pass, and the row is free again', async () => {
-    let failReleases = 1;
-    const flaky: Queryable = {
-      query: (text, params) => {
-        if (/SET engine_id = NULL/.test(text) && failReleases-- > 0) return Promise.reject(new Error('Connection terminated'));
-        return db.sql.query(text, params);
-      },
-    };
-    const config = resolveOwnership({ ownership: 'workflow-lease', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 1000 });
-    const registry = new WorkflowClaimRegistry({ sql: flaky, schema: 'weft', engineId: 'E1', config });
+    const registry = new WorkflowClaimRegistry({ sql: failingFirstRelease(db), schema: 'weft', engineId: 'E1', config });
     const holder = async () =>
       (await tdb.query<{ engine_id: string | null }>(`SELECT engine_id FROM weft.weft_workflow_claims WHERE workflow_id = 'wf-r'`))[0]
         .engine_id;
@@ -42,15 +47,7 @@ describe('claim release while the database is away', () => {
   });
 
   it('dispose releases what an earlier release left behind', async () => {
-    let failReleases = 1;
-    const flaky: Queryable = {
-      query: (text, params) => {
-        if (/SET engine_id = NULL/.test(text) && failReleases-- > 0) return Promise.reject(new Error('Connection terminated'));
-        return db.sql.query(text, params);
-      },
-    };
-    const config = resolveOwnership({ ownership: 'workflow-lease', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 1000 });
-    const registry = new WorkflowClaimRegistry({ sql: flaky, schema: 'weft', engineId: 'E2', config });
+    const registry = new WorkflowClaimRegistry({ sql: failingFirstRelease(db), schema: 'weft', engineId: 'E2', config });
     await registry.acquire('wf-d');
     await registry.release('wf-d').catch(() => undefined);
     await expect(registry.releaseAll()).resolves.toEqual({ released: 1, failed: 0 });

@@ -92,7 +92,8 @@ function statements(schema: string) {
   };
 }
 
-export interface ClaimRow {
+/** A workflow's claim row as the database sees it. */
+export interface ClaimView {
   workflowId: string;
   epoch: string;
   engineId: string | null;
@@ -118,7 +119,7 @@ export class ClaimRepository {
     this.q = statements(schema);
   }
 
-  async read(workflowId: string, graceMs: number): Promise<ClaimRow | null> {
+  async read(workflowId: string, graceMs: number): Promise<ClaimView | null> {
     const [r] = await this.sql.query<Record<string, unknown>>(this.q.read, [workflowId, graceMs]);
     if (!r) return null;
     return {
