@@ -104,7 +104,13 @@ export class WeftEngine {
       },
       onTimerScheduled: (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs),
     });
-    this.transitions = new Transitions(this.store, this.runtime, this.registry, this.ownership, this.options.logger);
+    this.transitions = new Transitions({
+      store: this.store,
+      runtime: this.runtime,
+      registry: this.registry,
+      ownership: this.ownership,
+      logger: this.options.logger,
+    });
     this.messaging = new Messaging({
       store: this.store,
       runtime: this.runtime,

@@ -24,13 +24,21 @@ export const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
  * delayed start) and the due-timer pass that triggers some of them.
  */
 export class Transitions {
-  constructor(
-    private readonly store: WorkflowStore,
-    private readonly runtime: Runtime,
-    private readonly registry: WorkflowRegistry,
-    private readonly ownership: OwnershipPolicy,
-    private readonly logger: WeftLogger,
-  ) {}
+  private readonly store: WorkflowStore;
+  private readonly runtime: Runtime;
+  private readonly registry: WorkflowRegistry;
+  private readonly ownership: OwnershipPolicy;
+  private readonly logger: WeftLogger;
+
+  constructor(deps: {
+    store: WorkflowStore;
+    runtime: Runtime;
+    registry: WorkflowRegistry;
+    ownership: OwnershipPolicy;
+    logger: WeftLogger;
+  }) {
+    ({ store: this.store, runtime: this.runtime, registry: this.registry, ownership: this.ownership, logger: this.logger } = deps);
+  }
 
   cancel(workflowId: string, reason: string): Promise<unknown> {
     return this.external(workflowId, 'cancel', (row) => {
