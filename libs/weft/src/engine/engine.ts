@@ -253,7 +253,9 @@ export class WeftEngine {
     signal?: { name: string; payload: unknown },
   ): void {
     if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
-    else if (this.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
+    else if (this.ownership.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
+      // Without the claim (another engine holds a row left under this id) the run is not launched
+      // here: its holder or, once that expires, a reclaim scan drives it.
       const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];
       this.runtime.launchNew(
         { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
@@ -268,15 +270,6 @@ export class WeftEngine {
     if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
     if (policy === 'return-existing' || !isTerminal(res.status)) return null;
     return this.store.workflows.restart(row, res.version, this.ownership.claimer()); // null: someone else restarted it first
-  }
-
-  /**
-   * Records the claim a start took in its own statement. Without one (another engine holds a
-   * claim row left under this id) the run is not launched here: its holder or, once that
-   * expires, a reclaim scan drives it.
-   */
-  private adoptStartClaim(workflowId: string, epoch: string | null, sentAt: number): boolean {
-    return this.ownership.adoptStartClaim(workflowId, epoch, sentAt);
   }
 
   /**

@@ -63,7 +63,7 @@ export class Transitions {
     if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status);
     // Not a type this engine runs: make it running with a free claim, for an engine that does.
     if (!this.registry.has(row.type)) return void (await this.resumeElsewhere(workflowId));
-    await this.claimOrThrow(workflowId);
+    await this.ownership.claimForCommand(workflowId); // WorkflowClaimUnavailableError if held elsewhere
     const done = await this.external(workflowId, 'resume', (r) => {
       if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
       return { status: 'running', error: { value: null } };
@@ -79,10 +79,6 @@ export class Transitions {
       if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
       return { status: 'running', error: { value: null }, rotate: this.rotates };
     });
-  }
-
-  private claimOrThrow(workflowId: string): Promise<void> {
-    return this.ownership.claimForCommand(workflowId);
   }
 
   private get rotates(): boolean {

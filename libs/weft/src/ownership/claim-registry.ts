@@ -47,6 +47,8 @@ export class WorkflowClaimRegistry {
   private readonly metrics: ClaimMetrics;
   readonly engineId: string;
   readonly config: OwnershipConfig;
+  /** @internal This engine's claim terms, fixed for its life (starts take claims with them too). */
+  readonly terms: ClaimTerms;
   renewalFailures = 0;
 
   /** @internal Built by the engine; inject it from WeftModule. */
@@ -56,10 +58,7 @@ export class WorkflowClaimRegistry {
     this.metrics = deps.metrics ?? {};
     this.engineId = deps.engineId;
     this.config = deps.config;
-  }
-
-  private get terms(): ClaimTerms {
-    return { engineId: this.engineId, ttlMs: this.config.ttlMs, graceMs: this.config.graceMs };
+    this.terms = { engineId: deps.engineId, ttlMs: deps.config.ttlMs, graceMs: deps.config.graceMs };
   }
 
   /** Held, and not possibly expired by this engine's own clock (e.g. after a long pause). */

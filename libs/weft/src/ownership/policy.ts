@@ -4,8 +4,7 @@
 import type { WeftLogger } from '../common/types.js';
 import type { SqlClient } from '../storage/sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
-import type { Claimer } from '../storage/repositories/workflow.repository.js';
-import { ClaimRepository } from '../storage/repositories/claim.repository.js';
+import { ClaimRepository, type ClaimTerms } from '../storage/repositories/claim.repository.js';
 import type { ClaimMetrics, WorkflowClaimRegistry } from './claim-registry.js';
 import type { OwnershipConfig, OwnershipMode } from './config.js';
 import type { ClaimRenewalScheduler, PassReport } from './renewal-scheduler.js';
@@ -104,7 +103,7 @@ export interface OwnershipPolicy {
   notRunning(workflowId: string): void;
 
   /** Who takes a start's claim in the start's own statement; undefined: no claims. */
-  claimer(): Claimer | undefined;
+  claimer(): ClaimTerms | undefined;
   /** The claim a child stored for other engines' reclaim scans gets. */
   readonly childClaim: 'free' | null;
   /** Records the claim a start took in its statement; false: another engine holds it, do not launch. */
@@ -124,7 +123,11 @@ export interface OwnershipPolicy {
 
 /** What every mode shares: the claim view, which reads the same table in any mode. */
 export abstract class BasePolicy {
-  constructor(protected readonly deps: PolicyDependencies) {}
+  private readonly claims: ClaimRepository;
+
+  constructor(protected readonly deps: PolicyDependencies) {
+    this.claims = new ClaimRepository(deps.sql, deps.schema);
+  }
 
   get engineId(): string {
     return this.deps.engineId;
@@ -141,7 +144,7 @@ export abstract class BasePolicy {
   protected abstract heldHere(workflowId: string): boolean;
 
   async describe(workflowId: string): Promise<ClaimDescription> {
-    const c = await new ClaimRepository(this.deps.sql, this.deps.schema).read(workflowId, this.deps.config.graceMs);
+    const c = await this.claims.read(workflowId, this.deps.config.graceMs);
     return {
       workflowId,
       mode: this.mode,

@@ -4,7 +4,7 @@
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
 import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
-import type { Claimer } from '../storage/repositories/workflow.repository.js';
+import type { ClaimTerms } from '../storage/repositories/claim.repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
 import { FencedPolicy } from './fenced-policy.js';
@@ -101,8 +101,8 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     void this.registry.release(workflowId).catch(() => undefined);
   }
 
-  claimer(): Claimer {
-    return { engineId: this.engineId, ttlMs: this.config.ttlMs, graceMs: this.config.graceMs };
+  claimer(): ClaimTerms {
+    return this.registry.terms;
   }
 
   adoptStartClaim(workflowId: string, epoch: string | null, sentAt: number): boolean {

@@ -103,6 +103,7 @@ export interface ClaimView {
   expired: boolean;
 }
 
+/** Who takes a claim, for how long, and the grace past an expiry before a takeover. */
 export interface ClaimTerms {
   engineId: string;
   ttlMs: number;

@@ -6,6 +6,7 @@ import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
+import type { ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
 import { advanceOutcomes, advanceParams, AdvanceRow, advanceSql, shapeKey, shapeOf, unionShape } from './workflow-advance.js';
 
@@ -171,13 +172,6 @@ export interface InsertWorkflow {
   signal?: { name: string; payload: unknown } | null;
 }
 
-/** Who takes the claims of a start (ownership 'workflow-lease'). */
-export interface Claimer {
-  engineId: string;
-  ttlMs: number;
-  graceMs: number;
-}
-
 export interface InsertResult {
   inserted: boolean;
   status: WorkflowStatus;
@@ -254,12 +248,12 @@ export class WorkflowRepository {
   }
 
   /** @internal Inserts the workflow if its id is free; otherwise returns the existing row's status. */
-  async insert(w: InsertWorkflow, claimer?: Claimer): Promise<InsertResult> {
+  async insert(w: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult> {
     return (await this.insertMany([w], claimer))[0];
   }
 
   /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. */
-  async insertMany(ws: InsertWorkflow[], claimer?: Claimer): Promise<InsertResult[]> {
+  async insertMany(ws: InsertWorkflow[], claimer?: ClaimTerms): Promise<InsertResult[]> {
     type Row = {
       id: string;
       inserted: boolean;
@@ -306,7 +300,7 @@ export class WorkflowRepository {
    * Replaces a terminal run under the same id with a fresh one, history cleared, atomically;
    * its claim (claim 'mine' with a claimer) and start signal are written in the same transaction.
    */
-  async restart(w: InsertWorkflow, expectedVersion: number, claimer?: Claimer): Promise<RestartResult | null> {
+  async restart(w: InsertWorkflow, expectedVersion: number, claimer?: ClaimTerms): Promise<RestartResult | null> {
     return this.sql.transaction(async (client: PoolClient) => {
       const res = await client.query(this.wf.restart, [
         w.id,
