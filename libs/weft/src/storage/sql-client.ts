@@ -14,6 +14,9 @@ export function statementName(sql: string): string {
   return name;
 }
 
+/** A value bound to a `json` parameter: its JSON text, or SQL NULL for undefined. */
+export const jsonParam = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
+
 /** Anything that runs one statement with bound parameters: the pool, or a dedicated connection. */
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;

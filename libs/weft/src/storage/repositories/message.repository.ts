@@ -3,10 +3,8 @@
 import type { PoolClient } from 'pg';
 import type { WorkflowStatus } from '../../common/types.js';
 import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
-import type { SqlClient } from '../sql-client.js';
+import { jsonParam, type SqlClient } from '../sql-client.js';
 import type { InboxMessage } from '../types.js';
-
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
 export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;
@@ -69,7 +67,7 @@ export class MessageRepository {
       workflowId,
       kind,
       name,
-      json(payload),
+      jsonParam(payload),
     ]);
     return rows[0] ? { type: rows[0].type, status: rows[0].status, messageId: rows[0].message_id } : null;
   }
@@ -101,6 +99,6 @@ export class MessageRepository {
 
   /** A signal inside another repository's transaction (a restarted run's start signal); returns its id. */
   async insertSignal(client: PoolClient, workflowId: string, name: string, payload: unknown): Promise<string> {
-    return (await client.query(this.q.insert, [workflowId, 'signal', name, json(payload ?? null)])).rows[0].id as string;
+    return (await client.query(this.q.insert, [workflowId, 'signal', name, jsonParam(payload ?? null)])).rows[0].id as string;
   }
 }

@@ -4,13 +4,11 @@ import type { PoolClient } from 'pg';
 import { WorkflowVersionConflictError } from '../../common/errors.js';
 import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
-import type { SqlClient } from '../sql-client.js';
+import { jsonParam, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
 import { advanceOutcomes, advanceParams, AdvanceRow, advanceSql, shapeKey, shapeOf, unionShape } from './workflow-advance.js';
-
-const json = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -307,7 +305,7 @@ export class WorkflowRepository {
         expectedVersion,
         w.type,
         w.status,
-        json(w.input),
+        jsonParam(w.input),
         w.parentId,
         w.deadlineInMs,
         w.startInMs,
