@@ -184,6 +184,20 @@ describe('WeftModule: decorated workflows with Nest DI', () => {
     });
   });
 
+  it('the repositories are TypeORM repositories: finders and query builders read, writes are refused before anything is written', async () => {
+    const workflows = app.get(WorkflowRepository);
+    await (await engine.start('transfer', { account: 'acc-t', amount: 1 }, { workflowId: 'transfer-typeorm' })).result({ timeout: '10s' });
+    const row = await workflows.findOneByOrFail({ id: 'transfer-typeorm' });
+    expect({ type: row.type, status: row.status }).toEqual({ type: 'transfer', status: 'completed' });
+    await expect(workflows.countBy({ type: 'transfer', status: 'completed' })).resolves.toBeGreaterThanOrEqual(1);
+    const ops = await app.get(OperationRepository).find({ where: { workflowId: 'transfer-typeorm' }, order: { seq: 'ASC' } });
+    expect(ops.map((op) => op.name)).toEqual(['LedgerService.debit', 'LedgerService.audit', 'explicit', 'sleep']);
+    const refused = workflows.update({ id: 'transfer-typeorm' }, { status: 'running' });
+    await expect(refused).rejects.toMatchObject({ code: 'WEFT_REPOSITORY_READ_ONLY', table: 'weft_workflows', method: 'update' });
+    await expect(workflows.save({ ...row, status: 'running' })).rejects.toMatchObject({ code: 'WEFT_REPOSITORY_READ_ONLY' });
+    await expect(workflows.get('transfer-typeorm')).resolves.toMatchObject({ status: 'completed', version: row.version });
+  });
+
   it('calls a @Step method outside a workflow as a plain (synchronous) call', () => {
     const ledger = app.get(LedgerService);
     expect(ledger.note('plain')).toBe('PLAIN');

@@ -35,6 +35,7 @@ export {
   UpdateFailedError,
   QueryFailedError,
   EngineNotReadyError,
+  RepositoryReadOnlyError,
 } from './common/errors.js';
 export * from './nest/nest-errors.js';
 
@@ -64,6 +65,7 @@ export type * from './common/types.js';
 
 // Reading Weft's tables: the engine's repositories (injectable) and the TypeORM entities, for
 // queries of your own through the DataSource (inject WEFT_DATABASE for it).
+export { WeftRepository } from './storage/repositories/weft-repository.js';
 export { WorkflowRepository } from './storage/repositories/workflow.repository.js';
 export { OperationRepository } from './storage/repositories/operation.repository.js';
 export type { WorkflowRow } from './storage/types.js';

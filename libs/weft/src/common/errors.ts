@@ -374,3 +374,17 @@ export class EngineNotReadyError extends WeftError {
     super(`Engine ${engineId} cannot run workflows yet: ${detail}`, options);
   }
 }
+
+/** A write through a Weft repository's TypeORM methods: it would bypass the version check and the claim fence. */
+export class RepositoryReadOnlyError extends WeftError {
+  readonly code = 'WEFT_REPOSITORY_READ_ONLY';
+  constructor(
+    readonly table: string,
+    readonly method: string,
+  ) {
+    super(
+      `${table} is written only by the Weft engine (every write is a versioned, fenced compare-and-swap); ` +
+        `"${method}" is refused. Read with find/findBy/count/createQueryBuilder; change workflows through WeftEngine.`,
+    );
+  }
+}

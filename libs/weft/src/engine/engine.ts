@@ -89,7 +89,7 @@ export class WeftEngine {
       },
     });
     this.starts = new Batcher(
-      (rows) => this.store.workflows.insertMany(rows, this.ownership.claimer()),
+      (rows) => this.store.workflows.startMany(rows, this.ownership.claimer()),
       (row) => row.id,
     );
     this.runtime = new Runtime({

@@ -118,7 +118,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
 
   async function freshWorld(): Promise<World> {
     await q(`TRUNCATE "${SCHEMA}".weft_workflows, "${SCHEMA}".weft_workflow_claims CASCADE`);
-    for (const id of WORKFLOWS) await store.workflows.insert({ ...ROW, id });
+    for (const id of WORKFLOWS) await store.workflows.start({ ...ROW, id });
     return {
       regs: ENGINES.map((id) => new WorkflowClaimRegistry({ sql: db.sql, schema: SCHEMA, engineId: id, config: CONFIG })),
       known: ENGINES.map(() => new Map()),

@@ -1,3 +1,4 @@
+import type { SqlAccess } from '../storage/repositories/weft-repository.js';
 import { ClaimRepository, ClaimTerms, type ClaimView } from '../storage/repositories/claim.repository.js';
 import type { Queryable } from '../storage/sql-client.js';
 import type { OwnershipConfig } from './config.js';
@@ -18,7 +19,7 @@ export type AcquireResult =
   | { ok: false; reason: 'lost_race' | 'backoff' };
 
 export interface ClaimRegistryDependencies {
-  sql: Queryable;
+  sql: SqlAccess;
   schema: string;
   engineId: string;
   config: OwnershipConfig;

@@ -3,14 +3,15 @@
 // after a delayed start's acquire left claims of finished workflows held.
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
-import type { Queryable } from '../storage/sql-client.js';
+import type { SqlAccess } from '../storage/repositories/weft-repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { resolveOwnership } from './config.js';
 
 /** The pool, except that the first release statement fails as a restarting server's would. */
-function failingFirstRelease(db: OpenedDatabase): Queryable {
+function failingFirstRelease(db: OpenedDatabase): SqlAccess {
   let failReleases = 1;
   return {
+    manager: db.sql.manager,
     query: (text, params) => {
       if (/SET engine_id = NULL/.test(text) && failReleases-- > 0) return Promise.reject(new Error('Connection terminated'));
       return db.sql.query(text, params);

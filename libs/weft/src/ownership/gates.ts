@@ -1,13 +1,13 @@
+import type { SqlAccess } from '../storage/repositories/weft-repository.js';
 import { OwnershipModeMismatchError, OwnershipUnsupportedError } from '../common/errors.js';
 import { OwnershipMarkerRepository } from '../storage/repositories/ownership-marker.repository.js';
-import type { Queryable } from '../storage/sql-client.js';
 import type { OwnershipMode } from './config.js';
 
 /**
  * The ownership bootstrap's construction gates (docs/ownership.md), run before any recovery, timer
  * poll or claim. 'none' engines never touch the marker.
  */
-export async function runOwnershipGates(sql: Queryable, schema: string, mode: OwnershipMode): Promise<void> {
+export async function runOwnershipGates(sql: SqlAccess, schema: string, mode: OwnershipMode): Promise<void> {
   if (mode === 'none') return;
   // Gate 1: fenced writes need row locks and compare-and-swap UPDATEs: a real PostgreSQL 13+.
   const marker = new OwnershipMarkerRepository(sql, schema);

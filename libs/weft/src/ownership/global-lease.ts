@@ -1,3 +1,4 @@
+import type { SqlAccess } from '../storage/repositories/weft-repository.js';
 import { EngineLeaseNotHeldError } from '../common/errors.js';
 import { LeaseRepository } from '../storage/repositories/lease.repository.js';
 import type { Queryable } from '../storage/sql-client.js';
@@ -13,7 +14,7 @@ export class GlobalLease {
   readonly engineId: string;
   readonly config: OwnershipConfig;
 
-  constructor(deps: { sql: Queryable; schema: string; engineId: string; config: OwnershipConfig; renewSql?: Queryable }) {
+  constructor(deps: { sql: SqlAccess; schema: string; engineId: string; config: OwnershipConfig; renewSql?: Queryable }) {
     this.leases = new LeaseRepository(deps.sql, deps.schema);
     /** Renewal's own connection, so it never queues behind the pool. */
     this.renewSql = deps.renewSql ?? deps.sql;

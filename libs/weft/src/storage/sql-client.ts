@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ClientConfig, Pool, PoolClient } from 'pg';
-import { DataSource } from 'typeorm';
+import type { DataSource, EntityManager } from 'typeorm';
 
 const names = new Map<string, string>();
 
@@ -28,6 +28,11 @@ export interface Queryable {
  */
 export class SqlClient implements Queryable {
   constructor(private readonly dataSource: DataSource) {}
+
+  /** TypeORM's manager of the same DataSource, for the repositories' TypeORM side. */
+  get manager(): EntityManager {
+    return this.dataSource.manager;
+  }
 
   get pool(): Pool {
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;

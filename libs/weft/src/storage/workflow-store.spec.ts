@@ -19,7 +19,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
   });
 
   const start = (id: string) =>
-    store.workflows.insert({
+    store.workflows.start({
       id,
       type: 't',
       status: 'running',
@@ -51,7 +51,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
   it('starts many workflows in one statement, results in request order, existing ids reported', async () => {
     await start('many-existing');
     const ws = [row('many-b'), row('many-existing'), row('many-a', [{ kind: 'execution-deadline', delayMs: 60_000 }])];
-    const out = await store.workflows.insertMany(ws);
+    const out = await store.workflows.startMany(ws);
     expect(out).toEqual([
       { inserted: true, status: 'running', version: 1, claimEpoch: null, signalId: null },
       { inserted: false, status: 'running', version: 1, claimEpoch: null, signalId: null },
@@ -70,7 +70,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
 
   it('takes the claim and stores a start signal in the start statement itself', async () => {
     const claimer = { engineId: 'E1', ttlMs: 5000, graceMs: 1000 };
-    const [mine, free] = await store.workflows.insertMany(
+    const [mine, free] = await store.workflows.startMany(
       [
         { ...row('claimed-1'), claim: 'mine' as const, signal: { name: 'go', payload: { n: 1 } } },
         { ...row('claimed-free'), claim: 'free' as const },
@@ -98,7 +98,7 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
       const mine = ids.filter((_, i) => (i + b) % 3 !== 0);
       return (b % 2 ? mine.reverse() : mine).map((id) => row(id));
     });
-    const results = await Promise.all(batches.map((ws) => store.workflows.insertMany(ws)));
+    const results = await Promise.all(batches.map((ws) => store.workflows.startMany(ws)));
     const insertedBy = new Map<string, number>();
     results.forEach((out, b) =>
       out.forEach((r, i) => r.inserted && insertedBy.set(batches[b][i].id, (insertedBy.get(batches[b][i].id) ?? 0) + 1)),

@@ -2,8 +2,10 @@
 // transition is a compare-and-swap; epochs are always `epoch + 1` of the row as read, and expiry
 // is judged by the database clock. The claim taken with a start or a restart is written by their
 // statements (workflow.repository.ts); the advance's fence is part of workflow-advance.ts.
-import { qualify } from '../schema-name.js';
+import { WorkflowClaimEntity } from '../entities/ownership.entities.js';
 import type { Queryable } from '../sql-client.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
+import { qualify } from '../schema-name.js';
 
 function statements(schema: string) {
   const claims = qualify(schema, 'weft_workflow_claims');
@@ -110,18 +112,16 @@ export interface ClaimTerms {
   graceMs: number;
 }
 
-export class ClaimRepository {
+export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
   private readonly q: ReturnType<typeof statements>;
 
-  constructor(
-    private readonly sql: Queryable,
-    schema: string,
-  ) {
+  constructor(db: SqlAccess, schema: string) {
+    super(db, WorkflowClaimEntity, 'weft_workflow_claims');
     this.q = statements(schema);
   }
 
   async read(workflowId: string, graceMs: number): Promise<ClaimView | null> {
-    const [r] = await this.sql.query<Record<string, unknown>>(this.q.read, [workflowId, graceMs]);
+    const [r] = await this.db.query<Record<string, unknown>>(this.q.read, [workflowId, graceMs]);
     if (!r) return null;
     return {
       workflowId,
@@ -135,12 +135,12 @@ export class ClaimRepository {
 
   /** A claim row with no holder, so reclaim scans see the workflow. */
   async ensureRow(workflowId: string): Promise<void> {
-    await this.sql.query(this.q.ensureRow, [workflowId]);
+    await this.db.query(this.q.ensureRow, [workflowId]);
   }
 
   /** At the epoch and holder as read; the new epoch, or null on a lost race. */
   async acquire(workflowId: string, seen: { epoch: string; engineId: string | null }, t: ClaimTerms): Promise<string | null> {
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [
+    const rows = await this.db.query<{ epoch: string }>(this.q.acquire, [
       workflowId,
       t.engineId,
       seen.epoch,
@@ -153,13 +153,13 @@ export class ClaimRepository {
 
   /** For a workflow just created at `version`; the new epoch, or null. */
   async acquireNew(workflowId: string, version: number, t: ClaimTerms): Promise<string | null> {
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquireNew, [workflowId, t.engineId, t.ttlMs, version, t.graceMs]);
+    const rows = await this.db.query<{ epoch: string }>(this.q.acquireNew, [workflowId, t.engineId, t.ttlMs, version, t.graceMs]);
     return rows[0]?.epoch ?? null;
   }
 
   /** From `holder` at `epoch`, expired; the new epoch, or null. */
   async takeover(workflowId: string, seen: { epoch: string; engineId: string }, t: ClaimTerms): Promise<string | null> {
-    const rows = await this.sql.query<{ epoch: string }>(this.q.takeover, [
+    const rows = await this.db.query<{ epoch: string }>(this.q.takeover, [
       workflowId,
       t.engineId,
       seen.engineId,
@@ -172,7 +172,7 @@ export class ClaimRepository {
 
   /** Scan and take over up to `limit` running workflows of `types` (not in `skip`) whose holder is absent or expired. */
   async reclaim(types: string[], skip: string[], limit: number, t: ClaimTerms) {
-    const rows = await this.sql.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.reclaim, [
+    const rows = await this.db.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.reclaim, [
       t.engineId,
       types,
       t.ttlMs,
@@ -190,16 +190,16 @@ export class ClaimRepository {
   }
 
   async release(workflowId: string, engineId: string, epoch: string): Promise<void> {
-    await this.sql.query(this.q.release, [workflowId, engineId, epoch]);
+    await this.db.query(this.q.release, [workflowId, engineId, epoch]);
   }
 
   /** Returns how many were released. */
   async releaseAll(engineId: string, held: { ids: string[]; epochs: string[] }): Promise<number> {
-    return (await this.sql.query(this.q.releaseAll, [engineId, held.ids, held.epochs])).length;
+    return (await this.db.query(this.q.releaseAll, [engineId, held.ids, held.epochs])).length;
   }
 
   /** Running workflows that never got a claim row (e.g. a crash between statements) get one. */
   async backfill(): Promise<void> {
-    await this.sql.query(this.q.backfill);
+    await this.db.query(this.q.backfill);
   }
 }

@@ -1,7 +1,9 @@
 // weft_global_lease: the one row of ownership 'lease'; compare-and-swap on (epoch, holder), expiry
 // by the database clock.
-import { qualify } from '../schema-name.js';
+import { GlobalLeaseEntity } from '../entities/ownership.entities.js';
 import type { Queryable } from '../sql-client.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
+import { qualify } from '../schema-name.js';
 
 function statements(schema: string) {
   const lease = qualify(schema, 'weft_global_lease');
@@ -20,28 +22,26 @@ function statements(schema: string) {
   };
 }
 
-export class LeaseRepository {
+export class LeaseRepository extends WeftRepository<GlobalLeaseEntity> {
   private readonly q: ReturnType<typeof statements>;
 
-  constructor(
-    private readonly sql: Queryable,
-    schema: string,
-  ) {
+  constructor(db: SqlAccess, schema: string) {
+    super(db, GlobalLeaseEntity, 'weft_global_lease');
     this.q = statements(schema);
   }
 
   async ensure(): Promise<void> {
-    await this.sql.query(this.q.ensure);
+    await this.db.query(this.q.ensure);
   }
 
   /** The lease as the database sees it; `free`: no holder, or expired past `graceMs`. */
   async read(graceMs: number): Promise<{ epoch: string; holder: string | null; free: boolean } | undefined> {
-    return (await this.sql.query<{ epoch: string; holder: string | null; free: boolean }>(this.q.read, [graceMs]))[0];
+    return (await this.db.query<{ epoch: string; holder: string | null; free: boolean }>(this.q.read, [graceMs]))[0];
   }
 
   /** At the epoch and holder as read; the new epoch, or null on a lost race. */
   async acquire(engineId: string, ttlMs: number, seen: { epoch: string; holder: string | null }, graceMs: number): Promise<string | null> {
-    const rows = await this.sql.query<{ epoch: string }>(this.q.acquire, [engineId, ttlMs, seen.epoch, seen.holder, graceMs]);
+    const rows = await this.db.query<{ epoch: string }>(this.q.acquire, [engineId, ttlMs, seen.epoch, seen.holder, graceMs]);
     return rows[0]?.epoch ?? null;
   }
 
@@ -51,6 +51,6 @@ export class LeaseRepository {
   }
 
   async release(engineId: string, epoch: string): Promise<void> {
-    await this.sql.query(this.q.release, [engineId, epoch]);
+    await this.db.query(this.q.release, [engineId, epoch]);
   }
 }

@@ -1,9 +1,11 @@
 // weft_messages: signals, update requests and child-completion notices, in arrival order.
 // Consumption is part of the advance statement (workflow.repository.ts).
+import { MessageEntity } from '../entities/message.entity.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import type { PoolClient } from 'pg';
 import type { WorkflowStatus } from '../../common/types.js';
 import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
-import { jsonParam, type SqlClient } from '../sql-client.js';
+import { jsonParam } from '../sql-client.js';
 import type { InboxMessage } from '../types.js';
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
@@ -49,21 +51,19 @@ function statements(schema: string) {
   };
 }
 
-export class MessageRepository {
+export class MessageRepository extends WeftRepository<MessageEntity> {
   private readonly q: ReturnType<typeof statements>;
   private readonly channel: string;
 
-  constructor(
-    private readonly sql: SqlClient,
-    schema: string,
-  ) {
+  constructor(db: SqlAccess, schema: string) {
+    super(db, MessageEntity, 'weft_messages');
     this.q = statements(schema);
     this.channel = notifyChannel(schema);
   }
 
   /** Stores a signal or update request unless the workflow is finished; one statement with NOTIFY. */
   async send(workflowId: string, kind: 'signal' | 'update', name: string, payload: unknown) {
-    const rows = await this.sql.query<{ type: string; status: WorkflowStatus; message_id: string | null }>(this.q.send, [
+    const rows = await this.db.query<{ type: string; status: WorkflowStatus; message_id: string | null }>(this.q.send, [
       workflowId,
       kind,
       name,
@@ -73,19 +73,19 @@ export class MessageRepository {
   }
 
   async inbox(workflowId: string, afterId: string): Promise<InboxMessage[]> {
-    return this.sql.query<InboxMessage>(this.q.inbox, [workflowId, afterId]);
+    return this.db.query<InboxMessage>(this.q.inbox, [workflowId, afterId]);
   }
 
   async poll(ownerEngineId: string | null, types: string[], limit: number) {
-    return this.sql.query<{ workflow_id: string; last_id: string }>(this.q.poll, [ownerEngineId, types, limit]);
+    return this.db.query<{ workflow_id: string; last_id: string }>(this.q.poll, [ownerEngineId, types, limit]);
   }
 
   async readUpdate(messageId: string): Promise<{ status: string; result: unknown } | null> {
-    return (await this.sql.query<{ status: string; result: unknown }>(this.q.readUpdate, [messageId]))[0] ?? null;
+    return (await this.db.query<{ status: string; result: unknown }>(this.q.readUpdate, [messageId]))[0] ?? null;
   }
 
   async expireUpdate(messageId: string): Promise<boolean> {
-    return (await this.sql.query(this.q.expireUpdate, [messageId])).length === 1;
+    return (await this.db.query(this.q.expireUpdate, [messageId])).length === 1;
   }
 
   /** Subscribes `client` (held open for it) to this schema's message notifications. */

@@ -1,8 +1,9 @@
 // weft_operations: a workflow's recorded history. Rows are written by the advance statement
 // (workflow.repository.ts) in the same transaction as the workflow row; this reads them.
+import { OperationEntity } from '../entities/operation.entity.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import type { OperationRecord } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
-import type { SqlClient } from '../sql-client.js';
 
 function statements(schema: string) {
   const ops = qualify(schema, 'weft_operations');
@@ -13,20 +14,18 @@ function statements(schema: string) {
 }
 
 /** weft_operations, read side. Injectable from WeftModule. */
-export class OperationRepository {
+export class OperationRepository extends WeftRepository<OperationEntity> {
   private readonly q: ReturnType<typeof statements>;
 
   /** @internal Built by the engine; inject it from WeftModule. */
-  constructor(
-    private readonly sql: SqlClient,
-    schema: string,
-  ) {
+  constructor(db: SqlAccess, schema: string) {
+    super(db, OperationEntity, 'weft_operations');
     this.q = statements(schema);
   }
 
   /** The recorded operations of one workflow, in sequence order. */
   async history(workflowId: string): Promise<OperationRecord[]> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.q.history, [workflowId]);
+    const rows = await this.db.query<Record<string, unknown>>(this.q.history, [workflowId]);
     return rows.map((r) => ({
       seq: r.seq as number,
       kind: r.kind as string,

@@ -1,7 +1,8 @@
 // weft_timers: durable timers (sleeps, wait timeouts, delayed starts, execution deadlines).
 // Timers are written by the advance and start statements (workflow.repository.ts); this takes them.
+import { TimerEntity } from '../entities/timer.entity.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import { qualify } from '../schema-name.js';
-import type { SqlClient } from '../sql-client.js';
 import type { TimerRow } from '../types.js';
 
 function statements(schema: string) {
@@ -31,19 +32,17 @@ function statements(schema: string) {
   };
 }
 
-export class TimerRepository {
+export class TimerRepository extends WeftRepository<TimerEntity> {
   private readonly q: ReturnType<typeof statements>;
 
-  constructor(
-    private readonly sql: SqlClient,
-    schema: string,
-  ) {
+  constructor(db: SqlAccess, schema: string) {
+    super(db, TimerEntity, 'weft_timers');
     this.q = statements(schema);
   }
 
   /** Due timers, locked and pushed `retryAfterMs` ahead; see the statement above. */
   async takeDue(limit: number, retryAfterMs: number, ownerEngineId: string | null, types: string[]): Promise<TimerRow[]> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.q.takeDue, [limit, retryAfterMs, ownerEngineId, types]);
+    const rows = await this.db.query<Record<string, unknown>>(this.q.takeDue, [limit, retryAfterMs, ownerEngineId, types]);
     return rows.map((r) => ({
       id: String(r.id),
       workflowId: r.workflow_id as string,

@@ -1,5 +1,7 @@
 // weft_workflows, the aggregate root: starts (with their timers, claim and signal in the same
 // statement), restarts, reads, and the versioned advance that every workflow write goes through.
+import { WorkflowEntity } from '../entities/workflow.entity.js';
+import { WeftRepository } from './weft-repository.js';
 import type { PoolClient } from 'pg';
 import { WorkflowVersionConflictError } from '../../common/errors.js';
 import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
@@ -32,7 +34,7 @@ function statements(schema: string) {
      * one without the other. A claim row left by an earlier holder is taken only if free or
      * expired past the grace ($4).
      */
-    insertMany: `
+    startMany: `
       WITH req AS (
         SELECT * FROM json_to_recordset($1::json) AS r(
           id text, type text, status text, input json, parent_id text, deadline_ms double precision,
@@ -96,7 +98,7 @@ function statements(schema: string) {
       `DELETE FROM ${msgs} WHERE workflow_id = $1`,
       `DELETE FROM ${timers} WHERE workflow_id = $1`,
     ],
-    /** Restart's claim, in the same transaction as the restart (see insertMany). */
+    /** Restart's claim, in the same transaction as the restart (see startMany). */
     restartClaim: `
       INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
       VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
@@ -199,22 +201,23 @@ export interface LoadedWorkflow {
  * weft_workflows. Injectable from WeftModule for reading workflows (`get`, `list`); every write
  * is the engine's, through `advanceMany` (a versioned compare-and-swap).
  */
-export class WorkflowRepository {
+export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly wf: ReturnType<typeof statements>;
   private readonly advanceStatements = new Map<number, string>();
 
   /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
-    private readonly sql: SqlClient,
+    private readonly client: SqlClient,
     private readonly schema: string,
     private readonly messages: MessageRepository,
   ) {
+    super(client, WorkflowEntity, 'weft_workflows');
     this.wf = statements(schema);
   }
 
   /** @internal */
   async liveChildren(parentId: string): Promise<string[]> {
-    return (await this.sql.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
+    return (await this.db.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
   }
 
   /** @internal Applies many workflows' advances in one statement; each keeps its own version check. */
@@ -223,7 +226,7 @@ export class WorkflowRepository {
     // In id order: the statement then locks claim and workflow rows in index order, the order
     // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
     const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
-    const rows = await this.sql.query<AdvanceRow>(this.advanceSqlFor(sorted), advanceParams(sorted));
+    const rows = await this.db.query<AdvanceRow>(this.advanceSqlFor(sorted), advanceParams(sorted));
     return advanceOutcomes(commands, rows);
   }
 
@@ -246,12 +249,12 @@ export class WorkflowRepository {
   }
 
   /** @internal Inserts the workflow if its id is free; otherwise returns the existing row's status. */
-  async insert(w: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult> {
-    return (await this.insertMany([w], claimer))[0];
+  async start(w: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult> {
+    return (await this.startMany([w], claimer))[0];
   }
 
   /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. */
-  async insertMany(ws: InsertWorkflow[], claimer?: ClaimTerms): Promise<InsertResult[]> {
+  async startMany(ws: InsertWorkflow[], claimer?: ClaimTerms): Promise<InsertResult[]> {
     type Row = {
       id: string;
       inserted: boolean;
@@ -260,7 +263,7 @@ export class WorkflowRepository {
       claim_epoch: string | null;
       signal_id: string | null;
     };
-    const rows = await this.sql.query<Row>(this.wf.insertMany, [
+    const rows = await this.db.query<Row>(this.wf.startMany, [
       JSON.stringify(
         ws.map((w) => ({
           id: w.id,
@@ -289,7 +292,7 @@ export class WorkflowRepository {
     // An id a concurrent transaction inserted after our snapshot is missing: ask again (a new
     // statement sees it).
     const missing = ws.filter((w) => !byId.has(w.id));
-    if (missing.length) (await this.insertMany(missing, claimer)).forEach((r, i) => byId.set(missing[i].id, r));
+    if (missing.length) (await this.startMany(missing, claimer)).forEach((r, i) => byId.set(missing[i].id, r));
     return ws.map((w) => byId.get(w.id)!);
   }
 
@@ -299,7 +302,7 @@ export class WorkflowRepository {
    * its claim (claim 'mine' with a claimer) and start signal are written in the same transaction.
    */
   async restart(w: InsertWorkflow, expectedVersion: number, claimer?: ClaimTerms): Promise<RestartResult | null> {
-    return this.sql.transaction(async (client: PoolClient) => {
+    return this.client.transaction(async (client: PoolClient) => {
       const res = await client.query(this.wf.restart, [
         w.id,
         expectedVersion,
@@ -325,7 +328,7 @@ export class WorkflowRepository {
 
   /** @internal */
   async load(id: string): Promise<LoadedWorkflow | null> {
-    const rows = await this.sql.query<Record<string, unknown>>(this.wf.load, [id]);
+    const rows = await this.db.query<Record<string, unknown>>(this.wf.load, [id]);
     if (!rows.length) return null;
     const r = rows[0];
     return {
@@ -343,7 +346,7 @@ export class WorkflowRepository {
 
   /** One workflow's row, or null. */
   async get(id: string): Promise<WorkflowRow | null> {
-    const rows = await this.sql.query(this.wf.get, [id]);
+    const rows = await this.db.query(this.wf.get, [id]);
     return rows.length ? mapWorkflowRow(rows[0]) : null;
   }
 
@@ -354,7 +357,7 @@ export class WorkflowRepository {
     after?: { at: string; id: string };
     limit: number;
   }): Promise<Array<WorkflowRow & { cursorAt: string }>> {
-    const rows = await this.sql.query(this.wf.list, [
+    const rows = await this.db.query(this.wf.list, [
       filter.statuses?.length ? filter.statuses : null,
       filter.type ?? null,
       filter.after?.at ?? null,
@@ -366,6 +369,6 @@ export class WorkflowRepository {
 
   /** @internal */
   async runningPage(afterId: string, limit: number): Promise<Array<{ id: string; type: string }>> {
-    return this.sql.query(this.wf.runningIds, [afterId, limit]);
+    return this.db.query(this.wf.runningIds, [afterId, limit]);
   }
 }
