@@ -5,7 +5,6 @@ import {
   EngineNotReadyError,
   InvalidArgumentError,
   ResultTimeoutError,
-  WorkflowAlreadyStartedError,
   WorkflowNotFoundError,
 } from '../common/errors.js';
 import { resolveOwnership } from '../ownership/config.js';
@@ -13,9 +12,6 @@ import { createOwnershipPolicy } from '../ownership/create-policy.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
-import type { WorkflowStatus } from '../common/types.js';
-import { Batcher } from '../storage/batcher.js';
-import type { InsertResult, InsertWorkflow } from '../storage/repositories/workflow.repository.js';
 import { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
@@ -24,7 +20,7 @@ import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from '
 import { WorkflowClass, WorkflowRegistry } from './registry.js';
 import { settledValue } from './results.js';
 import { Runtime } from './runtime.js';
-import { newRow } from './new-row.js';
+import { Starter } from './starter.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -33,8 +29,6 @@ import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, Workflow
 
 export type { EngineHealthSnapshot } from '../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
-
-const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
 
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {
@@ -49,8 +43,7 @@ export class WeftEngine {
   readonly ownership: OwnershipPolicy;
   /** @internal */
   readonly database: OpenedDatabase;
-  /** Group commit of starts: concurrent start() calls share one insert statement. */
-  private readonly starts: Batcher<InsertWorkflow, InsertResult>;
+  private readonly starter: Starter;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
@@ -88,10 +81,6 @@ export class WeftEngine {
         poll: () => this.messaging.poll(),
       },
     });
-    this.starts = new Batcher(
-      (rows) => this.store.workflows.startMany(rows, this.ownership.claimer()),
-      (row) => row.id,
-    );
     this.runtime = new Runtime({
       store: this.store,
       committer: new GroupCommitter(this.store),
@@ -99,7 +88,8 @@ export class WeftEngine {
       options: this.options,
       ownership: this.ownership,
       children: {
-        start: (parentId, childId, type, input) => this.startChild(parentId, childId, type, input),
+        // A child is started also while this engine shuts down (it drains).
+        start: (parentId, childId, type, input) => this.starter.startChild(parentId, childId, type, input),
         terminated: (id, startedChildren = true) => startedChildren && this.transitions.closeChildren(id),
       },
       onTimerScheduled: (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs),
@@ -119,6 +109,15 @@ export class WeftEngine {
       sql: database.sql,
       ownership: this.ownership,
       isDisposed: () => this.disposed !== undefined,
+    });
+    this.starter = new Starter({
+      store: this.store,
+      registry: this.registry,
+      options: this.options,
+      ownership: this.ownership,
+      runtime: this.runtime,
+      messaging: this.messaging,
+      nudgeTimersAt: (at) => this.timers.nudgeAt(at),
     });
     this.timers = new TimerLoop(
       async () => {
@@ -219,70 +218,9 @@ export class WeftEngine {
     input: unknown,
     opts: StartOptions,
     signal?: { name: string; payload: unknown },
-    /** A child started by a running workflow: also while this engine shuts down (it drains). */
-    internal = false,
   ): Promise<WorkflowHandle> {
-    if (!internal) await this.assertCanRun();
-    const def = this.registry.get(type);
-    const policy = opts.idPolicy ?? 'return-existing';
-    if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
-    const row = newRow(def.name, input, opts, this.options.maxPayloadBytes);
-    // The claim and the start signal go in the start's own statement (docs/decisions/0005).
-    row.claim = this.ownership.claimer() && row.status === 'running' ? 'mine' : null;
-    row.signal = signal ?? null;
-    const sentAt = performance.now();
-    const res = await this.starts.submit(row);
-    const admitted = res.inserted
-      ? { version: res.version, runNumber: 1, claimEpoch: res.claimEpoch, signalId: res.signalId }
-      : await this.admitExisting(row, res, policy);
-    if (!admitted) {
-      // The existing run goes on: the signal is for it.
-      if (signal) await this.messaging.signal(row.id, signal.name, signal.payload);
-      return this.handle(row.id);
-    }
-    this.options.metrics.workflowStarted?.(def.name);
-    this.launchStarted(def, row, { ...admitted, sentAt }, signal);
-    return this.handle(row.id);
-  }
-
-  /** A new run was written: launch it here (with its claim and start signal) or wait for its timer. */
-  private launchStarted(
-    def: WorkflowDefinition,
-    row: InsertWorkflow,
-    run: { version: number; runNumber: number; claimEpoch: string | null; signalId: string | null; sentAt: number },
-    signal?: { name: string; payload: unknown },
-  ): void {
-    if (row.startInMs !== null) this.timers.nudgeAt(Date.now() + row.startInMs);
-    else if (this.ownership.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
-      // Without the claim (another engine holds a row left under this id) the run is not launched
-      // here: its holder or, once that expires, a reclaim scan drives it.
-      const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];
-      this.runtime.launchNew(
-        { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
-        inbox,
-      );
-    }
-    if (row.deadlineInMs !== null) this.timers.nudgeAt(Date.now() + row.deadlineInMs);
-  }
-
-  /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
-  private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
-    if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
-    if (policy === 'return-existing' || !isTerminal(res.status)) return null;
-    return this.store.workflows.restart(row, res.version, this.ownership.claimer()); // null: someone else restarted it first
-  }
-
-  /**
-   * A child of a type this engine runs starts here; one only other engines run is stored
-   * with a free claim, for their reclaim scan (ownership 'workflow-lease').
-   */
-  private async startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string> {
-    const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
-    if (this.registry.has(type)) return (await this.startWith(type, input, opts, undefined, true)).workflowId;
-    const row = newRow(type, input, opts, this.options.maxPayloadBytes);
-    row.claim = this.ownership.childClaim;
-    await this.starts.submit(row);
-    return childId;
+    await this.assertCanRun();
+    return this.handle(await this.starter.start({ type, input, opts, signal }));
   }
 
   /** Send, query and update: see Messaging. */

@@ -1,0 +1,114 @@
+// The start path: a start's row, its group-committed insert (with the claim and a
+// signal-with-start's signal in the same statement), the id policy on an existing id, and the
+// launch of the new run. Queues and schedules admit their workflows through here.
+import { InvalidArgumentError, WorkflowAlreadyStartedError } from '../common/errors.js';
+import type { StartOptions, WorkflowDefinition, WorkflowStatus } from '../common/types.js';
+import type { OwnershipPolicy } from '../ownership/policy.js';
+import { Batcher } from '../storage/batcher.js';
+import type { InsertResult, InsertWorkflow } from '../storage/repositories/workflow.repository.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import type { Messaging } from './messaging.js';
+import { newRow } from './new-row.js';
+import type { ResolvedEngineOptions } from './options.js';
+import type { WorkflowRegistry } from './registry.js';
+import type { Runtime } from './runtime.js';
+import { isTerminal } from './transitions.js';
+
+const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
+
+export interface StarterDependencies {
+  store: WorkflowStore;
+  registry: WorkflowRegistry;
+  options: ResolvedEngineOptions;
+  ownership: OwnershipPolicy;
+  runtime: Runtime;
+  messaging: Messaging;
+  /** The timer loop should look no later than `at` (epoch ms): a delayed start or a deadline. */
+  nudgeTimersAt(at: number): void;
+}
+
+export interface StartRequest {
+  type: string;
+  input: unknown;
+  opts: StartOptions;
+  /** signalWithStart's signal, validated and stored as JSON. */
+  signal?: { name: string; payload: unknown };
+}
+
+export class Starter {
+  /** Group commit of starts: concurrent start() calls share one insert statement. */
+  private readonly batch: Batcher<InsertWorkflow, InsertResult>;
+
+  constructor(private readonly deps: StarterDependencies) {
+    this.batch = new Batcher(
+      (rows) => deps.store.workflows.startMany(rows, deps.ownership.claimer()),
+      (row) => row.id,
+    );
+  }
+
+  /** Writes the start (or applies the id policy to an existing id) and launches a new run; resolves with the id. */
+  async start({ type, input, opts, signal }: StartRequest): Promise<string> {
+    const { registry, options, ownership, messaging } = this.deps;
+    const def = registry.get(type);
+    const policy = opts.idPolicy ?? 'return-existing';
+    if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
+    const row = newRow(def.name, input, opts, options.maxPayloadBytes);
+    // The claim and the start signal go in the start's own statement (docs/decisions/0005).
+    row.claim = ownership.claimer() && row.status === 'running' ? 'mine' : null;
+    row.signal = signal ?? null;
+    const sentAt = performance.now();
+    const res = await this.batch.submit(row);
+    const admitted = res.inserted
+      ? { version: res.version, runNumber: 1, claimEpoch: res.claimEpoch, signalId: res.signalId }
+      : await this.admitExisting(row, res, policy);
+    if (!admitted) {
+      // The existing run goes on: the signal is for it.
+      if (signal) await messaging.signal(row.id, signal.name, signal.payload);
+      return row.id;
+    }
+    options.metrics.workflowStarted?.(def.name);
+    this.launch(def, row, { ...admitted, sentAt }, signal);
+    return row.id;
+  }
+
+  /**
+   * A child of a type this engine runs starts here; one only other engines run is stored
+   * with a free claim, for their reclaim scan (ownership 'workflow-lease').
+   */
+  async startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string> {
+    const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
+    if (this.deps.registry.has(type)) return this.start({ type, input, opts });
+    const row = newRow(type, input, opts, this.deps.options.maxPayloadBytes);
+    row.claim = this.deps.ownership.childClaim;
+    await this.batch.submit(row);
+    return childId;
+  }
+
+  /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
+  private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
+    if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
+    if (policy === 'return-existing' || !isTerminal(res.status)) return null;
+    return this.deps.store.workflows.restart(row, res.version, this.deps.ownership.claimer()); // null: someone else restarted it first
+  }
+
+  /** A new run was written: launch it here (with its claim and start signal) or wait for its timer. */
+  private launch(
+    def: WorkflowDefinition,
+    row: InsertWorkflow,
+    run: { version: number; runNumber: number; claimEpoch: string | null; signalId: string | null; sentAt: number },
+    signal?: { name: string; payload: unknown },
+  ): void {
+    const { ownership, runtime } = this.deps;
+    if (row.startInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.startInMs);
+    else if (ownership.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
+      // Without the claim (another engine holds a row left under this id) the run is not launched
+      // here: its holder or, once that expires, a reclaim scan drives it.
+      const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];
+      runtime.launchNew(
+        { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
+        inbox,
+      );
+    }
+    if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.deadlineInMs);
+  }
+}
