@@ -36,6 +36,7 @@ export {
   QueryFailedError,
   EngineNotReadyError,
   RepositoryReadOnlyError,
+  MigrationFailedError,
 } from './common/errors.js';
 export * from './nest/nest-errors.js';
 

@@ -388,3 +388,23 @@ export class RepositoryReadOnlyError extends WeftError {
     );
   }
 }
+
+/** Weft's schema could not be created or migrated; nothing of the failed migration is left applied. */
+export class MigrationFailedError extends WeftError {
+  readonly code = 'WEFT_MIGRATION_FAILED';
+  constructor(
+    readonly schema: string,
+    /** The migration that failed, or null when creating the schema or the migrations table did. */
+    readonly migration: string | null,
+    options: { cause: unknown },
+  ) {
+    const step = migration ? `migration "${migration}"` : `creating schema "${schema}" and its migrations table`;
+    const why = (options.cause as { message?: string })?.message ?? String(options.cause);
+    super(
+      `Weft could not migrate its tables in schema "${schema}": ${step} failed (${why}). ` +
+        `The database user needs CREATE on the database (for a new schema) or on the schema, and ownership of Weft's tables; ` +
+        `or create the schema beforehand and grant it. The failed migration was rolled back; the next start retries it.`,
+      options,
+    );
+  }
+}

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { InvalidConfigurationError } from '../common/errors.js';
+import { InvalidConfigurationError, MigrationFailedError } from '../common/errors.js';
 import { openDatabase } from './data-source.js';
 import { weftMigrations } from './migrations/index.js';
 
@@ -73,5 +73,33 @@ describe('migrations', () => {
     await expect(openDatabase({ database: { url: 'postgres://u:secret@127.0.0.1:1/db' } })).rejects.toMatchObject({
       message: expect.not.stringContaining('secret'),
     });
+  });
+
+  it('a user without CREATE gets MigrationFailedError naming the schema, with the database error as its cause', async () => {
+    const role = `weft_noperm_${process.pid}`;
+    await tdb.query(`CREATE ROLE ${role} LOGIN`);
+    try {
+      const url = new URL(tdb.url);
+      url.username = role;
+      url.password = '';
+      const err = await openDatabase({ database: { url: url.toString() }, schema: 'no_grant' }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(MigrationFailedError);
+      expect(err).toMatchObject({ code: 'WEFT_MIGRATION_FAILED', schema: 'no_grant', migration: null, cause: { code: '42501' } });
+      expect((err as Error).message).toMatch(/needs CREATE/);
+    } finally {
+      await tdb.query(`DROP ROLE ${role}`);
+    }
+  });
+
+  it('a migration that fails is rolled back whole and reported by name', async () => {
+    await tdb.query(`CREATE SCHEMA clash`);
+    await tdb.query(`CREATE TABLE clash.weft_operations (x int)`);
+    const err = await openDatabase({ database: { url: tdb.url }, schema: 'clash' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'WEFT_MIGRATION_FAILED', schema: 'clash', migration: expect.any(String), cause: { code: '42P07' } });
+    const left = await tdb.query<{ table_name: string }>(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = 'clash' ORDER BY table_name`,
+    );
+    expect(left.map((t) => t.table_name)).toEqual(['weft_operations', 'weft_schema_migrations']);
+    await expect(tdb.query(`SELECT count(*)::int AS n FROM clash.weft_schema_migrations`)).resolves.toEqual([{ n: 0 }]);
   });
 });

@@ -1,4 +1,5 @@
 import { DataSource } from 'typeorm';
+import { MigrationFailedError } from '../common/errors.js';
 import { weftMigrations } from './migrations/index.js';
 import { qualify } from './schema-name.js';
 
@@ -14,12 +15,16 @@ export async function migrateWeftSchema(dataSource: DataSource, schema: string):
   try {
     await qr.query('SELECT pg_advisory_lock(hashtext($1))', [`weft:migrate:${schema}`]);
     try {
-      await qr.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
       const table = qualify(schema, 'weft_schema_migrations');
-      await qr.query(
-        `CREATE TABLE IF NOT EXISTS ${table} (id bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
-      );
-      const rows: Array<{ id: string }> = await qr.query(`SELECT id FROM ${table}`);
+      const rows: Array<{ id: string }> = await (async () => {
+        await qr.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+        await qr.query(
+          `CREATE TABLE IF NOT EXISTS ${table} (id bigint PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+        );
+        return qr.query(`SELECT id FROM ${table}`);
+      })().catch((err: unknown) => {
+        throw new MigrationFailedError(schema, null, { cause: err });
+      });
       const done = new Set(rows.map((r) => Number(r.id)));
       for (const { id, migration } of weftMigrations(schema)) {
         if (done.has(id)) continue;
@@ -29,8 +34,8 @@ export async function migrateWeftSchema(dataSource: DataSource, schema: string):
           await qr.query(`INSERT INTO ${table} (id, name) VALUES ($1, $2)`, [id, migration.name ?? String(id)]);
           await qr.commitTransaction();
         } catch (err) {
-          await qr.rollbackTransaction();
-          throw err;
+          await qr.rollbackTransaction().catch(() => undefined);
+          throw new MigrationFailedError(schema, migration.name ?? String(id), { cause: err });
         }
         applied.push(migration.name ?? String(id));
       }
