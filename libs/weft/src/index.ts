@@ -37,7 +37,10 @@ export {
   EngineNotReadyError,
   RepositoryReadOnlyError,
   MigrationFailedError,
+  ScheduleNotFoundError,
+  ScheduleAlreadyExistsError,
 } from './common/errors.js';
+export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';
 
 // The Nest module, its options and decorators.
@@ -79,6 +82,7 @@ export {
   WorkflowClaimEntity,
   GlobalLeaseEntity,
   OwnershipMarkerEntity,
+  ScheduleEntity,
 } from './storage/entities/index.js';
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.

@@ -143,8 +143,9 @@ export class InvalidArgumentError extends WeftError {
   constructor(
     readonly argument: string,
     detail: string,
+    options?: { cause?: unknown },
   ) {
-    super(`Invalid ${argument}: ${detail}`);
+    super(`Invalid ${argument}: ${detail}`, options);
   }
 }
 
@@ -406,5 +407,19 @@ export class MigrationFailedError extends WeftError {
         `or create the schema beforehand and grant it. The failed migration was rolled back; the next start retries it.`,
       options,
     );
+  }
+}
+
+export class ScheduleNotFoundError extends WeftError {
+  readonly code = 'WEFT_SCHEDULE_NOT_FOUND';
+  constructor(readonly scheduleId: string) {
+    super(`No schedule "${scheduleId}". List them with engine.schedules.list() (or GET <prefix>/schedules).`);
+  }
+}
+
+export class ScheduleAlreadyExistsError extends WeftError {
+  readonly code = 'WEFT_SCHEDULE_ALREADY_EXISTS';
+  constructor(readonly scheduleId: string) {
+    super(`Schedule "${scheduleId}" already exists. Change it with engine.schedules.update(id, patch), or delete it first.`);
   }
 }

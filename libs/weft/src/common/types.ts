@@ -70,6 +70,8 @@ export interface WorkflowDefinition {
   signalHandlers?: Record<string, string>;
   updateHandlers?: Record<string, string>;
   queryHandlers?: Record<string, string>;
+  /** `@Schedule`s of the type: created or updated at bootstrap. */
+  schedules?: ScheduleDecoratorOptions[];
 }
 
 export type IdPolicy = 'return-existing' | 'reject-duplicate' | 'start-new-if-terminal';
@@ -177,4 +179,63 @@ export interface EngineHealthSnapshot {
   liveWorkflows: number;
   claimsHeld: number;
   renewalFailures: number;
+}
+
+/** What a schedule does when a fire comes while its previous run still runs. */
+export type ScheduleOverlapPolicy = 'skip' | 'buffer-one' | 'allow-all' | 'cancel-other';
+
+/** When a schedule fires: exactly one of `cron` (5 or 6 fields, in `timezone`) or `every`. */
+export interface ScheduleSpec {
+  cron?: string;
+  /** A fixed interval, aligned to the Unix epoch so every engine computes the same fire times. */
+  every?: Duration;
+  /** IANA time zone for `cron` (default UTC); daylight-saving changes are handled by the cron library. */
+  timezone?: string;
+  input?: unknown;
+  /** Default 'skip'. */
+  overlap?: ScheduleOverlapPolicy;
+  /** Missed fires (all engines down) are started if at most this late; older ones are skipped. Default: one interval. */
+  catchupWindow?: Duration;
+}
+
+/** `@Schedule(...)` on a `@Workflow` class: created or updated at bootstrap. */
+export interface ScheduleDecoratorOptions extends ScheduleSpec {
+  id: string;
+}
+
+export interface ScheduleCreateOptions extends ScheduleDecoratorOptions {
+  workflowType: string;
+  paused?: boolean;
+}
+
+export type ScheduleFireOutcome = 'started' | 'caught-up' | 'triggered' | 'skipped' | 'buffered' | 'missed';
+
+export interface ScheduleRun {
+  fireAt: Date;
+  workflowId: string;
+  outcome: ScheduleFireOutcome;
+  /** The workflow's status now; null when it was not started (skipped, missed) or is gone. */
+  status: WorkflowStatus | null;
+}
+
+export interface ScheduleDescription {
+  id: string;
+  workflowType: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string | null;
+  input: unknown;
+  overlap: ScheduleOverlapPolicy;
+  catchupWindowMs: number;
+  paused: boolean;
+  /** 'decorator' (kept in step with `@Schedule` at each bootstrap) or 'api'. */
+  source: 'decorator' | 'api';
+  /** The next fire times (up to five); empty while paused. */
+  nextFireTimes: Date[];
+  /** A fire held back by `buffer-one` until the running one ends. */
+  bufferedFireAt: Date | null;
+  /** The last fires, newest first (up to ten). */
+  recentRuns: ScheduleRun[];
+  createdAt: Date;
+  updatedAt: Date;
 }

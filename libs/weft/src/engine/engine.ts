@@ -21,6 +21,7 @@ import { WorkflowClass, WorkflowRegistry } from './registry.js';
 import { settledValue } from './results.js';
 import { Runtime } from './runtime.js';
 import { Starter } from './starter.js';
+import { WeftSchedules } from './schedules/schedules.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -44,6 +45,8 @@ export class WeftEngine {
   /** @internal */
   readonly database: OpenedDatabase;
   private readonly starter: Starter;
+  /** Schedules: create, update, pause, unpause, trigger, delete, describe, list (docs/schedules.md). */
+  readonly schedules: WeftSchedules;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
@@ -119,12 +122,24 @@ export class WeftEngine {
       messaging: this.messaging,
       nudgeTimersAt: (at) => this.timers.nudgeAt(at),
     });
+    this.schedules = new WeftSchedules({
+      repo: this.store.schedules,
+      workflows: this.store.workflows,
+      sql: database.sql,
+      starter: this.starter,
+      registry: this.registry,
+      options: this.options,
+      cancel: async (id, reason) => void (await this.transitions.cancel(id, reason)),
+      assertCanRun: () => this.assertCanRun(),
+      mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
+    });
     this.timers = new TimerLoop(
       async () => {
         // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
         if (this.ownership.isHalted) return;
         this.lastPassAt = new Date();
         await this.transitions.processDueTimers();
+        await this.schedules.fireDue();
         // Without a maintenance pass of the policy, the timer tick is also the owner-side poll.
         if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
       },
@@ -150,7 +165,10 @@ export class WeftEngine {
       if (typeof cls !== 'function') throw new InvalidArgumentError(`workflow "${nameOrDef}"`, 'needs a class');
       const Cls = cls as unknown as new () => InstanceType<WorkflowClass>;
       this.registry.register({ name: nameOrDef, factory: () => new Cls() });
-    } else this.registry.register(nameOrDef);
+    } else {
+      for (const s of nameOrDef.schedules ?? []) this.schedules.declare({ ...s, workflowType: nameOrDef.name });
+      this.registry.register(nameOrDef);
+    }
     return this;
   }
 
@@ -165,6 +183,7 @@ export class WeftEngine {
     this.ownershipReady.catch(() => undefined);
     this.bootstrapping = (async () => {
       await this.ownershipReady;
+      await this.schedules.syncDeclared();
       const auto = this.options.backgroundTasks === 'auto';
       if (this.options.notify && auto) await this.messaging.listen();
       // Renewal first: a recovery that claims thousands of workflows takes longer than a TTL.
@@ -304,12 +323,13 @@ export class WeftEngine {
   }
 
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
-  async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number }> {
+  async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number; schedulesFired: number }> {
     this.assertOpen();
     const pass = await this.ownership.runPass();
     this.lastPassAt = new Date();
     const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
-    return { pass, timersFired };
+    const schedulesFired = await this.schedules.fireDue();
+    return { pass, timersFired, schedulesFired };
   }
 
   /**

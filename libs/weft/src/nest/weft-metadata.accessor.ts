@@ -1,12 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
-import { HANDLER_METADATA, HandlerKind, WEFT_WORKFLOW_METADATA } from './weft.constants.js';
+import type { ScheduleDecoratorOptions } from '../common/types.js';
+import { HANDLER_METADATA, HandlerKind, WEFT_SCHEDULE_METADATA, WEFT_WORKFLOW_METADATA } from './weft.constants.js';
 
 /** Reads what the decorators wrote. */
 @Injectable()
 export class WeftMetadataAccessor {
   getWorkflowMetadata(target: object): WorkflowMetadata | undefined {
     return Reflect.getMetadata(WEFT_WORKFLOW_METADATA, target) as WorkflowMetadata | undefined;
+  }
+
+  /** The `@Schedule`s on a workflow class, in declaration order. */
+  getSchedules(target: object): ScheduleDecoratorOptions[] {
+    return [...((Reflect.getMetadata(WEFT_SCHEDULE_METADATA, target) as ScheduleDecoratorOptions[] | undefined) ?? [])].reverse();
   }
 
   /** The handler name a method declares for `kind`, if any. */

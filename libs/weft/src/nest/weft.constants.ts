@@ -4,6 +4,7 @@ export const WEFT_SIGNAL_HANDLER_METADATA = 'weft:signal-handler';
 export const WEFT_UPDATE_HANDLER_METADATA = 'weft:update-handler';
 export const WEFT_QUERY_HANDLER_METADATA = 'weft:query-handler';
 export const WEFT_STEP_METADATA = 'weft:step';
+export const WEFT_SCHEDULE_METADATA = 'weft:schedule';
 
 /** The engine's opened database (`engine.database`), for apps that want to query it. */
 export const WEFT_DATABASE = Symbol('WEFT_DATABASE');

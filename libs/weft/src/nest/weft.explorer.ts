@@ -99,6 +99,7 @@ export class WeftExplorer implements OnModuleInit {
       signalHandlers: handlers.signal,
       updateHandlers: handlers.update,
       queryHandlers: handlers.query,
+      schedules: this.accessor.getSchedules(metatype),
     };
   }
 

@@ -13,7 +13,11 @@ export interface WeftMetricsSink {
   renewalFailure(): void;
   renewalPassDuration(seconds: number): void;
   parked(n: number): void;
+  scheduleFires(outcome: string, n: number): void;
 }
+
+/** How a schedule's fire time was handled (label `outcome` of weft_schedule_fires_total). */
+export const SCHEDULE_FIRE_OUTCOMES = ['started', 'caught-up', 'triggered', 'skipped', 'buffered', 'missed'] as const;
 
 export interface WeftMetricsOptions {
   /** Registry to publish on (default: a private one, so two engines in one process never collide). */
@@ -34,6 +38,7 @@ export class WeftMetrics implements WeftMetricsSink {
   private readonly steps: Histogram;
   private readonly parkedGauge: Gauge;
   private readonly renewalPass: Histogram;
+  private readonly scheduleFiresCounter: Counter<'outcome'>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     const registry = opts.registry ?? new Registry();
@@ -55,6 +60,8 @@ export class WeftMetrics implements WeftMetricsSink {
     this.finished = counter('weft_workflows_finished_total', 'Workflows finished, by type and final status', ['type', 'status']);
     this.steps = histogram('weft_step_duration_seconds', 'Step duration in seconds, all attempts', STEP_BUCKETS);
     this.parkedGauge = gauge('weft_workflows_parked', 'Workflows waiting on a timer or a message');
+    this.scheduleFiresCounter = counter('weft_schedule_fires_total', 'Schedule fire times by outcome', ['outcome']);
+    for (const outcome of SCHEDULE_FIRE_OUTCOMES) this.scheduleFiresCounter.inc({ outcome }, 0);
     this.renewalPass = histogram('weft_renewal_pass_duration_seconds', 'Duration of one renewal (background) pass', PASS_BUCKETS);
   }
 
@@ -89,6 +96,10 @@ export class WeftMetrics implements WeftMetricsSink {
 
   parked(n: number): void {
     this.parkedGauge.set(n);
+  }
+
+  scheduleFires(outcome: string, n: number): void {
+    if ((SCHEDULE_FIRE_OUTCOMES as readonly string[]).includes(outcome) && n > 0) this.scheduleFiresCounter.inc({ outcome }, n);
   }
 
   /** The exposition text, for a /metrics endpoint. */

@@ -4,6 +4,7 @@
 import type { SqlClient } from './sql-client.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
+import { ScheduleRepository } from './repositories/schedule.repository.js';
 import { TimerRepository } from './repositories/timer.repository.js';
 import { WorkflowRepository } from './repositories/workflow.repository.js';
 
@@ -12,6 +13,7 @@ export class WorkflowStore {
   readonly operations: OperationRepository;
   readonly messages: MessageRepository;
   readonly timers: TimerRepository;
+  readonly schedules: ScheduleRepository;
 
   constructor(
     readonly sql: SqlClient,
@@ -21,5 +23,6 @@ export class WorkflowStore {
     this.workflows = new WorkflowRepository(sql, schema, this.messages);
     this.operations = new OperationRepository(sql, schema);
     this.timers = new TimerRepository(sql, schema);
+    this.schedules = new ScheduleRepository(sql, schema);
   }
 }

@@ -1,3 +1,4 @@
 export * from './workflow.decorator.js';
 export * from './handler.decorators.js';
 export * from './step.decorator.js';
+export * from './schedule.decorator.js';

@@ -1,12 +1,14 @@
 import { MessageEntity } from './message.entity.js';
 import { OperationEntity } from './operation.entity.js';
 import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities.js';
+import { ScheduleEntity } from './schedule.entity.js';
 import { TimerEntity } from './timer.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
 
 export * from './message.entity.js';
 export * from './operation.entity.js';
 export * from './ownership.entities.js';
+export * from './schedule.entity.js';
 export * from './timer.entity.js';
 export * from './workflow.entity.js';
 
@@ -18,4 +20,5 @@ export const WEFT_ENTITIES = [
   WorkflowClaimEntity,
   GlobalLeaseEntity,
   OwnershipMarkerEntity,
+  ScheduleEntity,
 ];

@@ -83,6 +83,7 @@ function statements(schema: string) {
       WHERE w.id = ANY(ARRAY(SELECT id FROM req)) AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = w.id)`,
 
     /** Live (non-terminal) children, for the parent-close policy. */
+    statuses: `SELECT id, status FROM ${wf} WHERE id = ANY($1::varchar[])`,
     children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'running', 'suspended')`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
     restart: `
@@ -213,6 +214,13 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   ) {
     super(client, WorkflowEntity, 'weft_workflows');
     this.wf = statements(schema);
+  }
+
+  /** @internal The status of each id that exists. */
+  async statuses(ids: string[]): Promise<Map<string, WorkflowStatus>> {
+    if (ids.length === 0) return new Map();
+    const rows = await this.db.query<{ id: string; status: WorkflowStatus }>(this.wf.statuses, [ids]);
+    return new Map(rows.map((r) => [r.id, r.status]));
   }
 
   /** @internal */

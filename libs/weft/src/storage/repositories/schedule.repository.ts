@@ -1,0 +1,204 @@
+// weft_schedules: schedule definitions and their firing state. Fires are claimed row by row with
+// FOR UPDATE SKIP LOCKED inside one transaction, so one engine fires a schedule per pass; the
+// workflow id of each fire is deterministic, so a pass repeated after a crash starts nothing twice.
+import { ScheduleEntity } from '../entities/schedule.entity.js';
+import { qualify } from '../schema-name.js';
+import { jsonParam, type Queryable } from '../sql-client.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
+
+const COLUMNS = `id, workflow_type, cron, every_ms::float8 AS every_ms, timezone, input, overlap,
+  catchup_window_ms::float8 AS catchup_window_ms, paused, source, next_fire_at, buffered_fire_at,
+  last_workflow_id, recent_runs, created_at, updated_at, version`;
+
+function statements(schema: string) {
+  const t = qualify(schema, 'weft_schedules');
+  return {
+    insert: `INSERT INTO ${t} (id, workflow_type, cron, every_ms, timezone, input, overlap, catchup_window_ms, paused, source, next_fire_at)
+             VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, $9, $10, $11)
+             ON CONFLICT (id) DO NOTHING RETURNING id`,
+    /**
+     * A decorator's schedule at bootstrap: created, or brought in step with the code. Replicas
+     * booting together race here; ON CONFLICT makes them one row, and an unchanged definition is
+     * not rewritten. The fire times move only when the rule changed; pause state stays.
+     */
+    ensure: `INSERT INTO ${t} AS s (id, workflow_type, cron, every_ms, timezone, input, overlap, catchup_window_ms, source, next_fire_at)
+             VALUES ($1, $2, $3, $4, $5, $6::json, $7, $8, 'decorator', $9)
+             ON CONFLICT (id) DO UPDATE SET
+               workflow_type = EXCLUDED.workflow_type, cron = EXCLUDED.cron, every_ms = EXCLUDED.every_ms,
+               timezone = EXCLUDED.timezone, input = EXCLUDED.input, overlap = EXCLUDED.overlap,
+               catchup_window_ms = EXCLUDED.catchup_window_ms, source = 'decorator',
+               next_fire_at = CASE WHEN (s.cron, s.every_ms, s.timezone) IS DISTINCT FROM (EXCLUDED.cron, EXCLUDED.every_ms, EXCLUDED.timezone)
+                                   THEN EXCLUDED.next_fire_at ELSE s.next_fire_at END,
+               updated_at = now(), version = s.version + 1
+             WHERE (s.workflow_type, s.cron, s.every_ms, s.timezone, s.input::text, s.overlap, s.catchup_window_ms, s.source)
+                   IS DISTINCT FROM (EXCLUDED.workflow_type, EXCLUDED.cron, EXCLUDED.every_ms, EXCLUDED.timezone,
+                                     EXCLUDED.input::text, EXCLUDED.overlap, EXCLUDED.catchup_window_ms, 'decorator')`,
+    get: `SELECT ${COLUMNS} FROM ${t} WHERE id = $1`,
+    list: `SELECT ${COLUMNS} FROM ${t} WHERE id > $1 ORDER BY id LIMIT $2`,
+    /** A definition change (compare-and-swap on version). */
+    update: `UPDATE ${t} SET workflow_type = $3, cron = $4, every_ms = $5, timezone = $6, input = $7::json, overlap = $8,
+               catchup_window_ms = $9, paused = $10, next_fire_at = $11, buffered_fire_at = $12,
+               updated_at = now(), version = version + 1
+             WHERE id = $1 AND version = $2`,
+    delete: `DELETE FROM ${t} WHERE id = $1`,
+    now: `SELECT clock_timestamp() AS now`,
+    /** Due schedules of the types this engine runs, locked for this pass; others skip them. */
+    due: `SELECT ${COLUMNS}, clock_timestamp() AS db_now FROM ${t}
+          WHERE NOT paused AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL)
+            AND workflow_type = ANY($1::varchar[])
+          ORDER BY next_fire_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
+    /** One schedule locked for a trigger. */
+    lock: `SELECT ${COLUMNS}, clock_timestamp() AS db_now FROM ${t} WHERE id = $1 FOR UPDATE`,
+    fired: `UPDATE ${t} SET next_fire_at = $2, buffered_fire_at = $3, last_workflow_id = $4, recent_runs = $5::json,
+              updated_at = now(), version = version + 1
+            WHERE id = $1`,
+  };
+}
+
+export interface ScheduleRecentRun {
+  fireAt: string;
+  workflowId: string;
+  outcome: string;
+}
+
+export interface ScheduleRow {
+  id: string;
+  workflowType: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string | null;
+  input: unknown;
+  overlap: string;
+  catchupWindowMs: number | null;
+  paused: boolean;
+  source: 'decorator' | 'api';
+  nextFireAt: Date;
+  bufferedFireAt: Date | null;
+  lastWorkflowId: string | null;
+  recentRuns: ScheduleRecentRun[];
+  createdAt: Date;
+  updatedAt: Date;
+  version: number;
+}
+
+/** What a schedule's definition writes: every column a create or an update sets. */
+export interface ScheduleDefinition {
+  id: string;
+  workflowType: string;
+  cron: string | null;
+  everyMs: number | null;
+  timezone: string | null;
+  input: unknown;
+  overlap: string;
+  catchupWindowMs: number | null;
+  nextFireAt: Date;
+}
+
+function toRow(r: Record<string, unknown>): ScheduleRow {
+  return {
+    id: r.id as string,
+    workflowType: r.workflow_type as string,
+    cron: (r.cron as string | null) ?? null,
+    everyMs: (r.every_ms as number | null) ?? null,
+    timezone: (r.timezone as string | null) ?? null,
+    input: r.input ?? null,
+    overlap: r.overlap as string,
+    catchupWindowMs: (r.catchup_window_ms as number | null) ?? null,
+    paused: r.paused as boolean,
+    source: r.source as 'decorator' | 'api',
+    nextFireAt: r.next_fire_at as Date,
+    bufferedFireAt: (r.buffered_fire_at as Date | null) ?? null,
+    lastWorkflowId: (r.last_workflow_id as string | null) ?? null,
+    recentRuns: (r.recent_runs as ScheduleRecentRun[]) ?? [],
+    createdAt: r.created_at as Date,
+    updatedAt: r.updated_at as Date,
+    version: r.version as number,
+  };
+}
+
+const definitionParams = (d: ScheduleDefinition) => [
+  d.id,
+  d.workflowType,
+  d.cron,
+  d.everyMs,
+  d.timezone,
+  jsonParam(d.input ?? null),
+  d.overlap,
+  d.catchupWindowMs,
+];
+
+export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
+  private readonly q: ReturnType<typeof statements>;
+
+  constructor(db: SqlAccess, schema: string) {
+    super(db, ScheduleEntity, 'weft_schedules');
+    this.q = statements(schema);
+  }
+
+  /** @internal False when the id is taken. */
+  async add(d: ScheduleDefinition, paused: boolean): Promise<boolean> {
+    const rows = await this.db.query(this.q.insert, [...definitionParams(d), paused, 'api', d.nextFireAt]);
+    return rows.length === 1;
+  }
+
+  /** @internal */
+  async ensure(d: ScheduleDefinition): Promise<void> {
+    await this.db.query(this.q.ensure, [...definitionParams(d), d.nextFireAt]);
+  }
+
+  async get(id: string): Promise<ScheduleRow | null> {
+    const [r] = await this.db.query<Record<string, unknown>>(this.q.get, [id]);
+    return r ? toRow(r) : null;
+  }
+
+  /** Ordered by id, after `after` (exclusive). */
+  async listPage(after: string, limit: number): Promise<ScheduleRow[]> {
+    return (await this.db.query<Record<string, unknown>>(this.q.list, [after, limit])).map(toRow);
+  }
+
+  /** @internal Compare-and-swap on `expectedVersion`; false when the row moved or is gone. */
+  async change(d: ScheduleDefinition & { paused: boolean; bufferedFireAt: Date | null }, expectedVersion: number): Promise<boolean> {
+    const [id, ...def] = definitionParams(d);
+    const rows = await this.db.query<{ id: string }>(`${this.q.update} RETURNING id`, [
+      id,
+      expectedVersion,
+      ...def,
+      d.paused,
+      d.nextFireAt,
+      d.bufferedFireAt,
+    ]);
+    return rows.length === 1;
+  }
+
+  /** @internal True when a row was deleted. */
+  async drop(id: string): Promise<boolean> {
+    return (await this.db.query<{ id: string }>(`${this.q.delete} RETURNING id`, [id])).length === 1;
+  }
+
+  /** @internal The database clock: fire times are judged by it, never by an engine's. */
+  async now(): Promise<Date> {
+    const [r] = await this.db.query<{ now: Date }>(this.q.now);
+    return r.now;
+  }
+
+  /** @internal Locks due schedules on `via` (a transaction's connection). */
+  async lockDue(via: Queryable, types: string[], limit: number): Promise<Array<{ row: ScheduleRow; dbNow: Date }>> {
+    const rows = await via.query<Record<string, unknown>>(this.q.due, [types, limit]);
+    return rows.map((r) => ({ row: toRow(r), dbNow: r.db_now as Date }));
+  }
+
+  /** @internal Locks one schedule on `via`. */
+  async lockOne(via: Queryable, id: string): Promise<{ row: ScheduleRow; dbNow: Date } | null> {
+    const [r] = await via.query<Record<string, unknown>>(this.q.lock, [id]);
+    return r ? { row: toRow(r), dbNow: r.db_now as Date } : null;
+  }
+
+  /** @internal Records a pass's fires on `via`, under the lock taken by lockDue/lockOne. */
+  async recordFires(
+    via: Queryable,
+    id: string,
+    state: { nextFireAt: Date; bufferedFireAt: Date | null; lastWorkflowId: string | null; recentRuns: ScheduleRecentRun[] },
+  ): Promise<void> {
+    await via.query(this.q.fired, [id, state.nextFireAt, state.bufferedFireAt, state.lastWorkflowId, jsonParam(state.recentRuns)]);
+  }
+}

@@ -1,0 +1,66 @@
+import { INestApplication, Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Schedule, Step, WeftEngine, WeftLifecycle, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+
+@Injectable()
+class Heartbeats {
+  readonly beats: string[] = [];
+
+  @Step()
+  async beat(workflowId: string) {
+    this.beats.push(workflowId);
+  }
+}
+
+@Workflow('heartbeat')
+@Schedule({ id: 'heartbeat-every-second', every: '1s' })
+@Schedule({ id: 'heartbeat-nightly', cron: '0 3 * * *', timezone: 'Europe/Berlin', input: { nightly: true } })
+class HeartbeatWorkflow {
+  constructor(private readonly heartbeats: Heartbeats) {}
+
+  async run(ctx: WorkflowContext) {
+    await this.heartbeats.beat(ctx.workflowId);
+  }
+}
+
+@Module({ providers: [Heartbeats, HeartbeatWorkflow] })
+class HeartbeatModule {}
+
+describe('@Schedule on a @Workflow class', () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_schedule');
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        WeftModule.forRoot({ database: { url: tdb.url }, schema: 'weft', timerPollInterval: 50, shutdownGracePeriod: 0 }),
+        HeartbeatModule,
+      ],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    await expect(app.get(WeftLifecycle).ready()).resolves.toBe('ready');
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await tdb?.drop();
+  });
+
+  it('creates both schedules at bootstrap and fires the interval one each second, once per fire time', async () => {
+    const engine = app.get(WeftEngine);
+    const list = await engine.schedules.list();
+    expect(list.map((s) => [s.id, s.source, s.workflowType])).toEqual([
+      ['heartbeat-every-second', 'decorator', 'heartbeat'],
+      ['heartbeat-nightly', 'decorator', 'heartbeat'],
+    ]);
+    expect(list[1]).toMatchObject({ cron: '0 3 * * *', timezone: 'Europe/Berlin', input: { nightly: true } });
+    const heartbeats = app.get(Heartbeats);
+    await waitFor(() => heartbeats.beats.length >= 2, 'two heartbeats', 10_000);
+    expect(new Set(heartbeats.beats).size).toBe(heartbeats.beats.length);
+    expect(heartbeats.beats.every((id) => /^heartbeat-every-second@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/.test(id))).toBe(true);
+  });
+});
