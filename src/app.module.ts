@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { WeftModule } from '@weft/nest';
 import { HealthController } from './health.controller.js';
 import { OrdersModule } from './orders/orders.module.js';
+import { ReportsModule } from './reports/reports.module.js';
 
 @Module({
   imports: [
@@ -23,6 +24,7 @@ import { OrdersModule } from './orders/orders.module.js';
       metrics: true, // /metrics
     }),
     OrdersModule,
+    ReportsModule,
   ],
   controllers: [HealthController],
 })

@@ -3,6 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import request from 'supertest';
+import { WeftEngine } from '@weft/nest';
 import { AppModule } from '../src/app.module.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
@@ -93,6 +94,19 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
   it('validates orders by hand and maps unknown orders to 404', async () => {
     expect((await http.post('/orders').send({ items: [] }).expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
     expect((await http.get('/orders/missing').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+  });
+
+  it('declares the nightly report and the heartbeat as schedules; a triggered report counts orders by status', async () => {
+    const engine = app.get(WeftEngine);
+    const schedules = await engine.schedules.list();
+    expect(schedules.map((s) => [s.id, s.source, s.cron ?? s.everyMs])).toEqual([
+      ['heartbeat', 'decorator', 60_000],
+      ['nightly-report', 'decorator', '0 3 * * *'],
+    ]);
+    const { workflowId } = await engine.schedules.trigger('nightly-report');
+    const report = await engine.result<{ at: string; orders: Record<string, number> }>(workflowId, { timeout: '10s' });
+    expect(report.at).toBe(workflowId.slice('nightly-report@'.length));
+    expect(Object.values(report.orders).every((n) => Number.isInteger(n))).toBe(true);
   });
 
   it('serves /health, /metrics and the weft API', async () => {
