@@ -39,6 +39,7 @@ export {
   MigrationFailedError,
   ScheduleNotFoundError,
   ScheduleAlreadyExistsError,
+  WorkflowPurgeRefusedError,
 } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';

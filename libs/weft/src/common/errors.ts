@@ -423,3 +423,20 @@ export class ScheduleAlreadyExistsError extends WeftError {
     super(`Schedule "${scheduleId}" already exists. Change it with engine.schedules.update(id, patch), or delete it first.`);
   }
 }
+
+/** purge() of a workflow that has not ended, or whose parent or children still run. */
+export class WorkflowPurgeRefusedError extends WeftError {
+  readonly code = 'WEFT_PURGE_REFUSED';
+  constructor(
+    readonly workflowId: string,
+    readonly reason: 'live' | 'live-children' | 'live-parent',
+    readonly status: string,
+  ) {
+    const why = {
+      live: `it has not ended (status "${status}"); cancel it first`,
+      'live-children': 'children of it still run; purge it once they have ended',
+      'live-parent': 'its parent still runs and will read its end; purge it once the parent has ended',
+    }[reason];
+    super(`Workflow "${workflowId}" was not purged: ${why}.`);
+  }
+}

@@ -239,3 +239,11 @@ export interface ScheduleDescription {
   createdAt: Date;
   updatedAt: Date;
 }
+
+/** How long ended workflows are kept, by final status; absent: kept forever. */
+export interface RetentionOptions {
+  completed?: Duration;
+  failed?: Duration;
+  cancelled?: Duration;
+  timedOut?: Duration;
+}

@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   ResultTimeoutError,
   WorkflowNotFoundError,
+  WorkflowPurgeRefusedError,
 } from '../common/errors.js';
 import { resolveOwnership } from '../ownership/config.js';
 import { createOwnershipPolicy } from '../ownership/create-policy.js';
@@ -22,6 +23,7 @@ import { settledValue } from './results.js';
 import { Runtime } from './runtime.js';
 import { Starter } from './starter.js';
 import { WeftSchedules } from './schedules/schedules.js';
+import { Retention } from './retention.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -47,6 +49,7 @@ export class WeftEngine {
   private readonly starter: Starter;
   /** Schedules: create, update, pause, unpause, trigger, delete, describe, list (docs/schedules.md). */
   readonly schedules: WeftSchedules;
+  private readonly retention: Retention;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
@@ -133,6 +136,7 @@ export class WeftEngine {
       assertCanRun: () => this.assertCanRun(),
       mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
     });
+    this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
     this.timers = new TimerLoop(
       async () => {
         // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
@@ -140,6 +144,7 @@ export class WeftEngine {
         this.lastPassAt = new Date();
         await this.transitions.processDueTimers();
         await this.schedules.fireDue();
+        await this.retention.maybeRun();
         // Without a maintenance pass of the policy, the timer tick is also the owner-side poll.
         if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
       },
@@ -316,6 +321,20 @@ export class WeftEngine {
     await this.transitions.resume(workflowId);
   }
 
+  /**
+   * Deletes one ended workflow with its history (operations, messages, timers). Refused with
+   * WorkflowPurgeRefusedError while it, its parent or one of its children still runs. Its claim
+   * epoch is kept, so the id may be started again without reusing a fence.
+   */
+  async purge(workflowId: string): Promise<void> {
+    validateWorkflowId(workflowId);
+    await this.assertCanRun();
+    const out = await this.store.workflows.purgeOne(workflowId);
+    if (out === 'missing') throw new WorkflowNotFoundError(workflowId);
+    if (out !== 'purged') throw new WorkflowPurgeRefusedError(workflowId, out.refused, out.status);
+    this.options.metrics.workflowsPurged?.(1);
+  }
+
   /** Replays and continues every running workflow of a registered type not already live here. */
   async recoverAll(): Promise<{ recovered: number }> {
     this.assertOpen();
@@ -323,13 +342,14 @@ export class WeftEngine {
   }
 
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
-  async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number; schedulesFired: number }> {
+  async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number; schedulesFired: number; purged: number }> {
     this.assertOpen();
     const pass = await this.ownership.runPass();
     this.lastPassAt = new Date();
     const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
     const schedulesFired = await this.schedules.fireDue();
-    return { pass, timersFired, schedulesFired };
+    const purged = await this.retention.runPass();
+    return { pass, timersFired, schedulesFired, purged };
   }
 
   /**

@@ -3,7 +3,7 @@ import type { WeftOptions } from '../common/options.js';
 import type { WeftMetricsSink } from '../observability/metrics.js';
 import type { OwnershipOptions } from '../ownership/config.js';
 import { Duration, parseDuration } from '../common/duration.js';
-import type { WeftLogger } from '../common/types.js';
+import type { RetentionOptions, WeftLogger, WorkflowStatus } from '../common/types.js';
 import { nameProblem } from './validation.js';
 
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
@@ -24,6 +24,8 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   notify?: boolean;
   /** How long dispose() lets running steps finish before aborting them (default 5s). */
   shutdownGracePeriod?: Duration;
+  /** Ended workflows older than this (by final status) are deleted with their histories by maintenance (docs/retention.md). */
+  retention?: RetentionOptions;
 }
 
 export interface ResolvedEngineOptions {
@@ -36,6 +38,27 @@ export interface ResolvedEngineOptions {
   backgroundTasks: 'auto' | 'manual';
   shutdownGraceMs: number;
   notify: boolean;
+  /** Empty: retention off. */
+  retention: Array<{ status: WorkflowStatus; keepMs: number }>;
+}
+
+const RETENTION_STATUSES: Record<keyof RetentionOptions, WorkflowStatus> = {
+  completed: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  timedOut: 'timed_out',
+};
+
+function resolveRetention(r: RetentionOptions | undefined): ResolvedEngineOptions['retention'] {
+  if (r === undefined) return [];
+  if (typeof r !== 'object' || r === null) throw new InvalidConfigurationError('retention', 'must be an object like { completed: "7d" }');
+  return Object.entries(r).map(([key, value]) => {
+    const status = RETENTION_STATUSES[key as keyof RetentionOptions];
+    if (!Object.prototype.hasOwnProperty.call(RETENTION_STATUSES, key)) {
+      throw new InvalidConfigurationError(`retention.${key}`, `is not a status; use ${Object.keys(RETENTION_STATUSES).join(', ')}`);
+    }
+    return { status, keepMs: parseDuration(value as Duration, `retention.${key}`) };
+  });
 }
 
 function positiveInt(value: number | undefined, option: string, fallback: number): number {
@@ -69,5 +92,6 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
     backgroundTasks: o.backgroundTasks ?? 'auto',
     shutdownGraceMs: parseDuration(o.shutdownGracePeriod ?? 5000, 'shutdownGracePeriod'),
     notify: o.notify !== false,
+    retention: resolveRetention(o.retention),
   };
 }

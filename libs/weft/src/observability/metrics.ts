@@ -14,6 +14,7 @@ export interface WeftMetricsSink {
   renewalPassDuration(seconds: number): void;
   parked(n: number): void;
   scheduleFires(outcome: string, n: number): void;
+  workflowsPurged(n: number): void;
 }
 
 /** How a schedule's fire time was handled (label `outcome` of weft_schedule_fires_total). */
@@ -39,6 +40,7 @@ export class WeftMetrics implements WeftMetricsSink {
   private readonly parkedGauge: Gauge;
   private readonly renewalPass: Histogram;
   private readonly scheduleFiresCounter: Counter<'outcome'>;
+  private readonly purged: Counter;
 
   constructor(opts: WeftMetricsOptions = {}) {
     const registry = opts.registry ?? new Registry();
@@ -62,6 +64,7 @@ export class WeftMetrics implements WeftMetricsSink {
     this.parkedGauge = gauge('weft_workflows_parked', 'Workflows waiting on a timer or a message');
     this.scheduleFiresCounter = counter('weft_schedule_fires_total', 'Schedule fire times by outcome', ['outcome']);
     for (const outcome of SCHEDULE_FIRE_OUTCOMES) this.scheduleFiresCounter.inc({ outcome }, 0);
+    this.purged = counter('weft_workflows_purged_total', 'Ended workflows deleted with their histories (retention and purge)');
     this.renewalPass = histogram('weft_renewal_pass_duration_seconds', 'Duration of one renewal (background) pass', PASS_BUCKETS);
   }
 
@@ -100,6 +103,10 @@ export class WeftMetrics implements WeftMetricsSink {
 
   scheduleFires(outcome: string, n: number): void {
     if ((SCHEDULE_FIRE_OUTCOMES as readonly string[]).includes(outcome) && n > 0) this.scheduleFiresCounter.inc({ outcome }, n);
+  }
+
+  workflowsPurged(n: number): void {
+    if (n > 0) this.purged.inc(n);
   }
 
   /** The exposition text, for a /metrics endpoint. */

@@ -6,6 +6,7 @@ export type MessageKind = 'signal' | 'update' | 'child';
 @Entity({ name: 'weft_messages' })
 @Index('weft_messages_unconsumed_idx', ['workflowId', 'id'], { where: 'consumed_seq IS NULL' })
 @Index('weft_messages_pending_kind_idx', ['kind', 'workflowId'], { where: 'consumed_seq IS NULL' })
+@Index('weft_messages_workflow_idx', ['workflowId'])
 export class MessageEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })
   id!: string;

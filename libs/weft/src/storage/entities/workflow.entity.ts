@@ -5,6 +5,7 @@ import type { WorkflowStatus } from '../../common/types.js';
 @Index('weft_workflows_status_type_idx', ['status', 'type'])
 @Index('weft_workflows_parent_idx', ['parentId'], { where: 'parent_id IS NOT NULL' })
 @Index('weft_workflows_created_idx', ['createdAt', 'id'])
+@Index('weft_workflows_ended_idx', ['status', 'completedAt'], { where: 'completed_at IS NOT NULL' })
 export class WorkflowEntity {
   @PrimaryColumn({ type: 'varchar', length: 255 })
   id!: string;

@@ -3,6 +3,7 @@ import { initialSchemaMigration } from './1733140000000-initial-schema.js';
 import { operationEventsMigration } from './1733226400000-operation-events.js';
 import { claimsHotRenewalMigration } from './1733312800000-claims-hot-renewal.js';
 import { schedulesMigration } from './1733399200000-schedules.js';
+import { retentionMigration } from './1733485600000-retention.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -11,5 +12,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733226400000, migration: operationEventsMigration(schema) },
     { id: 1733312800000, migration: claimsHotRenewalMigration(schema) },
     { id: 1733399200000, migration: schedulesMigration(schema) },
+    { id: 1733485600000, migration: retentionMigration(schema) },
   ];
 }

@@ -6,7 +6,7 @@ import type { PoolClient } from 'pg';
 import { WorkflowVersionConflictError } from '../../common/errors.js';
 import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
-import { jsonParam, type SqlClient } from '../sql-client.js';
+import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
@@ -84,6 +84,41 @@ function statements(schema: string) {
 
     /** Live (non-terminal) children, for the parent-close policy. */
     statuses: `SELECT id, status FROM ${wf} WHERE id = ANY($1::varchar[])`,
+    /**
+     * Retention: ended workflows past their status's age ($1 statuses, $2 ages in ms), at most
+     * $3, skipping a parent whose children still run and a child whose parent still runs (it
+     * will read the child's end). Operations, messages and timers go by ON DELETE CASCADE; claim
+     * rows have no foreign key and stay, so a purged id's next claim epoch still only grows.
+     */
+    /** One engine's retention pass at a time, per schema; released with the transaction. */
+    retentionLock: `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`,
+    purgeBatch: `
+      WITH doomed AS (
+        SELECT w.id FROM ${wf} w
+        JOIN unnest($1::varchar[], $2::float8[]) AS r(status, keep_ms) ON w.status = r.status
+        WHERE w.completed_at IS NOT NULL
+          AND w.completed_at < clock_timestamp() - r.keep_ms * interval '1 millisecond'
+          AND NOT EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = w.id AND c.status IN ('pending', 'running', 'suspended'))
+          AND NOT EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = w.parent_id AND p.status IN ('pending', 'running', 'suspended'))
+        LIMIT $3
+        FOR UPDATE OF w SKIP LOCKED
+      )
+      DELETE FROM ${wf} WHERE id IN (SELECT id FROM doomed) RETURNING id`,
+    /** One workflow, when it has ended and the same family rule allows; otherwise why not. */
+    purgeOne: `
+      WITH target AS (SELECT id, status, parent_id FROM ${wf} WHERE id = $1 FOR UPDATE),
+      blocked AS (
+        SELECT t.id,
+               t.status IN ('pending', 'running', 'suspended') AS live,
+               EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = t.id AND c.status IN ('pending', 'running', 'suspended')) AS live_children,
+               EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = t.parent_id AND p.status IN ('pending', 'running', 'suspended')) AS live_parent
+        FROM target t
+      ),
+      del AS (
+        DELETE FROM ${wf} WHERE id IN (SELECT id FROM blocked WHERE NOT live AND NOT live_children AND NOT live_parent) RETURNING id
+      )
+      SELECT b.live, b.live_children, b.live_parent, (SELECT count(*) FROM del)::int AS deleted, t.status
+      FROM blocked b JOIN target t ON t.id = b.id`,
     children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'running', 'suspended')`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
     restart: `
@@ -221,6 +256,28 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     if (ids.length === 0) return new Map();
     const rows = await this.db.query<{ id: string; status: WorkflowStatus }>(this.wf.statuses, [ids]);
     return new Map(rows.map((r) => [r.id, r.status]));
+  }
+
+  /**
+   * @internal On `via`, a transaction's connection: deletes at most `limit` ended workflows past their
+   * retention (with their histories) and returns how many, or null when another engine's pass holds the lock.
+   */
+  async purgeBatch(via: Queryable, rules: Array<{ status: WorkflowStatus; keepMs: number }>, limit: number): Promise<number | null> {
+    const [lock] = await via.query<{ ok: boolean }>(this.wf.retentionLock, [`weft:retention:${this.schema}`]);
+    if (!lock.ok) return null;
+    const rows = await via.query(this.wf.purgeBatch, [rules.map((r) => r.status), rules.map((r) => r.keepMs), limit]);
+    return rows.length;
+  }
+
+  /** @internal Deletes one ended workflow with its history, or says why it may not. */
+  async purgeOne(
+    id: string,
+  ): Promise<'purged' | 'missing' | { refused: 'live' | 'live-children' | 'live-parent'; status: WorkflowStatus }> {
+    type Row = { live: boolean; live_children: boolean; live_parent: boolean; deleted: number; status: WorkflowStatus };
+    const [r] = await this.db.query<Row>(this.wf.purgeOne, [id]);
+    if (!r) return 'missing';
+    if (r.deleted === 1) return 'purged';
+    return { refused: r.live ? 'live' : r.live_children ? 'live-children' : 'live-parent', status: r.status };
   }
 
   /** @internal */
