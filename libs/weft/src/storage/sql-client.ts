@@ -55,9 +55,17 @@ export class SqlClient implements Queryable {
     return { ...o };
   }
 
-  /** Runs `fn` in one transaction; rolls back explicitly on any error. */
+  /**
+   * Runs `fn` in one transaction; rolls back explicitly on any error. A checked-out client has no
+   * pool listener: without one of its own, a connection killed mid-transaction (a database
+   * restart) would emit an unhandled 'error' and crash the process. A broken client is destroyed,
+   * not returned to the pool.
+   */
   async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    let broken: Error | undefined;
+    const onError = (err: Error) => void (broken = err);
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       const out = await fn(client);
@@ -65,9 +73,13 @@ export class SqlClient implements Queryable {
       return out;
     } catch (err) {
       await client.query('ROLLBACK').catch(() => undefined);
+      broken ??= err instanceof Error && isConnectionLoss(err) ? err : undefined;
       throw err;
     } finally {
-      client.release();
+      client.off('error', onError);
+      client.release(broken);
     }
   }
 }
+
+const isConnectionLoss = (err: Error) => /Connection terminated|ECONNRESET|EPIPE/.test(err.message);
