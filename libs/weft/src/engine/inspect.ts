@@ -7,8 +7,11 @@ import { validateName, validateWorkflowId } from './validation.js';
 /** Read-only views: describe and list. */
 export async function describeWorkflow(store: WorkflowStore, workflowId: string): Promise<WorkflowDescription> {
   validateWorkflowId(workflowId);
-  const [row, history] = await Promise.all([store.workflows.get(workflowId), store.operations.history(workflowId)]);
+  // The row first, then the history: read in parallel, a row already ended could be paired with
+  // a history read before its final commit. In this order an ended row's history is complete.
+  const row = await store.workflows.get(workflowId);
   if (!row) throw new WorkflowNotFoundError(workflowId);
+  const history = await store.operations.history(workflowId);
   return {
     workflowId: row.id,
     type: row.type,
