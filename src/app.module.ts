@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WeftModule } from '@weft/nest';
+import { ApiKeyGuard } from './api-key.guard.js';
 import { HealthController } from './health.controller.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { ReportsModule } from './reports/reports.module.js';
@@ -20,8 +21,9 @@ import { ReportsModule } from './reports/reports.module.js';
         workflowClaimRenewInterval: process.env.WEFT_CLAIM_RENEW ?? '1s',
         engineId: process.env.WEFT_ENGINE_ID,
       }),
-      http: true, // /weft/workflows
-      metrics: true, // /metrics
+      // /weft/workflows and /metrics, behind the x-api-key header (WEFT_API_KEY; logged when generated).
+      http: { guards: [ApiKeyGuard] },
+      metrics: true,
     }),
     OrdersModule,
     ReportsModule,

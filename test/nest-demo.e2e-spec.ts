@@ -9,7 +9,8 @@ import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
 import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
-const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE'] as const;
+const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE', 'WEFT_API_KEY'] as const;
+const API_KEY = 'demo-test-key';
 
 const order = (orderId: string, extra: Record<string, unknown> = {}) => ({
   orderId,
@@ -28,7 +29,13 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
   beforeAll(async () => {
     tdb = await createTestDatabase('weft_nest_demo');
     for (const k of ENV_KEYS) saved[k] = process.env[k];
-    Object.assign(process.env, { DATABASE_URL: tdb.url, WEFT_SCHEMA: 'weft', DEMO_PACKING_DELAY: '50ms', DEMO_PAYMENT_FAILURE_RATE: '0' });
+    Object.assign(process.env, {
+      DATABASE_URL: tdb.url,
+      WEFT_SCHEMA: 'weft',
+      DEMO_PACKING_DELAY: '50ms',
+      DEMO_PAYMENT_FAILURE_RATE: '0',
+      WEFT_API_KEY: API_KEY,
+    });
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -65,7 +72,10 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
       'shipment', // the shipping child workflow starts...
       'order-o-1/3', // ...and its result comes back as a durable message
     ]);
-    expect((await http.get('/weft/workflows/order-o-1%2F3').expect(200)).body).toMatchObject({ type: 'shipment', status: 'completed' });
+    expect((await http.get('/weft/workflows/order-o-1%2F3').set('x-api-key', API_KEY).expect(200)).body).toMatchObject({
+      type: 'shipment',
+      status: 'completed',
+    });
   });
 
   it('a large order waits for approval (signal handler + condition), visible through the status query', async () => {
@@ -111,9 +121,19 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
 
   it('serves /health, /metrics and the weft API', async () => {
     await waitFor(async () => (await http.get('/health')).status === 200, 'health 200');
-    expect((await http.get('/metrics').expect(200)).text).toContain('weft_workflow_claim_attempts_total');
-    const list = await http.get('/weft/workflows?type=order-fulfilment&status=completed').expect(200);
+    expect((await http.get('/metrics').set('x-api-key', API_KEY).expect(200)).text).toContain('weft_workflow_claim_attempts_total');
+    const list = await http.get('/weft/workflows?type=order-fulfilment&status=completed').set('x-api-key', API_KEY).expect(200);
     expect(list.body.items.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('guards /weft/* and /metrics with x-api-key; its own routes and /health stay open', async () => {
+    const rejected = { statusCode: 401, code: 'DEMO_API_KEY_REJECTED', message: expect.any(String) };
+    expect((await http.get('/weft/workflows').expect(401)).body).toEqual(rejected);
+    expect((await http.get('/weft/workflows').set('x-api-key', `${API_KEY}x`).expect(401)).body).toEqual(rejected);
+    await http.post('/weft/workflows/order-o-1/cancel').set('x-api-key', 'wrong').expect(401);
+    await http.get('/metrics').expect(401);
+    await http.get('/orders/o-1').expect(200);
+    await http.get('/health').expect(200);
   });
 });
 
@@ -149,9 +169,20 @@ describe('demo app as a process', () => {
   }
 
   it('shuts down cleanly on SIGTERM: engine disposed before exit, the parked order still running', async () => {
-    const demo = runDemo({ DATABASE_URL: tdb.url, WEFT_SCHEMA: 'weft', DEMO_PACKING_DELAY: '1h', DEMO_PAYMENT_FAILURE_RATE: '0' });
+    const demo = runDemo({
+      DATABASE_URL: tdb.url,
+      WEFT_SCHEMA: 'weft',
+      DEMO_PACKING_DELAY: '1h',
+      DEMO_PAYMENT_FAILURE_RATE: '0',
+      WEFT_API_KEY: '',
+    });
     try {
       const url = (await waitFor(() => /listening on (http:\/\/\S+)/.exec(demo.out())?.[1], 'the demo to listen', 30_000, 50))!;
+      // No WEFT_API_KEY: a generated key, logged once, opens the Weft routes.
+      const keys = [...demo.out().matchAll(/x-api-key: (\S+)/g)].map((m) => m[1]);
+      expect(keys).toHaveLength(1);
+      await request(url).get('/weft/workflows').expect(401);
+      await request(url).get('/weft/workflows').set('x-api-key', keys[0]).expect(200);
       await request(url).post('/orders').send(order('o-term')).expect(201);
       await waitFor(async () => (await request(url).get('/orders/o-term')).body.stage === 'packing', 'the order to be packing');
       demo.proc.kill('SIGTERM');

@@ -1,10 +1,23 @@
 // What WeftModule.forRoot/forRootAsync accept; the definition and the controllers read these types.
+import type { CanActivate, Type } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import type { WeftEngineOptions } from '../engine/options.js';
 
 export interface WeftHttpOptions {
   /** Route prefix of the workflow API (default 'weft': `/weft/workflows`). */
   prefix?: string;
+  /**
+   * Nest guards put with `UseGuards` on every Weft route (and on `GET /metrics` unless
+   * `metrics.guards` says otherwise); the app's global guards apply as well. Guard classes are
+   * instantiated in the Weft module: they may inject Weft's providers, global providers and what
+   * `forRootAsync({ imports })` brings in.
+   */
+  guards?: Array<Type<CanActivate> | CanActivate>;
+  /**
+   * Send recorded error stacks in responses (`GET /:id`, `/:id/result`). Default: true when
+   * `guards` is non-empty, false otherwise (name, message and other fields only).
+   */
+  exposeErrorStacks?: boolean;
 }
 
 export interface WeftMetricsModuleOptions {
@@ -12,6 +25,8 @@ export interface WeftMetricsModuleOptions {
   registry?: Registry;
   /** Serve `GET /metrics` (default true); turn off when the app already exposes this registry. */
   endpoint?: boolean;
+  /** Guards of `GET /metrics` (default: `http.guards`); `[]` leaves it open for a scraper. */
+  guards?: Array<Type<CanActivate> | CanActivate>;
 }
 
 export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics'> {

@@ -1,17 +1,18 @@
-import { Controller, Type } from '@nestjs/common';
+import { Controller, Type, UseGuards } from '@nestjs/common';
 import { InvalidConfigurationError } from '../../common/errors.js';
 import { DEFAULT_HTTP_PREFIX } from '../weft.constants.js';
 import type { WeftModuleExtras } from '../weft-module.options.js';
+import { httpGuards, httpObject, metricsGuards, type WeftGuards } from './http-options.js';
 import { WeftMessagesController } from './messages.controller.js';
 import { WeftMetricsController } from './metrics.controller.js';
+import { WeftSchedulesController } from './schedules.controller.js';
 import { WeftWorkflowsController } from './workflows.controller.js';
 
 /** The route prefix for `http` (null when off); validated here because routes are fixed at definition time. */
 export function httpPrefix(http: WeftModuleExtras['http']): string | null {
   if (http === undefined || http === false) return null;
   if (http === true) return DEFAULT_HTTP_PREFIX;
-  if (typeof http !== 'object' || http === null) throw new InvalidConfigurationError('http', 'must be a boolean or { prefix?: string }');
-  const prefix = http.prefix ?? DEFAULT_HTTP_PREFIX;
+  const prefix = httpObject(http)?.prefix ?? DEFAULT_HTTP_PREFIX;
   if (typeof prefix !== 'string' || !/^[\w\-/.]*$/.test(prefix)) {
     throw new InvalidConfigurationError('http.prefix', 'must be a path like "weft" or "admin/weft"');
   }
@@ -22,24 +23,32 @@ export function metricsEndpoint(metrics: WeftModuleExtras['metrics']): boolean {
   if (metrics === undefined || metrics === false) return false;
   if (metrics === true) return true;
   if (typeof metrics !== 'object' || metrics === null)
-    throw new InvalidConfigurationError('metrics', 'must be a boolean or { registry?, endpoint? }');
+    throw new InvalidConfigurationError('metrics', 'must be a boolean or { registry?, endpoint?, guards? }');
   return metrics.endpoint !== false;
 }
 
-/** A subclass of `Base` routed at `path`: one per module definition, so two apps may use two prefixes. */
-function routed(Base: Type<object>, path: string): Type {
+/**
+ * A subclass of `Base` routed at `path` with `guards`: one per module definition, so two apps may
+ * use two prefixes and two sets of guards without decorating the shared base class.
+ */
+function routed(Base: Type<object>, path: string, guards: WeftGuards): Type {
   const Routed = { [Base.name]: class extends Base {} }[Base.name];
   Controller(path)(Routed);
+  if (guards.length > 0) UseGuards(...guards)(Routed);
   return Routed;
 }
 
+/** Every controller Weft registers; test/nest-http-guards.e2e-spec.ts checks each route refuses what the guards refuse. */
 export function weftControllers(extras: Pick<WeftModuleExtras, 'http' | 'metrics'>): Type[] {
   const out: Type[] = [];
   const prefix = httpPrefix(extras.http);
+  const guardsOfMetrics = metricsGuards(extras); // validated even when the endpoint is off
   if (prefix !== null) {
     const path = prefix ? `${prefix}/workflows` : 'workflows';
-    out.push(routed(WeftWorkflowsController, path), routed(WeftMessagesController, path));
+    const guards = httpGuards(extras.http);
+    out.push(routed(WeftWorkflowsController, path, guards), routed(WeftMessagesController, path, guards));
+    out.push(routed(WeftSchedulesController, prefix ? `${prefix}/schedules` : 'schedules', guards));
   }
-  if (metricsEndpoint(extras.metrics)) out.push(WeftMetricsController);
+  if (metricsEndpoint(extras.metrics)) out.push(routed(WeftMetricsController, 'metrics', guardsOfMetrics));
   return out;
 }

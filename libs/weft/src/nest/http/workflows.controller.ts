@@ -1,9 +1,12 @@
-import { Body, Get, HttpCode, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
+import { Body, Get, HttpCode, Inject, Param, Post, Query, Res, UseFilters } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ResultTimeoutError, WorkflowFailedError } from '../../common/errors.js';
 import { WeftEngine } from '../../engine/engine.js';
 import type { ListPage, WorkflowDescription } from '../../common/types.js';
 import type { ClaimDescription } from '../../ownership/policy.js';
+import { WEFT_MODULE_EXTRAS } from '../weft.constants.js';
+import type { WeftModuleExtras } from '../weft-module.options.js';
+import { exposeErrorStacks, withoutStacks } from './http-options.js';
 import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 
@@ -15,10 +18,20 @@ export type WorkflowResultResponse =
 /** Start, describe, list, cancel, suspend, resume, result. Routed under `<prefix>/workflows` (see controllers.ts). */
 @UseFilters(WeftExceptionFilter)
 export class WeftWorkflowsController {
+  /** Recorded errors keep their stacks only behind guards or with `http.exposeErrorStacks` (docs/operations.md). */
+  private readonly stacks: boolean;
+
   constructor(
     private readonly engine: WeftEngine,
     private readonly adapterHost: HttpAdapterHost,
-  ) {}
+    @Inject(WEFT_MODULE_EXTRAS) extras: WeftModuleExtras,
+  ) {
+    this.stacks = exposeErrorStacks(extras.http);
+  }
+
+  private error<T>(error: T): T {
+    return this.stacks ? error : (withoutStacks(error) as T);
+  }
 
   @Post()
   @HttpCode(201)
@@ -34,8 +47,14 @@ export class WeftWorkflowsController {
   }
 
   @Get(':id')
-  describe(@Param('id') id: string): Promise<WorkflowDescription> {
-    return this.engine.describe(id);
+  async describe(@Param('id') id: string): Promise<WorkflowDescription> {
+    const d = await this.engine.describe(id);
+    if (this.stacks) return d;
+    return {
+      ...d,
+      error: this.error(d.error),
+      history: d.history.map((op) => (op.error === undefined ? op : { ...op, error: this.error(op.error) })),
+    };
   }
 
   /** Holder, epoch and expiry of the workflow's claim (docs/api.md). */
@@ -78,7 +97,7 @@ export class WeftWorkflowsController {
       const output = await this.engine.result(id, { timeout: ms });
       return { workflowId: id, done: true, status: 'completed', output };
     } catch (err) {
-      if (err instanceof WorkflowFailedError) return { workflowId: id, done: true, status: err.status, error: err.failure };
+      if (err instanceof WorkflowFailedError) return { workflowId: id, done: true, status: err.status, error: this.error(err.failure) };
       if (!(err instanceof ResultTimeoutError)) throw err;
       this.adapterHost.httpAdapter.status(res, 202);
       return { workflowId: id, done: false };
