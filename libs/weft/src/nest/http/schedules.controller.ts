@@ -1,0 +1,67 @@
+import { Body, Delete, Get, HttpCode, Param, Patch, Post, Query, UseFilters } from '@nestjs/common';
+import { InvalidArgumentError } from '../../common/errors.js';
+import type { ScheduleCreateOptions, ScheduleDescription } from '../../common/types.js';
+import { WeftEngine } from '../../engine/engine.js';
+import type { SchedulePatch } from '../../engine/schedules/schedules.js';
+import { objectBody } from './requests.js';
+import { WeftExceptionFilter } from './weft-exception.filter.js';
+
+const CREATE_FIELDS = ['id', 'workflowType', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchupWindow', 'paused'] as const;
+const PATCH_FIELDS = ['workflowType', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchupWindow'] as const;
+
+/** engine.schedules over HTTP (docs/schedules.md). Routed under `<prefix>/schedules` (see controllers.ts). */
+@UseFilters(WeftExceptionFilter)
+export class WeftSchedulesController {
+  constructor(private readonly engine: WeftEngine) {}
+
+  @Get()
+  list(@Query() query: unknown): Promise<ScheduleDescription[]> {
+    const q = objectBody(query, ['after', 'limit'], 'query');
+    const limit = q.limit === undefined ? undefined : Number(q.limit);
+    if (q.limit !== undefined && !/^\d{1,4}$/.test(String(q.limit)))
+      throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
+    return this.engine.schedules.list({ after: q.after as string | undefined, limit });
+  }
+
+  @Post()
+  @HttpCode(201)
+  create(@Body() body: unknown): Promise<ScheduleDescription> {
+    // Every field is validated by engine.schedules (types, bounds), before anything is written.
+    return this.engine.schedules.create(objectBody(body, CREATE_FIELDS) as unknown as ScheduleCreateOptions);
+  }
+
+  @Get(':id')
+  describe(@Param('id') id: string): Promise<ScheduleDescription> {
+    return this.engine.schedules.describe(id);
+  }
+
+  @Patch(':id')
+  update(@Param('id') id: string, @Body() body: unknown): Promise<ScheduleDescription> {
+    return this.engine.schedules.update(id, objectBody(body, PATCH_FIELDS) as SchedulePatch);
+  }
+
+  @Post(':id/pause')
+  @HttpCode(200)
+  pause(@Param('id') id: string): Promise<ScheduleDescription> {
+    return this.engine.schedules.pause(id);
+  }
+
+  @Post(':id/unpause')
+  @HttpCode(200)
+  unpause(@Param('id') id: string): Promise<ScheduleDescription> {
+    return this.engine.schedules.unpause(id);
+  }
+
+  /** One extra run now; 202 with its workflow id. */
+  @Post(':id/trigger')
+  @HttpCode(202)
+  trigger(@Param('id') id: string): Promise<{ workflowId: string }> {
+    return this.engine.schedules.trigger(id);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  async remove(@Param('id') id: string): Promise<void> {
+    await this.engine.schedules.delete(id);
+  }
+}
