@@ -61,26 +61,6 @@ export interface ScheduleRecentRun {
   outcome: string;
 }
 
-export interface ScheduleRow {
-  id: string;
-  workflowType: string;
-  cron: string | null;
-  everyMs: number | null;
-  timezone: string | null;
-  input: unknown;
-  overlap: string;
-  catchupWindowMs: number | null;
-  paused: boolean;
-  source: 'decorator' | 'api';
-  nextFireAt: Date;
-  bufferedFireAt: Date | null;
-  lastWorkflowId: string | null;
-  recentRuns: ScheduleRecentRun[];
-  createdAt: Date;
-  updatedAt: Date;
-  version: number;
-}
-
 /** What a schedule's definition writes: every column a create or an update sets. */
 export interface ScheduleDefinition {
   id: string;
@@ -92,6 +72,18 @@ export interface ScheduleDefinition {
   overlap: string;
   catchupWindowMs: number | null;
   nextFireAt: Date;
+}
+
+/** A stored schedule: its definition and its firing state. */
+export interface ScheduleRow extends ScheduleDefinition {
+  paused: boolean;
+  source: 'decorator' | 'api';
+  bufferedFireAt: Date | null;
+  lastWorkflowId: string | null;
+  recentRuns: ScheduleRecentRun[];
+  createdAt: Date;
+  updatedAt: Date;
+  version: number;
 }
 
 function toRow(r: Record<string, unknown>): ScheduleRow {
