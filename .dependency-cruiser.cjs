@@ -27,6 +27,14 @@ module.exports = {
     layer('observability', ['storage', 'ownership', 'engine', 'nest', 'index'], 'observability/ sees only common/.'),
     layer('ownership', ['engine', 'nest', 'index'], 'ownership/ is a policy the engine is given; it never reaches into engine/.'),
     layer('engine', ['nest', 'index'], 'engine/ runs without Nest.'),
+    layer('cli', ['nest', 'ownership', 'observability', 'index'], 'cli/ (the weft bin) works through engine/, storage/ and common/.'),
+    {
+      name: 'nothing-imports-cli',
+      comment: 'cli/ is the bin: no layer of the library depends on it.',
+      severity: 'error',
+      from: { path: SRC, pathNot: `${SRC}cli/` },
+      to: { path: `${SRC}cli/` },
+    },
     {
       name: 'index-is-for-users',
       comment: 'Inside the package, import the module itself, not the public index.',

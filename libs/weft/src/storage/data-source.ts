@@ -74,6 +74,8 @@ export async function openDatabase(opts: {
   database?: WeftDatabaseOption;
   schema?: string;
   log?: (line: string) => void;
+  /** false: connect only; the caller checks the schema itself (the `weft` CLI never creates or migrates tables). */
+  migrate?: boolean;
 }): Promise<OpenedDatabase> {
   const schema = validateSchemaName(opts.schema ?? 'public');
   const db = opts.database;
@@ -108,6 +110,7 @@ export async function openDatabase(opts: {
   } else {
     throw new InvalidConfigurationError('database', 'expected { url }, a TypeORM DataSource, or nothing for the embedded server');
   }
+  if (opts.migrate === false) return opened;
   try {
     await migrateWeftSchema(opened.dataSource, schema);
   } catch (err) {

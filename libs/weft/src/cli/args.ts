@@ -1,0 +1,178 @@
+// Command line of the `weft` CLI, parsed with node:util parseArgs: the commands, their options,
+// and the help text. Anything unknown or missing is a CliUsageError (exit code 2).
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { CliUsageError } from './errors.js';
+
+type OptionSpec = NonNullable<ParseArgsConfig['options']>[string];
+
+const GLOBAL: Record<string, OptionSpec> = {
+  'database-url': { type: 'string' },
+  schema: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+export type CommandName = 'list' | 'describe' | 'history' | 'signal' | 'cancel' | 'suspend' | 'resume' | 'engines';
+
+interface CommandSpec {
+  /** Positional arguments: required ones, then optional ones in brackets. */
+  args: string[];
+  options: Record<string, OptionSpec>;
+  summary: string;
+  help: string;
+}
+
+const STATUS = { type: 'string', multiple: true } as const;
+
+export const COMMANDS: Record<CommandName, CommandSpec> = {
+  list: {
+    args: [],
+    options: {
+      status: STATUS,
+      type: { type: 'string' },
+      'id-prefix': { type: 'string' },
+      limit: { type: 'string' },
+      after: { type: 'string' },
+    },
+    summary: 'list workflows, oldest first',
+    help: `weft list [--status S[,S...]] [--type T] [--id-prefix P] [--limit N] [--after CURSOR]
+
+  --status     pending, running, suspended, completed, failed, cancelled, timed_out (repeat or comma-separate)
+  --type       workflow type
+  --id-prefix  ids starting with this text
+  --limit      rows per page, 1 to 1000 (default 50)
+  --after      the cursor a previous page printed, for the next page`,
+  },
+  describe: {
+    args: ['id'],
+    options: {},
+    summary: 'one workflow: status, times, input, output, error, claim, children',
+    help: `weft describe <id>`,
+  },
+  history: {
+    args: ['id'],
+    options: { limit: { type: 'string' }, after: { type: 'string' } },
+    summary: 'the recorded operations of one workflow, in order',
+    help: `weft history <id> [--limit N] [--after SEQ]
+
+  --limit  operations to print, 1 to 10000 (default 1000)
+  --after  only operations with a higher seq (the next page)`,
+  },
+  signal: {
+    args: ['id', 'name'],
+    options: { payload: { type: 'string' } },
+    summary: 'send a signal to a workflow',
+    help: `weft signal <id> <name> [--payload JSON]
+
+  --payload  the signal's payload as JSON (default null), at most 1 MiB`,
+  },
+  cancel: {
+    args: ['[id]'],
+    options: {
+      reason: { type: 'string' },
+      type: { type: 'string' },
+      status: STATUS,
+      'id-prefix': { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+    },
+    summary: 'cancel one workflow, or every one matching filters',
+    help: `weft cancel <id> [--reason TEXT]
+weft cancel (--type T | --status S | --id-prefix P)... [--reason TEXT] [--yes]
+
+  --reason     recorded as the cancellation's message (at most 1000 characters)
+  --type, --status, --id-prefix
+               bulk: cancel every workflow matching all of them (status defaults to
+               pending, running and suspended). Prints the count and asks for
+               confirmation on a terminal; progress goes to stderr.
+  --yes, -y    do not ask (required when stdin is not a terminal)`,
+  },
+  suspend: {
+    args: ['id'],
+    options: { reason: { type: 'string' } },
+    summary: 'stop a running workflow without ending it',
+    help: `weft suspend <id> [--reason TEXT]`,
+  },
+  resume: {
+    args: ['id'],
+    options: {},
+    summary: 'let a suspended workflow run again (an engine running its type picks it up)',
+    help: `weft resume <id>`,
+  },
+  engines: {
+    args: [],
+    options: { 'claim-ttl': { type: 'string' } },
+    summary: 'engines holding claims, the age of their latest renewal, and the lease holder',
+    help: `weft engines [--claim-ttl MS]
+
+  --claim-ttl  the engines' workflowClaimTtl in ms (default 15000), to date their
+               latest renewal (a renewal sets expiry = now + TTL)`,
+  },
+};
+
+const COMMON = `Options for every command:
+  --database-url URL  PostgreSQL URL (default: the DATABASE_URL environment variable)
+  --schema NAME       Weft's schema (default public)
+  --json              machine-readable output on stdout
+  --help, -h          this help`;
+
+export function usage(command?: CommandName): string {
+  if (command) return `${COMMANDS[command].help}\n\n${COMMON}\n`;
+  const names = Object.keys(COMMANDS) as CommandName[];
+  const w = Math.max(...names.map((n) => n.length));
+  return (
+    `weft: inspect and operate Weft workflows in PostgreSQL (no running service needed)\n\n` +
+    `Usage: weft <command> [arguments] [options]\n\nCommands:\n` +
+    names.map((n) => `  ${n.padEnd(w)}  ${COMMANDS[n].summary}`).join('\n') +
+    `\n\n${COMMON}\n\nExit codes: 0 ok, 1 failure, 2 bad usage. "weft <command> --help" for a command's options.\n`
+  );
+}
+
+export interface Parsed {
+  command: CommandName | null;
+  /** --help was asked for (of `command`, or in general). */
+  help: boolean;
+  positionals: string[];
+  values: Record<string, string | boolean | string[] | undefined>;
+}
+
+const ALL: Record<string, OptionSpec> = Object.assign({}, GLOBAL, ...Object.values(COMMANDS).map((c) => c.options));
+
+const isCommand = (name: string): name is CommandName => Object.prototype.hasOwnProperty.call(COMMANDS, name);
+
+function strictParse(argv: string[], options: Record<string, OptionSpec>) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    // parseArgs' own messages name the option ("Unknown option '--x'", "Option '--limit <value>' argument missing").
+    throw new CliUsageError((err as Error).message.replace(/\.?\s*To specify a positional argument.*$/s, ''));
+  }
+}
+
+export function parseCommandLine(argv: string[]): Parsed {
+  // First pass: every option of every command, only to find the command among the positionals.
+  const loose = parseArgs({ args: argv, options: ALL, allowPositionals: true, strict: false });
+  const [first] = loose.positionals;
+  if (first === undefined) {
+    if (loose.values.help) return { command: null, help: true, positionals: [], values: {} };
+    throw new CliUsageError('No command given');
+  }
+  if (first === 'help') {
+    const of = loose.positionals[1];
+    if (of !== undefined && !isCommand(of)) throw new CliUsageError(`Unknown command "${of}"`);
+    return { command: of ?? null, help: true, positionals: [], values: {} };
+  }
+  if (first === 'schedules') {
+    throw new CliUsageError('"weft schedules" is not available in this version: schedules come in a later release');
+  }
+  if (!isCommand(first)) throw new CliUsageError(`Unknown command "${first}"`);
+  const spec = COMMANDS[first];
+  const { values, positionals } = strictParse(argv, { ...GLOBAL, ...spec.options });
+  if (values.help) return { command: first, help: true, positionals: [], values: {} };
+  const args = positionals.slice(1);
+  const required = spec.args.filter((a) => !a.startsWith('['));
+  if (args.length < required.length) {
+    throw new CliUsageError(`"weft ${first}" needs ${spec.args.map((a) => (a.startsWith('[') ? a : `<${a}>`)).join(' ')}`);
+  }
+  if (args.length > spec.args.length) throw new CliUsageError(`"weft ${first}" takes ${spec.args.length} argument(s), got ${args.length}`);
+  return { command: first, help: false, positionals: args, values: values as Parsed['values'] };
+}

@@ -1,0 +1,32 @@
+// The `weft` commands by name. Each one checks its arguments first (a bad one is exit code 2,
+// before any connection), then runs against a Session (session.ts).
+import type { CommandName } from './args.js';
+import { CliUsageError } from './errors.js';
+import type { Prepared, Values } from './options.js';
+import { describe, engines, history, list } from './read-commands.js';
+import { bulkCancel, signal, transition } from './write-commands.js';
+
+export type { CliIo, Output, Prepared } from './options.js';
+
+function cancel(args: string[], v: Values): Prepared {
+  const bulk = v.type !== undefined || v.status !== undefined || v['id-prefix'] !== undefined;
+  if (args.length && bulk) throw new CliUsageError('Give either a workflow id or --type/--status/--id-prefix filters, not both');
+  if (!args.length && !bulk) throw new CliUsageError('"weft cancel" needs a workflow id, or --type/--status/--id-prefix for a bulk cancel');
+  return bulk ? bulkCancel(v) : transition('cancel', args, v);
+}
+
+const PREPARE: Record<CommandName, (args: string[], v: Values) => Prepared> = {
+  list: (_, v) => list(v),
+  describe: (args) => describe(args),
+  history,
+  signal,
+  cancel,
+  suspend: (args, v) => transition('suspend', args, v),
+  resume: (args, v) => transition('resume', args, v),
+  engines: (_, v) => engines(v),
+};
+
+/** Checks the arguments of `command` (CliUsageError, the engine's validation errors) and returns its run. */
+export function prepare(command: CommandName, args: string[], v: Values): Prepared {
+  return PREPARE[command](args, v);
+}

@@ -1,0 +1,96 @@
+// What the commands share: their I/O, the option checks, and the workflow filter as a query.
+import { validateName, validateWorkflowId } from '../engine/validation.js';
+import type { WorkflowStatus } from '../common/types.js';
+import type { Parsed } from './args.js';
+import { CliUsageError } from './errors.js';
+import type { Session } from './session.js';
+import { cell, safe } from './table.js';
+
+export interface CliIo {
+  stdout: { write(text: string): unknown };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean };
+  env: Record<string, string | undefined>;
+}
+
+/** What a command prints: `json` with --json, `text` otherwise (both on stdout). */
+export interface Output {
+  json: unknown;
+  text: string;
+  /** Exit code 1 although the command ran (a bulk cancel with failures). */
+  failed?: boolean;
+}
+
+export type Prepared = (session: Session, io: CliIo, json: boolean) => Promise<Output>;
+
+export const STATUSES: readonly WorkflowStatus[] = ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
+export const LIVE: WorkflowStatus[] = ['pending', 'running', 'suspended'];
+/** The engine's own payload default (maxPayloadBytes). */
+export const MAX_PAYLOAD_BYTES = 1024 * 1024;
+/** As the HTTP API bounds it (nest/http/requests.ts). */
+export const MAX_REASON = 1000;
+export const BULK_PAGE = 200;
+export const BULK_CONCURRENCY = 8;
+
+export type Values = Parsed['values'];
+export const str = (v: Values, k: string) => v[k] as string | undefined;
+
+export function intOption(v: Values, k: string, min: number, max: number, fallback: number): number {
+  const raw = str(v, k);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || n < min || n > max)
+    throw new CliUsageError(`--${k} must be an integer from ${min} to ${max} (got "${safe(raw)}")`);
+  return n;
+}
+
+export function statusOption(v: Values): WorkflowStatus[] | undefined {
+  const raw = v.status as string[] | undefined;
+  if (!raw) return undefined;
+  const list = raw.flatMap((s) => s.split(',')).map((s) => s.trim());
+  for (const s of list) {
+    if (!STATUSES.includes(s as WorkflowStatus)) throw new CliUsageError(`--status "${safe(s)}" is not one of ${STATUSES.join(', ')}`);
+  }
+  return [...new Set(list)] as WorkflowStatus[];
+}
+
+export function reasonOption(v: Values): string | undefined {
+  const reason = str(v, 'reason');
+  if (reason !== undefined && reason.length > MAX_REASON) throw new CliUsageError(`--reason must be at most ${MAX_REASON} characters`);
+  return reason;
+}
+
+export interface Filter {
+  statuses?: WorkflowStatus[];
+  type?: string;
+  idPrefix?: string;
+}
+
+export function filterOptions(v: Values): Filter {
+  const type = str(v, 'type');
+  const idPrefix = str(v, 'id-prefix');
+  if (type !== undefined) validateName('--type', type);
+  if (idPrefix !== undefined) validateWorkflowId(idPrefix);
+  return { statuses: statusOption(v), type, idPrefix };
+}
+
+const likePrefix = (p: string) => `${p.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The workflows matching `f`, as a query builder over weft_workflows (the repository's own read side). */
+export function matching(session: Session, f: Filter) {
+  const qb = session.store.workflows.createQueryBuilder('w');
+  if (f.statuses?.length) qb.andWhere('w.status IN (:...statuses)', { statuses: f.statuses });
+  if (f.type !== undefined) qb.andWhere('w.type = :type', { type: f.type });
+  if (f.idPrefix !== undefined) qb.andWhere(`w.id LIKE :prefix ESCAPE '\\'`, { prefix: likePrefix(f.idPrefix) });
+  return qb;
+}
+
+export const iso = (d: Date | string | null | undefined) => (d === null || d === undefined ? null : new Date(d).toISOString());
+export const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+export function failureText(error: unknown): string | null {
+  if (error === null || error === undefined) return null;
+  const e = error as { name?: unknown; message?: unknown };
+  if (typeof e.message === 'string') return `${typeof e.name === 'string' ? `${e.name}: ` : ''}${e.message}`;
+  return cell(error);
+}

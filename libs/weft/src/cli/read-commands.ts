@@ -1,0 +1,279 @@
+// The read commands: list, describe, history, engines. Everything goes through the repositories'
+// read side (their own statements, or TypeORM's query builder over the same tables).
+import { MoreThan, IsNull } from 'typeorm';
+import { WorkflowNotFoundError } from '../common/errors.js';
+import type { WorkflowStatus } from '../common/types.js';
+import { decodeCursor, encodeCursor } from '../engine/results.js';
+import { validateWorkflowId } from '../engine/validation.js';
+import { failureText, filterOptions, intOption, iso, matching, num, str, type Prepared, type Values } from './options.js';
+import type { Mode, Session } from './session.js';
+import { duration, keyValues, safe, table } from './table.js';
+
+// --- list ---------------------------------------------------------------------------------------
+
+export function list(v: Values): Prepared {
+  const filter = filterOptions(v);
+  const limit = intOption(v, 'limit', 1, 1000, 50);
+  const after = str(v, 'after') === undefined ? undefined : decodeCursor(str(v, 'after')!);
+  return async (session, io) => {
+    const qb = matching(session, filter)
+      .select('w.id', 'id')
+      .addSelect('w.type', 'type')
+      .addSelect('w.status', 'status')
+      .addSelect('w.parentId', 'parent_id')
+      .addSelect('w.createdAt', 'created_at')
+      .addSelect('w.updatedAt', 'updated_at')
+      .addSelect('w.completedAt', 'completed_at')
+      .addSelect('w.created_at::text', 'cursor_at')
+      .orderBy('w.createdAt', 'ASC')
+      .addOrderBy('w.id', 'ASC')
+      .limit(limit + 1);
+    // Keyset paging on (created_at, id), the engine's list() order: its cursors work here too.
+    if (after) qb.andWhere('(w.created_at, w.id) > (CAST(:at AS timestamptz), :afterId)', { at: after.at, afterId: after.id });
+    const rows = await qb.getRawMany<Record<string, unknown>>();
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    const nextCursor = rows.length > limit && last ? encodeCursor({ cursorAt: last.cursor_at as string, id: last.id as string }) : null;
+    const items = page.map((r) => ({
+      workflowId: r.id as string,
+      type: r.type as string,
+      status: r.status as WorkflowStatus,
+      parentId: (r.parent_id as string | null) ?? null,
+      createdAt: iso(r.created_at as Date),
+      updatedAt: iso(r.updated_at as Date),
+      completedAt: iso(r.completed_at as Date | null),
+    }));
+    if (nextCursor) io.stderr.write(`More: add --after ${nextCursor}\n`);
+    const text = items.length
+      ? table(
+          ['id', 'type', 'status', 'created', 'updated', 'parent'],
+          items.map((i) => [i.workflowId, i.type, i.status, i.createdAt, i.updatedAt, i.parentId]),
+        )
+      : 'No workflows match.\n';
+    return { json: { items, nextCursor }, text };
+  };
+}
+
+// --- describe -------------------------------------------------------------------------------------
+
+const CHILDREN_SHOWN = 100;
+
+interface Holder {
+  holder: string | null;
+  epoch: string | null;
+  expiresAt: string | null;
+  /** By the database clock; negative once expired. */
+  expiresInMs: number | null;
+}
+
+const holderOf = (r: Record<string, unknown> | undefined): Holder => ({
+  holder: (r?.holder as string | null | undefined) ?? null,
+  epoch: (r?.epoch as string | null | undefined) ?? null,
+  expiresAt: iso(r?.expires_at as Date | null | undefined),
+  expiresInMs: r?.expires_in_ms === null || r?.expires_in_ms === undefined ? null : Math.round(num(r.expires_in_ms)!),
+});
+
+function holderText(h: Holder): string {
+  if (h.holder === null) return '-';
+  const ms = h.expiresInMs ?? 0;
+  return `${safe(h.holder)} (epoch ${h.epoch}, ${ms >= 0 ? `expires in ${duration(ms)}` : `expired ${duration(-ms)} ago`})`;
+}
+
+/** The global lease row (ownership 'lease'), or undefined when no lease engine ever ran. */
+const readLease = (session: Session) =>
+  session.lease
+    .createQueryBuilder('l')
+    .select('l.holder', 'holder')
+    .addSelect('l.epoch::text', 'epoch')
+    .addSelect('l.expiresAt', 'expires_at')
+    .addSelect('EXTRACT(EPOCH FROM (l.expires_at - clock_timestamp())) * 1000', 'expires_in_ms')
+    .getRawOne<Record<string, unknown>>();
+
+/** Who runs the workflow: under 'lease' the lease holder, under 'workflow-lease' its claim's holder, under 'none' nobody says. */
+async function ownerOf(session: Session, id: string): Promise<Holder & { mode: Mode }> {
+  const mode = await session.mode();
+  if (mode === 'none') return { mode, ...holderOf(undefined) };
+  if (mode === 'lease') return { mode, ...holderOf(await readLease(session)) };
+  const claim = await session.claims
+    .createQueryBuilder('c')
+    .select('c.engineId', 'holder')
+    .addSelect('c.epoch::text', 'epoch')
+    .addSelect('c.expiresAt', 'expires_at')
+    .addSelect('EXTRACT(EPOCH FROM (c.expires_at - clock_timestamp())) * 1000', 'expires_in_ms')
+    .where('c.workflowId = :id', { id })
+    .getRawOne<Record<string, unknown>>();
+  return { mode, ...holderOf(claim) };
+}
+
+export function describe(args: string[]): Prepared {
+  const id = validateWorkflowId(args[0]);
+  return async (session) => {
+    const row = await session.store.workflows.get(id);
+    if (!row) throw new WorkflowNotFoundError(id);
+    const [ownership, operations, children, childrenTotal, pendingMessages] = await Promise.all([
+      ownerOf(session, id),
+      session.store.operations.countBy({ workflowId: id }),
+      session.store.workflows.find({
+        select: { id: true, type: true, status: true },
+        where: { parentId: id },
+        order: { createdAt: 'ASC', id: 'ASC' },
+        take: CHILDREN_SHOWN,
+      }),
+      session.store.workflows.countBy({ parentId: id }),
+      session.store.messages.countBy({ workflowId: id, status: 'pending', consumedSeq: IsNull() }),
+    ]);
+    const json = {
+      workflowId: row.id,
+      type: row.type,
+      status: row.status,
+      runNumber: row.runNumber,
+      version: row.version,
+      parentId: row.parentId,
+      createdAt: iso(row.createdAt),
+      updatedAt: iso(row.updatedAt),
+      completedAt: iso(row.completedAt),
+      deadline: iso(row.deadline),
+      startAt: iso(row.startAt),
+      input: row.input ?? null,
+      output: row.output ?? null,
+      error: row.error ?? null,
+      operations,
+      pendingMessages,
+      ownership,
+      children: children.map((c) => ({ workflowId: c.id, type: c.type, status: c.status })),
+      childrenTotal,
+    };
+    return { json, text: describeText(json) };
+  };
+}
+
+function describeText(d: {
+  workflowId: string;
+  children: Array<{ workflowId: string; type: string; status: string }>;
+  childrenTotal: number;
+  ownership: Holder & { mode: Mode };
+  [field: string]: unknown;
+}): string {
+  let text = keyValues([
+    ['id', d.workflowId],
+    ['type', d.type],
+    ['status', d.status],
+    ['run', d.runNumber],
+    ['version', d.version],
+    ['parent', d.parentId],
+    ['created', d.createdAt],
+    ['updated', d.updatedAt],
+    ['completed', d.completedAt],
+    ['deadline', d.deadline],
+    ['start at', d.startAt],
+    ['input', d.input],
+    ['output', d.output],
+    ['error', failureText(d.error)],
+    ['operations', `${d.operations as number} (weft history ${safe(d.workflowId)})`],
+    ['messages', `${d.pendingMessages as number} pending`],
+    ['ownership', d.ownership.mode],
+    ['owner', holderText(d.ownership)],
+    ['children', d.childrenTotal],
+  ]);
+  if (d.children.length) {
+    const rows = d.children.map((c) => [c.workflowId, c.type, c.status]);
+    text += `\n${table(['child', 'type', 'status'], rows)}`;
+  }
+  if (d.childrenTotal > d.children.length) text += `(${d.childrenTotal - d.children.length} more children not shown)\n`;
+  return text;
+}
+
+// --- history --------------------------------------------------------------------------------------
+
+export function history(args: string[], v: Values): Prepared {
+  const id = validateWorkflowId(args[0]);
+  const limit = intOption(v, 'limit', 1, 10_000, 1000);
+  const after = intOption(v, 'after', 0, 2 ** 31 - 1, -1);
+  return async (session, io) => {
+    const row = await session.store.workflows.get(id);
+    if (!row) throw new WorkflowNotFoundError(id);
+    const ops = await session.store.operations.find({
+      where: { workflowId: id, ...(after >= 0 ? { seq: MoreThan(after) } : {}) },
+      order: { seq: 'ASC' },
+      take: limit + 1,
+    });
+    const page = ops.slice(0, limit);
+    const more = ops.length > limit;
+    if (more) io.stderr.write(`More: add --after ${page[page.length - 1].seq}\n`);
+    const items = page.map((o) => ({
+      seq: o.seq,
+      kind: o.kind,
+      name: o.name,
+      status: o.status,
+      attempts: o.attempts,
+      startedAt: iso(o.startedAt),
+      completedAt: iso(o.completedAt),
+      durationMs: o.startedAt && o.completedAt ? o.completedAt.getTime() - o.startedAt.getTime() : null,
+      result: o.result ?? null,
+      error: o.error ?? null,
+      event: o.event,
+    }));
+    const text = items.length
+      ? table(
+          ['seq', 'kind', 'name', 'status', 'attempts', 'started', 'completed', 'took', 'result / error'],
+          items.map((o) => [
+            o.seq,
+            o.kind,
+            o.name,
+            o.status,
+            o.attempts,
+            o.startedAt,
+            o.completedAt,
+            duration(o.durationMs),
+            o.status === 'failed' ? failureText(o.error) : o.result,
+          ]),
+        )
+      : `No operations recorded for "${safe(id)}" (status ${row.status}).\n`;
+    return { json: { workflowId: id, status: row.status, operations: items, more }, text };
+  };
+}
+
+// --- engines --------------------------------------------------------------------------------------
+
+export function engines(v: Values): Prepared {
+  const claimTtl = intOption(v, 'claim-ttl', 1, 24 * 3600 * 1000, 15_000);
+  return async (session) => {
+    const [mode, rows, lease] = await Promise.all([
+      session.mode(),
+      session.claims
+        .createQueryBuilder('c')
+        .select('c.engineId', 'engine_id')
+        .addSelect('count(*)::int', 'claims')
+        .addSelect('(count(*) FILTER (WHERE c.expires_at < clock_timestamp()))::int', 'expired')
+        .addSelect('max(c.expires_at)', 'latest_expiry')
+        .addSelect('EXTRACT(EPOCH FROM (max(c.expires_at) - clock_timestamp())) * 1000', 'expires_in_ms')
+        // A renewal sets expires_at = now + TTL, so the latest one was at max(expires_at) - TTL.
+        .addSelect('EXTRACT(EPOCH FROM (clock_timestamp() - max(c.expires_at))) * 1000 + :ttl', 'renewal_age_ms')
+        .where('c.engine_id IS NOT NULL')
+        .groupBy('c.engine_id')
+        .orderBy('c.engine_id', 'ASC')
+        .setParameter('ttl', claimTtl)
+        .getRawMany<Record<string, unknown>>(),
+      readLease(session),
+    ]);
+    const list = rows.map((r) => ({
+      engineId: r.engine_id as string,
+      claims: r.claims as number,
+      expiredClaims: r.expired as number,
+      latestExpiry: iso(r.latest_expiry as Date),
+      expiresInMs: Math.round(num(r.expires_in_ms)!),
+      lastRenewalAgeMs: Math.round(num(r.renewal_age_ms)!),
+    }));
+    const leaseJson = lease ? holderOf(lease) : null;
+    let text = `ownership: ${mode}\n`;
+    if (mode === 'lease' || leaseJson) text += `global lease: ${leaseJson?.holder ? holderText(leaseJson) : 'not held'}\n`;
+    text += '\n';
+    text += list.length
+      ? table(
+          ['engine', 'claims', 'expired', 'last renewal', 'latest expiry'],
+          list.map((e) => [e.engineId, e.claims, e.expiredClaims, `${duration(e.lastRenewalAgeMs)} ago`, e.latestExpiry]),
+        )
+      : 'No engine holds workflow claims.\n';
+    return { json: { mode, claimTtlMs: claimTtl, engines: list, lease: leaseJson }, text };
+  };
+}
