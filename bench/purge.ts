@@ -1,0 +1,126 @@
+// bench/purge: retention deleting N ended workflows (3 operations and a message each) while the hot
+// path runs 3-step workflows at 16 in flight. Prints JSON: hot-path wf/s without and during the
+// purge and after it (same run, same engine), their ratio, and the purge's rows per second.
+// node --import ./test/support/register-ts.js bench/purge.ts [N=100000]
+import { WeftEngine, WorkflowContext } from '@weft/nest';
+import pg from 'pg';
+import { machine, round, withFreshDatabase } from './support.js';
+
+class ThreeNoops {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    const a = await ctx.step('a', () => input.n);
+    const b = await ctx.step('b', () => a + 1);
+    return ctx.step('c', () => b + 1);
+  }
+}
+
+const silent = {
+  log: () => undefined,
+  warn: (m: string) => process.stderr.write(`${m}\n`),
+  error: (m: string) => process.stderr.write(`${m}\n`),
+};
+
+/** N ended workflows, 30 days old, written in bulk (as a table that has grown for a month would hold them). */
+async function seed(url: string, n: number): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  c.on('error', () => undefined);
+  await c.connect();
+  try {
+    await c.query(
+      `INSERT INTO weft.weft_workflows (id, type, status, input, output, completed_at, created_at)
+                   SELECT 'old-' || g, 'noop3', 'completed', '{}'::json, '3'::json, now() - interval '30 days', now() - interval '30 days'
+                   FROM generate_series(1, $1) g`,
+      [n],
+    );
+    await c.query(
+      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, attempts)
+                   SELECT 'old-' || g, s, 'step', chr(96 + s + 1), 'completed', '1'::json, 1
+                   FROM generate_series(1, $1) g, generate_series(0, 2) s`,
+      [n],
+    );
+    await c.query(
+      `INSERT INTO weft.weft_messages (workflow_id, kind, name, payload, consumed_seq, status)
+                   SELECT 'old-' || g, 'signal', 'poke', '{}'::json, 0, 'consumed' FROM generate_series(1, $1) g`,
+      [n],
+    );
+    await c.query('VACUUM ANALYZE weft.weft_workflows, weft.weft_operations, weft.weft_messages');
+  } finally {
+    await c.end();
+  }
+}
+
+/** Workflows per second at 16 in flight for `ms`. */
+async function window(engine: WeftEngine, ms: number): Promise<number> {
+  const until = performance.now() + ms;
+  let done = 0;
+  let n = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (performance.now() < until) {
+        await (await engine.start('noop3', { n: n++ })).result();
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - t0) / 1000);
+}
+
+async function main() {
+  const total = Number(process.argv[2] ?? 100_000);
+  const out = await withFreshDatabase(async (url) => {
+    const hot = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent });
+    hot.register('noop3', ThreeNoops);
+    await hot.bootstrap();
+    // The purging engine: its retention keeps completed workflows one day; the hot path's stay.
+    const purger = await WeftEngine.create({
+      database: { url, poolSize: 4 },
+      schema: 'weft',
+      logger: silent,
+      backgroundTasks: 'manual',
+      retention: { completed: '1d' },
+    });
+    await purger.bootstrap();
+    await seed(url, total);
+    await window(hot, 3000); // warm-up
+    const without: number[] = [];
+    const during: number[] = [];
+    let purged = 0;
+    let purging = true;
+    const t0 = performance.now();
+    // Paced as the background tick paces it: one pass (at most 1 s of batches) every 10 s.
+    // BENCH_PURGE_BACK_TO_BACK=1 runs passes without the pause (the worst case for the hot path).
+    const backToBack = process.env.BENCH_PURGE_BACK_TO_BACK === '1';
+    const purge = (async () => {
+      while (purging) {
+        const started = performance.now();
+        const { purged: n } = await purger.runMaintenance();
+        purged += n;
+        if (n === 0) break;
+        if (!backToBack) await new Promise((r) => setTimeout(r, Math.max(0, 10_000 - (performance.now() - started))));
+      }
+    })();
+    while (purged < total && performance.now() - t0 < 600_000) during.push(await window(hot, 3000));
+    await purge.catch(() => undefined);
+    const purgeSeconds = (performance.now() - t0) / 1000;
+    purging = false;
+    for (let i = 0; i < 3; i++) without.push(await window(hot, 3000));
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+    await purger.dispose();
+    await hot.dispose();
+    return {
+      endedWorkflows: total,
+      purged,
+      purgeSeconds: round(purgeSeconds, 1),
+      purgedPerSec: round(purged / purgeSeconds, 0),
+      hotPathWfPerSec: { during: during.map((x) => round(x, 0)), without: without.map((x) => round(x, 0)) },
+      ratioDuringOverWithout: round(median(during) / median(without), 2),
+    };
+  });
+  process.stdout.write(`${JSON.stringify({ bench: 'purge', at: new Date().toISOString(), machine: machine(), ...out }, null, 2)}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${(err as Error).stack}\n`);
+  process.exit(1);
+});
