@@ -67,11 +67,12 @@ describe('messages across engine processes (workflow-lease)', () => {
       result: o.result,
     }));
   /** Waits until the owner has made `n` handler deliveries durable (recorded in the history). */
-  const deliveriesRecorded = (via: Engine, workflowId: string, n: number) =>
-    waitFor(
-      async () => (await history(via, workflowId)).filter((o) => o.kind === 'signal' || o.kind === 'update').length === n,
-      `${n} deliveries recorded for ${workflowId}`,
-    );
+  // At least n, then exactly n: a delivery recorded twice fails here with the history, not as a timeout.
+  const deliveriesRecorded = async (via: Engine, workflowId: string, n: number) => {
+    const deliveries = async () => (await history(via, workflowId)).filter((o) => o.kind === 'signal' || o.kind === 'update');
+    await waitFor(async () => (await deliveries()).length >= n, `${n} deliveries recorded for ${workflowId}`, 30_000);
+    expect((await deliveries()).map((o) => `${o.kind}:${o.name}`)).toHaveLength(n);
+  };
   const started = (via: Engine, workflowId: string) =>
     waitFor(async () => (await history(via, workflowId)).some((o) => o.name === 'open'), `${workflowId} past its first step`);
 
