@@ -50,8 +50,7 @@ export class Retention {
 
   /** One batch under the retention lock; null when another engine holds it. */
   private batch(): Promise<number | null> {
-    return this.deps.sql.transaction(async (client) => {
-      const via = { query: async <R>(text: string, values?: unknown[]) => (await client.query({ text, values })).rows as R[] };
+    return this.deps.sql.transaction(async (_client, via) => {
       return this.deps.workflows.purgeBatch(via, this.deps.options.retention, RETENTION_BATCH);
     });
   }

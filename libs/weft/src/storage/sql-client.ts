@@ -58,22 +58,27 @@ export class SqlClient implements Queryable {
   /**
    * Runs `fn` in one transaction; rolls back explicitly on any error. A checked-out client has no
    * pool listener: without one of its own, a connection killed mid-transaction (a database
-   * restart) would emit an unhandled 'error' and crash the process. A broken client is destroyed,
-   * not returned to the pool.
+   * restart) would emit an unhandled 'error' and crash the process. A broken client (one that
+   * emitted an error, or cannot even roll back) is destroyed, not returned to the pool. `fn` gets
+   * the client and the same connection as a Queryable, for repository methods that take `via`.
    */
-  async transaction<T>(fn: (client: PoolClient) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (client: PoolClient, via: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     const onError = (err: Error) => void (broken = err);
     client.on('error', onError);
     try {
       await client.query('BEGIN');
-      const out = await fn(client);
+      const via: Queryable = { query: async <R>(text: string, values?: unknown[]) => (await client.query({ text, values })).rows as R[] };
+      const out = await fn(client, via);
       await client.query('COMMIT');
       return out;
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      broken ??= err instanceof Error && isConnectionLoss(err) ? err : undefined;
+      const rolledBack = await client.query('ROLLBACK').then(
+        () => true,
+        () => false,
+      );
+      if (!rolledBack) broken ??= err instanceof Error ? err : new Error(String(err));
       throw err;
     } finally {
       client.off('error', onError);
@@ -81,5 +86,3 @@ export class SqlClient implements Queryable {
     }
   }
 }
-
-const isConnectionLoss = (err: Error) => /Connection terminated|ECONNRESET|EPIPE/.test(err.message);
