@@ -24,16 +24,7 @@ import type { WorkflowRegistry } from '../registry.js';
 import type { Starter } from '../starter.js';
 import { isTerminal } from '../transitions.js';
 import { toStoredJson } from '../validation.js';
-import {
-  dueFires,
-  FireRule,
-  fireTimesAfter,
-  fireWorkflowId,
-  intervalAround,
-  resolveRule,
-  resolveSchedule,
-  validateScheduleId,
-} from './spec.js';
+import { dueFires, FireRule, fireTimesAfter, fireWorkflowId, intervalAround, resolveSchedule, validateScheduleId } from './spec.js';
 
 const DUE_BATCH = 50;
 /** Fires started in one pass for one schedule after an outage; older due fires count as missed. */
@@ -69,13 +60,12 @@ export class WeftSchedules {
 
   /** @internal A `@Schedule` of a registered workflow: written at bootstrap by `syncDeclared`. */
   declare(o: ScheduleCreateOptions): void {
-    const r = resolveSchedule(o);
-    const other = this.declared.get(r.id);
-    if (other && other.workflowType !== r.workflowType) {
-      throw new InvalidArgumentError('schedule id', `"${r.id}" is declared by both "${other.workflowType}" and "${r.workflowType}"`);
+    const d = this.definition(o); // validates the rule and the input now, at registration
+    const other = this.declared.get(d.id);
+    if (other && other.workflowType !== d.workflowType) {
+      throw new InvalidArgumentError('schedule id', `"${d.id}" is declared by both "${other.workflowType}" and "${d.workflowType}"`);
     }
-    this.definition(o); // validates the input now, at registration
-    this.declared.set(r.id, o);
+    this.declared.set(d.id, o);
   }
 
   /** @internal Creates or updates every declared schedule; concurrent replicas converge on one row each. */
@@ -120,13 +110,13 @@ export class WeftSchedules {
 
   /** Stops firing; a run in progress goes on. */
   async pause(id: string): Promise<ScheduleDescription> {
-    return this.change(id, (row) => ({ ...definitionOf(row), paused: true, bufferedFireAt: null }));
+    return this.change(id, (row) => ({ ...row, paused: true, bufferedFireAt: null }));
   }
 
   /** Fires again from the next fire time after now: what fell due while paused is not caught up. */
   async unpause(id: string): Promise<ScheduleDescription> {
     return this.change(id, (row, now) => ({
-      ...definitionOf(row),
+      ...row,
       nextFireAt: nextAfter(ruleOf(row), now),
       paused: false,
       bufferedFireAt: null,
@@ -137,8 +127,7 @@ export class WeftSchedules {
   async trigger(id: string): Promise<{ workflowId: string }> {
     validateScheduleId(id);
     await this.deps.assertCanRun();
-    return this.deps.sql.transaction(async (client) => {
-      const via = queryableOf(client);
+    return this.deps.sql.transaction(async (_client, via) => {
       const locked = await this.deps.repo.lockOne(via, id);
       if (!locked) throw new ScheduleNotFoundError(id);
       const { row, dbNow } = locked;
@@ -186,10 +175,9 @@ export class WeftSchedules {
   async fireDue(): Promise<number> {
     if (!this.deps.mayFire()) return 0;
     const types = this.deps.registry.names();
-    if (types.length === 0) return 0;
+    if (types.length === 0 || !(await this.deps.repo.anyDue(types))) return 0;
     let fired = 0;
-    await this.deps.sql.transaction(async (client) => {
-      const via = queryableOf(client);
+    await this.deps.sql.transaction(async (_client, via) => {
       for (const { row, dbNow } of await this.deps.repo.lockDue(via, types, DUE_BATCH)) {
         // One schedule's failure (its start refused, say) must not hold back the others.
         fired += await this.fireOne(via, row, dbNow).catch((err: Error) => {
@@ -320,14 +308,6 @@ function specOf(row: ScheduleRow): ScheduleSpec {
     ...(row.catchupWindowMs !== null ? { catchupWindow: row.catchupWindowMs } : {}),
   };
 }
-
-function definitionOf(row: ScheduleRow): ScheduleDefinition {
-  return { ...row, ...resolveRule(specOf(row)) };
-}
-
-const queryableOf = (client: { query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }> }): Queryable => ({
-  query: async <R>(text: string, values?: unknown[]) => (await client.query({ text, values })).rows as R[],
-});
 
 function describeRow(row: ScheduleRow, statuses: Map<string, WorkflowStatus>, now: Date): ScheduleDescription {
   const rule = ruleOf(row);

@@ -42,6 +42,10 @@ function statements(schema: string) {
              WHERE id = $1 AND version = $2`,
     delete: `DELETE FROM ${t} WHERE id = $1`,
     now: `SELECT clock_timestamp() AS now`,
+    /** Whether a pass has anything to do: one statement on the idle tick instead of a transaction. */
+    anyDue: `SELECT EXISTS (SELECT 1 FROM ${t} WHERE NOT paused
+               AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL)
+               AND workflow_type = ANY($1::varchar[])) AS due`,
     /** Due schedules of the types this engine runs, locked for this pass; others skip them. */
     due: `SELECT ${COLUMNS}, clock_timestamp() AS db_now FROM ${t}
           WHERE NOT paused AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL)
@@ -171,6 +175,12 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
   async now(): Promise<Date> {
     const [r] = await this.db.query<{ now: Date }>(this.q.now);
     return r.now;
+  }
+
+  /** @internal */
+  async anyDue(types: string[]): Promise<boolean> {
+    const [r] = await this.db.query<{ due: boolean }>(this.q.anyDue, [types]);
+    return r.due;
   }
 
   /** @internal Locks due schedules on `via` (a transaction's connection). */
