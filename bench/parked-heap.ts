@@ -1,7 +1,7 @@
 // bench/parked-heap: heap used with N workflows parked on a long durable sleep. Prints JSON.
 // node --expose-gc --import ./test/support/register-ts.js bench/parked-heap.ts [N]
 import { WeftEngine, WorkflowContext } from '@weft/nest';
-import { machine, round, withFreshDatabase } from './support.js';
+import { machine, round, silent, withFreshDatabase } from './support.js';
 
 class LongSleep {
   async run(ctx: WorkflowContext) {
@@ -11,11 +11,6 @@ class LongSleep {
   }
 }
 
-const silent = {
-  log: () => undefined,
-  warn: (m: string) => process.stderr.write(`${m}\n`),
-  error: (m: string) => process.stderr.write(`${m}\n`),
-};
 const heapMiB = () => {
   (globalThis as { gc?: () => void }).gc?.();
   return round(process.memoryUsage().heapUsed / 2 ** 20, 1);

@@ -2,23 +2,9 @@
 // path runs 3-step workflows at 16 in flight. Prints JSON: hot-path wf/s without and during the
 // purge and after it (same run, same engine), their ratio, and the purge's rows per second.
 // node --import ./test/support/register-ts.js bench/purge.ts [N=100000]
-import { WeftEngine, WorkflowContext } from '@weft/nest';
+import { WeftEngine } from '@weft/nest';
 import pg from 'pg';
-import { machine, round, withFreshDatabase } from './support.js';
-
-class ThreeNoops {
-  async run(ctx: WorkflowContext, input: { n: number }) {
-    const a = await ctx.step('a', () => input.n);
-    const b = await ctx.step('b', () => a + 1);
-    return ctx.step('c', () => b + 1);
-  }
-}
-
-const silent = {
-  log: () => undefined,
-  warn: (m: string) => process.stderr.write(`${m}\n`),
-  error: (m: string) => process.stderr.write(`${m}\n`),
-};
+import { machine, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
 
 /** N ended workflows, 30 days old, written in bulk (as a table that has grown for a month would hold them). */
 async function seed(url: string, n: number): Promise<void> {

@@ -1,3 +1,4 @@
+import type { WorkflowContext } from '@weft/nest';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import { Client } from 'pg';
@@ -45,3 +46,19 @@ export const round = (n: number, digits = 2) => Math.round(n * 10 ** digits) / 1
 export function machine() {
   return { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memGiB: round(os.totalmem() / 2 ** 30, 1), node: process.version };
 }
+
+/** The benches' workload: three no-op steps. */
+export class ThreeNoops {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    const a = await ctx.step('a', () => input.n);
+    const b = await ctx.step('b', () => a + 1);
+    return ctx.step('c', () => b + 1);
+  }
+}
+
+/** Benches print JSON on stdout: the engine's logs go to stderr, warnings and errors only. */
+export const silent = {
+  log: () => undefined,
+  warn: (m: string) => process.stderr.write(`${m}\n`),
+  error: (m: string) => process.stderr.write(`${m}\n`),
+};

@@ -1,21 +1,7 @@
 // bench/throughput: N workflows of 3 no-op steps at 1, 16 and 64 in flight. Prints JSON.
 // node --import ./test/support/register-ts.js bench/throughput.ts [N]   (BENCH_OWNERSHIP, BENCH_LEVELS)
-import { WeftEngine, WorkflowContext } from '@weft/nest';
-import { adminUrl, machine, percentile, round, withFreshDatabase, xactCommits } from './support.js';
-
-class ThreeNoops {
-  async run(ctx: WorkflowContext, input: { n: number }) {
-    const a = await ctx.step('a', () => input.n);
-    const b = await ctx.step('b', () => a + 1);
-    return ctx.step('c', () => b + 1);
-  }
-}
-
-const silent = {
-  log: () => undefined,
-  warn: (m: string) => process.stderr.write(`${m}\n`),
-  error: (m: string) => process.stderr.write(`${m}\n`),
-};
+import { WeftEngine } from '@weft/nest';
+import { adminUrl, machine, percentile, round, silent, ThreeNoops, withFreshDatabase, xactCommits } from './support.js';
 
 async function runLevel(engine: WeftEngine, url: string, db: string, total: number, inFlight: number) {
   // Warm-up so connection setup and JIT do not count.
