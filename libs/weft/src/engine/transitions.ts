@@ -98,10 +98,11 @@ export class Transitions {
     let after = '';
     let recovered = 0;
     for (;;) {
-      const page = await this.store.workflows.runningPage(after, 500);
+      // Only the types this engine runs: an engine with none (the CLI's) reads nothing.
+      const page = await this.store.workflows.runningPage(after, 500, this.registry.names());
       if (page.length === 0) break;
       after = page[page.length - 1].id;
-      const mine = page.filter((w) => this.registry.has(w.type) && !this.runtime.live.has(w.id));
+      const mine = page.filter((w) => !this.runtime.live.has(w.id));
       for (let i = 0; i < mine.length;) {
         // Past maxConcurrentWorkflows the rest is left to the reclaim scans (this engine's, as
         // room frees up, and other engines'); a shutdown stops recovery.

@@ -170,7 +170,7 @@ function statements(schema: string) {
            WHERE ($1::varchar[] IS NULL OR status = ANY($1)) AND ($2::varchar IS NULL OR type = $2)
              AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4))
            ORDER BY created_at, id LIMIT $5`,
-    runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND id > $1 ORDER BY id LIMIT $2`,
+    runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND type = ANY($3::varchar[]) AND id > $1 ORDER BY id LIMIT $2`,
   };
 }
 
@@ -433,7 +433,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   }
 
   /** @internal */
-  async runningPage(afterId: string, limit: number): Promise<Array<{ id: string; type: string }>> {
-    return this.db.query(this.wf.runningIds, [afterId, limit]);
+  async runningPage(afterId: string, limit: number, types: string[]): Promise<Array<{ id: string; type: string }>> {
+    if (types.length === 0) return [];
+    return this.db.query(this.wf.runningIds, [afterId, limit, types]);
   }
 }
