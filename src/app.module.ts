@@ -20,10 +20,16 @@ import { ReportsModule } from './reports/reports.module.js';
         workflowClaimTtl: process.env.WEFT_CLAIM_TTL ?? '6s',
         workflowClaimRenewInterval: process.env.WEFT_CLAIM_RENEW ?? '1s',
         engineId: process.env.WEFT_ENGINE_ID,
+        // Orders charge a payment provider that allows 20 requests a second: the queue holds that
+        // across every demo process. An order keeps its slot while it waits for approval or
+        // packing, so the concurrency is generous (docs/queues.md).
+        queues: { payments: { concurrency: 50, rateLimit: { limit: 20, period: '1s' } } },
       }),
-      // /weft/workflows and /metrics, behind the x-api-key header (WEFT_API_KEY; logged when generated).
+      // /weft/workflows, the dashboard at /weft and /metrics, behind the x-api-key header or the
+      // weft_api_key cookie (WEFT_API_KEY; logged when generated; see docs/operations.md#dashboard).
       http: { guards: [ApiKeyGuard] },
       metrics: true,
+      dashboard: true,
     }),
     OrdersModule,
     ReportsModule,

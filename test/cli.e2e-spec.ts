@@ -133,7 +133,7 @@ describe('weft CLI', () => {
       [['cancel', 't-1', '--type', 'tally'], 'not both'],
       [['cancel', '--status', 'completed'], 'ended workflows cannot be cancelled'],
       [['list', '--schema', 'Bad-Name'], 'Invalid Weft option "schema"'],
-      [['schedules', 'list'], '"weft schedules" is not available in this version'],
+      [['schedules'], '"weft schedules" needs a subcommand'],
     ] as Array<[string[], string]>)(
       '%j is bad usage: exit 2 with the reason on stderr, nothing on stdout',
       async ([args, reason], { expect }) => {

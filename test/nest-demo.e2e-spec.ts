@@ -9,7 +9,14 @@ import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
 import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
-const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE', 'WEFT_API_KEY'] as const;
+const ENV_KEYS = [
+  'DATABASE_URL',
+  'WEFT_SCHEMA',
+  'DEMO_PACKING_DELAY',
+  'DEMO_PAYMENT_FAILURE_RATE',
+  'WEFT_API_KEY',
+  'CARRIER_POLL_EVERY',
+] as const;
 const API_KEY = 'demo-test-key';
 
 const order = (orderId: string, extra: Record<string, unknown> = {}) => ({
@@ -35,6 +42,7 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
       DEMO_PACKING_DELAY: '50ms',
       DEMO_PAYMENT_FAILURE_RATE: '0',
       WEFT_API_KEY: API_KEY,
+      CARRIER_POLL_EVERY: '5ms',
     });
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -117,6 +125,17 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
     const report = await engine.result<{ at: string; orders: Record<string, number> }>(workflowId, { timeout: '10s' });
     expect(report.at).toBe(workflowId.slice('nightly-report@'.length));
     expect(Object.values(report.orders).every((n) => Number.isInteger(n))).toBe(true);
+  });
+
+  it('runs one carrier poller that continues as new every 50 polls, its history never longer than one run', async () => {
+    const engine = app.get(WeftEngine);
+    const poller = engine.handle('carrier-poller');
+    await waitFor(async () => ((await poller.describe().catch(() => null))?.runNumber ?? 0) >= 3, 'the poller in its third run', 30_000);
+    const d = await poller.describe();
+    expect(d.status).toBe('running');
+    // Two operations per poll (the step and the sleep), 50 polls per run.
+    expect(d.history.length).toBeLessThanOrEqual(100);
+    expect((d.input as { cursor: number }).cursor).toBeGreaterThan(0);
   });
 
   it('serves /health, /metrics and the weft API', async () => {

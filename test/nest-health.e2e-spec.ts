@@ -69,6 +69,7 @@ describe('WeftHealthIndicator through Terminus', () => {
       claimsHeld: 0,
       renewalFailures: 0,
       liveWorkflows: 0,
+      queues: {},
     });
     expect(res.body.info.database).toMatchObject({ status: 'up', database: 'url', schema: 'weft' });
     expect(JSON.stringify(res.body)).not.toContain(tdb.url);

@@ -132,8 +132,8 @@ function expressRoutes(app: INestApplication): Route[] {
     .sort((a, b) => `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`));
 }
 
-/** `:id` is the running gate, `:name` its update handler; any other parameter gets a placeholder. */
-const concrete = (path: string) => path.replace(/:(\w+)/g, (_m, p: string) => ({ id: 'gate-1', name: 'echo' })[p] ?? 'x');
+/** `:id` is the running gate, `:name` its update handler, `:file` a dashboard asset; any other parameter gets a placeholder. */
+const concrete = (path: string) => path.replace(/:(\w+)/g, (_m, p: string) => ({ id: 'gate-1', name: 'echo', file: 'app.js' })[p] ?? 'x');
 
 function send(http: ReturnType<typeof request>, route: Route, headers: Record<string, string>) {
   const url = concrete(route.path);
@@ -180,14 +180,14 @@ describe('Weft HTTP routes behind guards', () => {
 
     beforeAll(async () => {
       ({ app, http, engine } = await boot({
-        imports: [WeftModule.forRoot({ ...base(), http: { guards: [HeaderAGuard, headerBGuard] }, metrics: true })],
+        imports: [WeftModule.forRoot({ ...base(), http: { guards: [HeaderAGuard, headerBGuard] }, metrics: true, dashboard: true })],
       }));
       await engine.start('gate', null, { workflowId: 'gate-1' });
       routes = weftRoutes(app);
     });
 
-    it('enumerates the routes: the workflow API, the messages and /metrics, and Express serves no others', () => {
-      expect(routes.length).toBeGreaterThanOrEqual(13);
+    it('enumerates the routes: the workflow API, the messages, the dashboard and /metrics, and Express serves no others', () => {
+      expect(routes.length).toBeGreaterThanOrEqual(17);
       expect(routes).toEqual(
         expect.arrayContaining([
           { method: 'POST', path: '/weft/workflows' },
@@ -195,6 +195,10 @@ describe('Weft HTTP routes behind guards', () => {
           { method: 'POST', path: '/weft/workflows/:id/cancel' },
           { method: 'POST', path: '/weft/workflows/:id/signal/:name' },
           { method: 'GET', path: '/weft/workflows/:id/ownership' },
+          { method: 'GET', path: '/weft/workflows/:id/timeline' },
+          { method: 'GET', path: '/weft/engines' },
+          { method: 'GET', path: '/weft' },
+          { method: 'GET', path: '/weft/dashboard/:file' },
           { method: 'GET', path: '/metrics' },
         ]),
       );
@@ -220,6 +224,16 @@ describe('Weft HTTP routes behind guards', () => {
       }
       await http.get('/weft/workflows/gate-1').set({ 'x-a': 'yes', 'x-b': 'yes' }).expect(200);
       await http.get('/metrics').set({ 'x-a': 'yes', 'x-b': 'yes' }).expect(200);
+      await http
+        .get('/weft')
+        .set({ 'x-a': 'yes', 'x-b': 'yes' })
+        .expect(200)
+        .expect('content-type', /text\/html/);
+      await http
+        .get('/weft/dashboard/app.js')
+        .set({ 'x-a': 'yes', 'x-b': 'yes' })
+        .expect(200)
+        .expect('content-type', /javascript/);
     });
   });
 
@@ -237,11 +251,13 @@ describe('Weft HTTP routes behind guards', () => {
     });
 
     it('app.useGlobalGuards applies to Weft routes with no http.guards', async () => {
-      const { app, http } = await boot({ imports: [WeftModule.forRoot({ ...base(), http: true, metrics: true })] }, (a) =>
+      // The dashboard turns the HTTP API on by itself (no `http` given), with no guards of its own.
+      const { app, http } = await boot({ imports: [WeftModule.forRoot({ ...base(), metrics: true, dashboard: true })] }, (a) =>
         a.useGlobalGuards(new GlobalGuard()),
       );
       const routes = weftRoutes(app);
-      expect(routes.length).toBeGreaterThanOrEqual(13);
+      expect(routes.length).toBeGreaterThanOrEqual(17);
+      expect(routes).toEqual(expect.arrayContaining([{ method: 'GET', path: '/weft' }]));
       for (const route of routes) expect([route, (await send(http, route, {})).status]).toEqual([route, 403]);
       await http.get('/weft/workflows').set('x-global', 'yes').expect(200);
       await http.get('/metrics').set('x-global', 'yes').expect(200);
@@ -330,6 +346,9 @@ describe('Weft HTTP routes behind guards', () => {
       ['a misspelt key', { http: { gaurds: [HeaderAGuard] } }, 'http'],
       ['exposeErrorStacks not a boolean', { http: { exposeErrorStacks: 'yes' } }, 'http.exposeErrorStacks'],
       ['metrics.guards not an array', { metrics: { guards: headerBGuard } }, 'metrics.guards'],
+      ['a misspelt dashboard key', { dashboard: { pth: 'ops' } }, 'dashboard'],
+      ['the dashboard without its API', { dashboard: true, http: false }, 'dashboard'],
+      ['a dashboard path over the API', { dashboard: { path: 'weft/workflows' } }, 'dashboard.path'],
     ])('%s: InvalidConfigurationError', (_what, extras, option) => {
       expect(() => WeftModule.forRoot({ ...(extras as object) })).toThrow(
         expect.objectContaining({ code: 'WEFT_INVALID_CONFIGURATION', option }),

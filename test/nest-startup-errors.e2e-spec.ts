@@ -1,19 +1,25 @@
 import 'reflect-metadata';
-import { Injectable, Provider, Scope } from '@nestjs/common';
+import { CanActivate, Injectable, Provider, Scope } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   DuplicateHandlerNameError,
   DuplicateWorkflowNameError,
   InvalidWorkflowDeclarationError,
+  ModuleOptionMisplacedError,
   QueryHandler,
+  Schedule,
   ScopedWorkflowError,
   SignalHandler,
+  Step,
   WeftEngine,
   WeftError,
+  WeftMetrics,
   WeftModule,
+  WeftModuleOptions,
   Workflow,
   WorkflowRunMissingError,
 } from '@weft/nest';
+import { Registry } from 'prom-client';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 
 @Workflow('same-name')
@@ -76,6 +82,31 @@ class EmptyNameWorkflow {
   }
 }
 
+@Workflow('bad-cron')
+@Schedule({ id: 'fine', every: '1h' })
+@Schedule({ id: 'broken', cron: 'not a cron' })
+class BadCronWorkflow {
+  async run() {
+    return null;
+  }
+}
+
+@Workflow('bad-every')
+@Schedule({ id: 'too-often', every: '10ms' })
+class BadEveryWorkflow {
+  async run() {
+    return null;
+  }
+}
+
+@Workflow('bad-window')
+@Schedule({ id: 'window', every: '1h', catchupWindow: 'soon' })
+class BadWindowWorkflow {
+  async run() {
+    return null;
+  }
+}
+
 describe('WeftModule start-up errors', () => {
   let tdb: TestDatabase;
 
@@ -127,7 +158,8 @@ describe('WeftModule start-up errors', () => {
   it('rejects a @Workflow class without run()', async () => {
     const { error } = await boot([NoRunWorkflow]);
     expect(error).toBeInstanceOf(WorkflowRunMissingError);
-    expect((error as Error).message).toContain('NoRunWorkflow');
+    expect(error).toMatchObject({ code: 'WEFT_WORKFLOW_RUN_MISSING', className: 'NoRunWorkflow' });
+    expect((error as Error).message).toContain('NoRunWorkflow is decorated with @Workflow but has no run(ctx, input) method. Add');
   });
 
   it('rejects a request-scoped workflow class', async () => {
@@ -148,6 +180,40 @@ describe('WeftModule start-up errors', () => {
     expect((error as Error).message).toContain('EmptyNameWorkflow');
   });
 
+  it.each([
+    [BadCronWorkflow, 'BadCronWorkflow @Schedule({ id: "broken", ... }): Invalid schedule cron', 'WEFT_INVALID_ARGUMENT'],
+    [BadEveryWorkflow, 'BadEveryWorkflow @Schedule({ id: "too-often", ... }): Invalid schedule every', 'WEFT_INVALID_ARGUMENT'],
+    [BadWindowWorkflow, 'BadWindowWorkflow @Schedule({ id: "window", ... }): ', 'WEFT_INVALID_DURATION'],
+  ])('rejects a bad @Schedule naming the class and the schedule, before registering anything (%o)', async (cls, start, code) => {
+    const { error, engine } = await boot([FirstWorkflow, cls]);
+    expect(error).toBeInstanceOf(WeftError);
+    expect(error).toMatchObject({ code });
+    expect((error as Error).message.startsWith(start)).toBe(true);
+    expect((error as Error).message).toMatch(/Fix the decorator's options \(docs\/schedules\.md\)\.$/);
+    expect(engine.isDisposed).toBe(true);
+    expect(engine.registry.names()).toEqual([]);
+  });
+
+  it('rejects @Step() on something that is not a method, when the class is declared', () => {
+    class Accessors {
+      get value() {
+        return 1;
+      }
+    }
+    const descriptor = Object.getOwnPropertyDescriptor(Accessors.prototype, 'value')!;
+    const error = (() => {
+      try {
+        Step()(Accessors.prototype, 'value', descriptor);
+        return null;
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(error).toBeInstanceOf(InvalidWorkflowDeclarationError);
+    expect(error).toMatchObject({ code: 'WEFT_INVALID_WORKFLOW_DECLARATION', className: 'Accessors' });
+    expect((error as Error).message).toContain('Put @Step() on a method');
+  });
+
   it('rejects a name already registered on the engine directly', async () => {
     const moduleRef = await Test.createTestingModule({
       imports: [WeftModule.forRoot({ database: { url: tdb.url }, schema: 'weft', shutdownGracePeriod: 0 })],
@@ -157,6 +223,53 @@ describe('WeftModule start-up errors', () => {
     app.get(WeftEngine).register({ name: 'same-name', factory: () => new SecondWorkflow() });
     await expect(app.init()).rejects.toThrow(DuplicateWorkflowNameError);
     await app.close();
+  });
+
+  describe("forRootAsync: http and metrics in the factory's result", () => {
+    class AllowAllGuard implements CanActivate {
+      canActivate() {
+        return true;
+      }
+    }
+    const base = () => ({ database: { url: tdb.url }, schema: 'weft', timerPollInterval: 50, shutdownGracePeriod: 0 });
+    const compile = (async: Parameters<typeof WeftModule.forRootAsync>[0]) =>
+      Test.createTestingModule({ imports: [WeftModule.forRootAsync(async)] }).compile();
+
+    it.each([
+      ['http with guards', { http: { guards: [AllowAllGuard] } }, {}, ['http'], true],
+      ['http: true', { http: true }, {}, ['http'], false],
+      ['metrics with guards, http beside useFactory', { metrics: { guards: [] } }, { http: true, metrics: true }, ['metrics'], true],
+      [
+        'both, an equal copy of what is beside useFactory',
+        { http: { prefix: 'ops' }, metrics: true },
+        { http: { prefix: 'ops' } },
+        ['http', 'metrics'],
+        false,
+      ],
+    ] as Array<[string, Partial<WeftModuleOptions>, object, string[], boolean]>)(
+      '%s: start-up fails with WEFT_MODULE_OPTION_MISPLACED, saying to move them beside useFactory',
+      async (_what, returned, extras, options, hadGuards) => {
+        const error = await compile({ useFactory: () => ({ ...base(), ...returned }), ...extras }).then(
+          () => null,
+          (err: unknown) => err,
+        );
+        expect(error).toBeInstanceOf(ModuleOptionMisplacedError);
+        expect(error).toMatchObject({ code: 'WEFT_MODULE_OPTION_MISPLACED', options, hadGuards });
+        const message = (error as Error).message;
+        expect(message.startsWith('WEFT_MODULE_OPTION_MISPLACED: ')).toBe(true);
+        expect(message).toContain(`beside useFactory: WeftModule.forRootAsync({ ${options.join(', ')}, useFactory })`);
+      },
+    );
+
+    it('the very value given beside useFactory, and metrics: { registry } alone, are accepted', async () => {
+      const http = { guards: [AllowAllGuard] };
+      const registry = new Registry();
+      const moduleRef = await compile({ useFactory: () => ({ ...base(), http, metrics: { registry } }), http });
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.init();
+      expect(app.get(WeftMetrics).registry).toBe(registry);
+      await app.close();
+    });
   });
 
   it('every start-up error is a WeftError with a stable code', async () => {

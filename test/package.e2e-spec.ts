@@ -207,6 +207,12 @@ describe('the packed @weft/nest', () => {
         const booted = await boot(app, { DATABASE_URL: tdb.url });
         try {
           const id = await approvalOverHttp(booted, 'Ada');
+          // The dashboard's page and modules come out of the installed package (dashboard: true).
+          const page = await fetch(`${booted.base}/weft`);
+          expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+          expect(await page.text()).toContain('<script type="module" src="/weft/dashboard/app.js">');
+          const script = await fetch(`${booted.base}/weft/dashboard/app.js`);
+          expect([script.status, (await script.text()).includes("from './workflows.js'")]).toEqual([200, true]);
           await stopWithSigterm(booted);
           expect(await tdb.query(`SELECT status FROM weft_workflows WHERE id = $1`, [id])).toEqual([{ status: 'completed' }]);
         } finally {

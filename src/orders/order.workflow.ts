@@ -5,14 +5,16 @@ import { SHIPMENT_WORKFLOW } from './shipment.workflow.js';
 import { WarehouseService } from './warehouse.service.js';
 
 export const ORDER_WORKFLOW = 'order-fulfilment';
+/** Declared in app.module.ts's `queues`: orders reach the payment provider at the rate it allows. */
+export const PAYMENTS_QUEUE = 'payments';
 
 /**
  * Reserve stock, charge (retried with backoff), wait for approval if the order is large (a
  * signal handler and a condition with a timeout), pack (a durable timer), ship (a child
  * workflow); compensate with release and refund when a later stage fails. A fresh instance runs every execution and
- * replay, so the fields are per-order state.
+ * replay, so the fields are per-order state. Orders are admitted through the payments queue.
  */
-@Workflow(ORDER_WORKFLOW, { description: 'reserve, charge, pack, ship' })
+@Workflow(ORDER_WORKFLOW, { description: 'reserve, charge, pack, ship', queue: PAYMENTS_QUEUE })
 export class OrderWorkflow {
   private stage: OrderStage = 'received';
   private approvedBy: string | null = null;

@@ -26,6 +26,14 @@ export class ReportsService {
     this.logger.log(`Nightly report ${report.at}: ${JSON.stringify(report.orders)}`);
   }
 
+  /** The fake carrier feed: reads the events after `cursor` and returns the new position. */
+  @Step({ retry: { maxAttempts: 5, initialInterval: '1s' } })
+  async pollCarrier(cursor: number): Promise<number> {
+    const events = 1 + (cursor % 3);
+    this.logger.debug(`carrier feed: ${events} event(s) after ${cursor}`);
+    return cursor + events;
+  }
+
   @Step()
   async ping(at: string): Promise<void> {
     this.logger.debug(`heartbeat ${at}`);

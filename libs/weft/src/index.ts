@@ -40,6 +40,7 @@ export {
   ScheduleNotFoundError,
   ScheduleAlreadyExistsError,
   WorkflowPurgeRefusedError,
+  QueueNotDeclaredError,
 } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';
@@ -47,7 +48,13 @@ export * from './nest/nest-errors.js';
 // The Nest module, its options and decorators.
 export { WeftModule } from './nest/weft.module.js';
 export { WeftConfigurableModule, WEFT_MODULE_OPTIONS } from './nest/weft.module-definition.js';
-export type { WeftModuleOptions, WeftModuleExtras, WeftHttpOptions, WeftMetricsModuleOptions } from './nest/weft-module.options.js';
+export type {
+  WeftModuleOptions,
+  WeftModuleExtras,
+  WeftHttpOptions,
+  WeftMetricsModuleOptions,
+  WeftDashboardOptions,
+} from './nest/weft-module.options.js';
 export type { WeftOptions } from './common/options.js';
 export type { WeftDatabaseOption, WeftUrlDatabase } from './common/options.js';
 export * from './nest/decorators/index.js';
@@ -63,6 +70,8 @@ export { WeftEngine } from './engine/engine.js';
 export type { EngineHealthSnapshot } from './engine/engine.js';
 export type { WeftEngineOptions } from './engine/options.js';
 export { WorkflowHandle } from './engine/handle.js';
+export { WorkflowReplayer } from './engine/replayer.js';
+export type { RecordedWorkflow, ReplayReport } from './engine/replayer.js';
 export { currentWorkflowContext } from './engine/als.js';
 export type { WorkflowClass } from './engine/registry.js';
 export type { Duration } from './common/duration.js';

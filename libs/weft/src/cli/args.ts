@@ -12,7 +12,24 @@ const GLOBAL: Record<string, OptionSpec> = {
   help: { type: 'boolean', short: 'h' },
 };
 
-export type CommandName = 'list' | 'describe' | 'history' | 'signal' | 'cancel' | 'suspend' | 'resume' | 'engines';
+export type CommandName =
+  | 'list'
+  | 'describe'
+  | 'history'
+  | 'signal'
+  | 'cancel'
+  | 'suspend'
+  | 'resume'
+  | 'engines'
+  | 'schedules list'
+  | 'schedules describe'
+  | 'schedules pause'
+  | 'schedules unpause'
+  | 'schedules trigger';
+
+/** The first word of the commands that have subcommands (`weft schedules list`). */
+export type CommandGroup = 'schedules';
+const GROUPS: readonly CommandGroup[] = ['schedules'];
 
 interface CommandSpec {
   /** Positional arguments: required ones, then optional ones in brackets. */
@@ -107,6 +124,42 @@ weft cancel (--type T | --status S | --id-prefix P)... [--reason TEXT] [--yes]
   --claim-ttl  the engines' workflowClaimTtl in ms (default 15000), to date their
                latest renewal (a renewal sets expiry = now + TTL)`,
   },
+  'schedules list': {
+    args: [],
+    options: { limit: { type: 'string' }, after: { type: 'string' } },
+    summary: 'schedules by id: rule, time zone, paused, next fire, last run',
+    help: `weft schedules list [--limit N] [--after ID]
+
+  --limit  schedules per page, 1 to 1000 (default 100)
+  --after  the schedule id a previous page printed, for the next page`,
+  },
+  'schedules describe': {
+    args: ['id'],
+    options: {},
+    summary: 'one schedule: its definition, next fire times and recent runs',
+    help: `weft schedules describe <id>`,
+  },
+  'schedules pause': {
+    args: ['id'],
+    options: {},
+    summary: 'stop firing a schedule (a run in progress goes on)',
+    help: `weft schedules pause <id>`,
+  },
+  'schedules unpause': {
+    args: ['id'],
+    options: {},
+    summary: 'fire a paused schedule again, from its next fire time after now',
+    help: `weft schedules unpause <id>`,
+  },
+  'schedules trigger': {
+    args: ['id'],
+    options: {},
+    summary: "start one extra run of a schedule's workflow now; prints its workflow id",
+    help: `weft schedules trigger <id>
+
+  The run is stored as a start due now; an engine that runs the workflow type starts it
+  with its next timer pass (timerPollInterval).`,
+  },
 };
 
 const COMMON = `Options for every command:
@@ -115,7 +168,13 @@ const COMMON = `Options for every command:
   --json              machine-readable output on stdout
   --help, -h          this help`;
 
-export function usage(command?: CommandName): string {
+const commandsOf = (group: CommandGroup) => (Object.keys(COMMANDS) as CommandName[]).filter((n) => n.startsWith(`${group} `));
+
+export function usage(command?: CommandName | CommandGroup): string {
+  if (command && isGroup(command))
+    return `${commandsOf(command)
+      .map((n) => COMMANDS[n].help)
+      .join('\n\n')}\n\n${COMMON}\n`;
   if (command) return `${COMMANDS[command].help}\n\n${COMMON}\n`;
   const names = Object.keys(COMMANDS) as CommandName[];
   const w = Math.max(...names.map((n) => n.length));
@@ -129,8 +188,10 @@ export function usage(command?: CommandName): string {
 
 export interface Parsed {
   command: CommandName | null;
-  /** --help was asked for (of `command`, or in general). */
+  /** --help was asked for (of `command`, of `group`, or in general). */
   help: boolean;
+  /** `weft schedules --help`, `weft help schedules`: the help of every command of the group. */
+  group?: CommandGroup;
   positionals: string[];
   values: Record<string, string | boolean | string[] | undefined>;
 }
@@ -138,6 +199,27 @@ export interface Parsed {
 const ALL: Record<string, OptionSpec> = Object.assign({}, GLOBAL, ...Object.values(COMMANDS).map((c) => c.options));
 
 const isCommand = (name: string): name is CommandName => Object.prototype.hasOwnProperty.call(COMMANDS, name);
+const isGroup = (name: string): name is CommandGroup => (GROUPS as readonly string[]).includes(name);
+
+/** The command named by the leading positionals: `list`, or `schedules list` (how many words it took). */
+function commandAt(positionals: string[], help: boolean): { command: CommandName; words: number } | { group: CommandGroup } {
+  const [first, second] = positionals;
+  if (!isGroup(first)) {
+    if (!isCommand(first)) throw new CliUsageError(`Unknown command "${first}"`);
+    return { command: first, words: 1 };
+  }
+  if (second === undefined) {
+    if (help) return { group: first };
+    throw new CliUsageError(
+      `"weft ${first}" needs a subcommand: ${commandsOf(first)
+        .map((n) => n.slice(first.length + 1))
+        .join(', ')}`,
+    );
+  }
+  const name = `${first} ${second}`;
+  if (!isCommand(name)) throw new CliUsageError(`Unknown command "${name}"`);
+  return { command: name, words: 2 };
+}
 
 function strictParse(argv: string[], options: Record<string, OptionSpec>) {
   try {
@@ -148,6 +230,8 @@ function strictParse(argv: string[], options: Record<string, OptionSpec>) {
   }
 }
 
+const helpOf = (command: CommandName): Parsed => ({ command, help: true, positionals: [], values: {} });
+
 export function parseCommandLine(argv: string[]): Parsed {
   // First pass: every option of every command, only to find the command among the positionals.
   const loose = parseArgs({ args: argv, options: ALL, allowPositionals: true, strict: false });
@@ -157,22 +241,22 @@ export function parseCommandLine(argv: string[]): Parsed {
     throw new CliUsageError('No command given');
   }
   if (first === 'help') {
-    const of = loose.positionals[1];
-    if (of !== undefined && !isCommand(of)) throw new CliUsageError(`Unknown command "${of}"`);
-    return { command: of ?? null, help: true, positionals: [], values: {} };
+    if (loose.positionals.length === 1) return { command: null, help: true, positionals: [], values: {} };
+    const of = commandAt(loose.positionals.slice(1), true);
+    return 'group' in of ? { command: null, group: of.group, help: true, positionals: [], values: {} } : helpOf(of.command);
   }
-  if (first === 'schedules') {
-    throw new CliUsageError('"weft schedules" is not available in this version: schedules come in a later release');
-  }
-  if (!isCommand(first)) throw new CliUsageError(`Unknown command "${first}"`);
-  const spec = COMMANDS[first];
+  const at = commandAt(loose.positionals, loose.values.help === true);
+  if ('group' in at) return { command: null, group: at.group, help: true, positionals: [], values: {} };
+  const { command, words } = at;
+  const spec = COMMANDS[command];
   const { values, positionals } = strictParse(argv, { ...GLOBAL, ...spec.options });
-  if (values.help) return { command: first, help: true, positionals: [], values: {} };
-  const args = positionals.slice(1);
+  if (values.help) return helpOf(command);
+  const args = positionals.slice(words);
   const required = spec.args.filter((a) => !a.startsWith('['));
   if (args.length < required.length) {
-    throw new CliUsageError(`"weft ${first}" needs ${spec.args.map((a) => (a.startsWith('[') ? a : `<${a}>`)).join(' ')}`);
+    throw new CliUsageError(`"weft ${command}" needs ${spec.args.map((a) => (a.startsWith('[') ? a : `<${a}>`)).join(' ')}`);
   }
-  if (args.length > spec.args.length) throw new CliUsageError(`"weft ${first}" takes ${spec.args.length} argument(s), got ${args.length}`);
-  return { command: first, help: false, positionals: args, values: values as Parsed['values'] };
+  if (args.length > spec.args.length)
+    throw new CliUsageError(`"weft ${command}" takes ${spec.args.length} argument(s), got ${args.length}`);
+  return { command, help: false, positionals: args, values: values as Parsed['values'] };
 }

@@ -4,6 +4,7 @@ import type { CommandName } from './args.js';
 import { CliUsageError } from './errors.js';
 import type { Prepared, Values } from './options.js';
 import { describe, engines, history, list } from './read-commands.js';
+import { scheduleDescribe, scheduleList, schedulePause, scheduleTrigger } from './schedule-commands.js';
 import { bulkCancel, signal, transition } from './write-commands.js';
 
 export type { CliIo, Output, Prepared } from './options.js';
@@ -24,6 +25,11 @@ const PREPARE: Record<CommandName, (args: string[], v: Values) => Prepared> = {
   suspend: (args, v) => transition('suspend', args, v),
   resume: (args, v) => transition('resume', args, v),
   engines: (_, v) => engines(v),
+  'schedules list': (_, v) => scheduleList(v),
+  'schedules describe': (args) => scheduleDescribe(args),
+  'schedules pause': (args) => schedulePause('pause', args),
+  'schedules unpause': (args) => schedulePause('unpause', args),
+  'schedules trigger': (args) => scheduleTrigger(args),
 };
 
 /** Checks the arguments of `command` (CliUsageError, the engine's validation errors) and returns its run. */

@@ -37,10 +37,12 @@ export class CliLeaseModeError extends WeftError {
   constructor(
     readonly command: string,
     readonly holder: string | null,
+    /** What the command writes, and the HTTP API's route segment for it. */
+    readonly target: 'workflows' | 'schedules' = 'workflows',
   ) {
     super(
-      `This database runs ownership 'lease': only the engine holding the global lease (${holder ?? 'none right now'}) may ${command} workflows, ` +
-        `and the CLI does not take the lease. Use that engine's HTTP API instead (POST <prefix>/workflows/<id>/${command}).`,
+      `This database runs ownership 'lease': only the engine holding the global lease (${holder ?? 'none right now'}) may ${command} ${target}, ` +
+        `and the CLI does not take the lease. Use that engine's HTTP API instead (POST <prefix>/${target}/<id>/${command}).`,
     );
   }
 }

@@ -23,8 +23,17 @@ export interface Output {
 
 export type Prepared = (session: Session, io: CliIo, json: boolean) => Promise<Output>;
 
-export const STATUSES: readonly WorkflowStatus[] = ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
-export const LIVE: WorkflowStatus[] = ['pending', 'running', 'suspended'];
+export const STATUSES: readonly WorkflowStatus[] = [
+  'pending',
+  'enqueued',
+  'running',
+  'suspended',
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+];
+export const LIVE: WorkflowStatus[] = ['pending', 'enqueued', 'running', 'suspended'];
 /** The engine's own payload default (maxPayloadBytes). */
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 /** As the HTTP API bounds it (nest/http/requests.ts). */

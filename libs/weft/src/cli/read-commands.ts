@@ -24,6 +24,7 @@ export function list(v: Values): Prepared {
       .addSelect('w.createdAt', 'created_at')
       .addSelect('w.updatedAt', 'updated_at')
       .addSelect('w.completedAt', 'completed_at')
+      .addSelect('w.workflowVersion', 'workflow_version')
       .addSelect('w.created_at::text', 'cursor_at')
       .orderBy('w.createdAt', 'ASC')
       .addOrderBy('w.id', 'ASC')
@@ -42,6 +43,7 @@ export function list(v: Values): Prepared {
       createdAt: iso(r.created_at as Date),
       updatedAt: iso(r.updated_at as Date),
       completedAt: iso(r.completed_at as Date | null),
+      workflowVersion: (r.workflow_version as string | null) ?? null,
     }));
     if (nextCursor) io.stderr.write(`More: add --after ${nextCursor}\n`);
     const text = items.length
@@ -128,6 +130,7 @@ export function describe(args: string[]): Prepared {
       status: row.status,
       runNumber: row.runNumber,
       version: row.version,
+      workflowVersion: row.workflowVersion,
       parentId: row.parentId,
       createdAt: iso(row.createdAt),
       updatedAt: iso(row.updatedAt),
@@ -160,6 +163,7 @@ function describeText(d: {
     ['status', d.status],
     ['run', d.runNumber],
     ['version', d.version],
+    ['code version', d.workflowVersion],
     ['parent', d.parentId],
     ['created', d.createdAt],
     ['updated', d.updatedAt],

@@ -46,7 +46,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return report(io, err, json);
   }
   if (parsed.help) {
-    io.stdout.write(usage(parsed.command ?? undefined));
+    io.stdout.write(usage(parsed.command ?? parsed.group));
     return EXIT.ok;
   }
   const command = parsed.command!;

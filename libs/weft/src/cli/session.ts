@@ -64,7 +64,7 @@ export class Session {
   }
 
   /**
-   * An engine for cancel, suspend and resume: every write goes through the engine's own
+   * An engine for cancel, suspend and resume (and the schedule writes, engine.schedules): every write goes through the engine's own
    * transitions, so it carries the version check, and under 'workflow-lease' rotates the claim
    * epoch, which fences the owner's next write and makes its next renewal drop the run. It
    * registers no workflow types and runs no background tasks: its bootstrap (the ownership gates,
@@ -72,12 +72,12 @@ export class Session {
    * timers, so it takes over nobody's workflows. Under 'lease' its bootstrap would contend for
    * the global lease, so those commands are refused.
    */
-  writer(command: string): Promise<WeftEngine> {
+  writer(command: string, target: 'workflows' | 'schedules' = 'workflows'): Promise<WeftEngine> {
     this.engine ??= (async () => {
       const mode = await this.mode();
       if (mode === 'lease') {
         const lease = await this.lease.findOneBy({ id: 1 });
-        throw new CliLeaseModeError(command, lease?.holder ?? null);
+        throw new CliLeaseModeError(command, lease?.holder ?? null, target);
       }
       const engine = new WeftEngine(this.db, {
         ownership: mode,

@@ -186,7 +186,11 @@ export class NonDeterminismError extends WeftError {
     readonly replayed: { kind: string; name: string },
   ) {
     super(
-      `Workflow "${workflowId}" is not deterministic at operation ${seq}: history has ${recorded.kind} "${recorded.name}" but the code now calls ${replayed.kind} "${replayed.name}". The workflow is suspended; deploy code that matches its history and resume it.`,
+      `Workflow "${workflowId}" is not deterministic at operation ${seq}: history has ${recorded.kind} "${recorded.name}" but the code now calls ${replayed.kind} "${replayed.name}".${
+        recorded.kind === 'patch'
+          ? ` Patch "${recorded.name}" was removed while runs that recorded it still run: bring back ctx.patched("${recorded.name}") (or ctx.deprecatePatch) until they have ended (docs/versioning.md).`
+          : ''
+      } The workflow is suspended; deploy code that matches its history and resume it.`,
     );
   }
 }
@@ -438,5 +442,19 @@ export class WorkflowPurgeRefusedError extends WeftError {
       'live-parent': 'its parent still runs and will read its end; purge it once the parent has ended',
     }[reason];
     super(`Workflow "${workflowId}" was not purged: ${why}.`);
+  }
+}
+
+/** A start (or `@Workflow(name, { queue })`) names a queue the engine's `queues` option does not declare. */
+export class QueueNotDeclaredError extends WeftError {
+  readonly code = 'WEFT_QUEUE_NOT_DECLARED';
+  constructor(
+    readonly queue: string,
+    readonly declared: string[],
+  ) {
+    const known = declared.length ? `declared: ${declared.join(', ')}` : 'none is declared';
+    super(
+      `Queue "${queue}" is not declared (${known}). Add it to the "queues" option of every engine, e.g. queues: { "${queue}": { concurrency: 10 } }.`,
+    );
   }
 }

@@ -2,7 +2,7 @@
 // durations, so any layer can use them (docs/architecture.md).
 import type { Duration } from './duration.js';
 
-export type WorkflowStatus = 'pending' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+export type WorkflowStatus = 'pending' | 'enqueued' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
 
 export const TERMINAL_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
 
@@ -29,7 +29,9 @@ export interface ChildHandle<O = unknown> {
 /** What workflow code gets as `ctx`. Every call takes the next sequence number; see docs/concepts.md. */
 export interface WorkflowContext {
   readonly workflowId: string;
-  /** Run number of this workflow id: 1, or more after idPolicy 'start-new-if-terminal'. */
+  /** Run number of this workflow id: 1, then +1 per continueAsNew or idPolicy 'start-new-if-terminal' restart. */
+  readonly runNumber: number;
+  /** The same as `runNumber` (its first name). */
   readonly attempt: number;
   /** Aborted on cancel, timeout, suspension or loss of ownership. */
   readonly signal: AbortSignal;
@@ -54,6 +56,21 @@ export interface WorkflowContext {
   random(): number;
   /** A recorded random UUID. */
   uuid(): string;
+  /**
+   * Ends this run and starts the next run of the same workflow id with `input` and a fresh, empty
+   * history, in one commit, under the same claim (`runNumber + 1`). Unconsumed signals and
+   * updates carry over; children still running get the parent-close policy. It never returns:
+   * `return ctx.continueAsNew(next)` (docs/continue-as-new.md).
+   */
+  continueAsNew(input: unknown): Promise<never>;
+  /**
+   * Versioning: true on the new code path. A run that reaches this call live records a marker
+   * and takes the new path; a replay takes it only if its history recorded the marker here, so
+   * runs started by older code keep the old path (docs/versioning.md).
+   */
+  patched(patchId: string): boolean;
+  /** A patch's second phase, once no run from before the patch remains: always the new path. */
+  deprecatePatch(patchId: string): void;
 }
 
 /** A workflow class: a fresh instance runs (or replays) every execution. */
@@ -72,6 +89,10 @@ export interface WorkflowDefinition {
   queryHandlers?: Record<string, string>;
   /** `@Schedule`s of the type: created or updated at bootstrap. */
   schedules?: ScheduleDecoratorOptions[];
+  /** The code's version (`@Workflow(name, { version })`): recorded at start, shown by describe and list. */
+  version?: string;
+  /** The queue every start of this type goes to unless the start names one (`@Workflow(name, { queue })`). */
+  queue?: string;
 }
 
 export type IdPolicy = 'return-existing' | 'reject-duplicate' | 'start-new-if-terminal';
@@ -86,6 +107,20 @@ export interface StartOptions {
   /** The whole execution must finish within this long, or it ends `timed_out`. */
   executionTimeout?: Duration;
   parentId?: string;
+  /** Admit the run through this queue (declared in the `queues` option): `enqueued` until admitted (docs/queues.md). */
+  queue?: string;
+  /** Within a queue, higher is admitted first (-1000 to 1000, default 0); FIFO within one priority. */
+  priority?: number;
+}
+
+/** One queue of the `queues` option: limits that hold across every engine on the database (docs/queues.md). */
+export interface QueueOptions {
+  /** At most this many of the queue's workflows `running` at once, over all engines. */
+  concurrency?: number;
+  /** At most this many of the queue's workflows running on one engine. */
+  perEngineConcurrency?: number;
+  /** At most `limit` admissions in any sliding window of `period`, over all engines. */
+  rateLimit?: { limit: number; period: Duration };
 }
 
 export interface RetryPolicy {
@@ -131,13 +166,23 @@ export interface WorkflowDescription {
   completedAt: Date | null;
   deadline: Date | null;
   startAt: Date | null;
+  /** The row's optimistic-lock version (not the code's: that is `workflowVersion`). */
   version: number;
+  /** `@Workflow(name, { version })` of the code that started this run; null without one. */
+  workflowVersion: string | null;
+  /** The queue it was started into; null without one. */
+  queue: string | null;
+  priority: number;
+  /** When its queue admitted it (status `enqueued` before); null outside a queue or while enqueued. */
+  admittedAt: Date | null;
   history: OperationRecord[];
 }
 
 export interface ListFilter {
   status?: WorkflowStatus | WorkflowStatus[];
   type?: string;
+  /** Only workflow ids that start with this text (1 to 255 characters). */
+  idPrefix?: string;
   limit?: number;
   /** Opaque cursor from a previous page's `nextCursor`. */
   cursor?: string;
@@ -151,6 +196,9 @@ export interface WorkflowSummary {
   createdAt: Date;
   updatedAt: Date;
   completedAt: Date | null;
+  workflowVersion: string | null;
+  queue: string | null;
+  priority: number;
 }
 
 export interface ListPage {
@@ -179,6 +227,8 @@ export interface EngineHealthSnapshot {
   liveWorkflows: number;
   claimsHeld: number;
   renewalFailures: number;
+  /** Per declared queue, as of this engine's last admission pass: workflows enqueued and running (all engines). */
+  queues: Record<string, { enqueued: number; running: number }>;
 }
 
 /** What a schedule does when a fire comes while its previous run still runs. */

@@ -60,6 +60,7 @@ describe('bad input is refused with a typed error and nothing written', () => {
     ['negative startAfter', () => engine.start('echo', {}, { startAfter: -5 }), 'WEFT_INVALID_DURATION'],
     ['unparsable executionTimeout', () => engine.start('echo', {}, { executionTimeout: 'soon' }), 'WEFT_INVALID_DURATION'],
     ['unknown id policy', () => engine.start('echo', {}, { idPolicy: 'whatever' as never }), 'WEFT_INVALID_ARGUMENT'],
+    ['misspelt start option', () => engine.start('echo', {}, { timeout: '1s' } as never), 'WEFT_INVALID_ARGUMENT'],
   ])('%s', async (_what, call, code) => {
     const before = await count();
     await expect(call()).rejects.toMatchObject({ code });

@@ -27,13 +27,19 @@ export class WorkflowContextImpl implements WorkflowContext {
       if (!exec.isReplaying && !exec.readOnly) host[level](`${prefix} ${m}`);
     };
     this.logger = { log: say('log'), warn: say('warn'), error: say('error') };
+    // Built once per launch, in the launcher's context: the run's workflow span starts here.
+    if (!exec.readOnly) exec.trace = exec.host.options.tracing.run(exec);
   }
 
   get workflowId(): string {
     return this.exec.workflowId;
   }
 
-  /** Run number of this workflow id: 1, or more after idPolicy 'start-new-if-terminal'. */
+  /** Run number of this workflow id: 1, then +1 per continueAsNew or 'start-new-if-terminal' restart. */
+  get runNumber(): number {
+    return this.exec.runNumber;
+  }
+
   get attempt(): number {
     return this.exec.runNumber;
   }
@@ -76,7 +82,7 @@ export class WorkflowContextImpl implements WorkflowContext {
   private begin(kind: string, name: string): { seq: number; replay?: Promise<unknown>; live: boolean } {
     this.active(kind);
     const exec = this.exec;
-    const seq = exec.nextSeq++;
+    const seq = exec.takeSeq();
     const rec = this.replayed(seq, kind, name);
     if (rec === 'mismatch' || exec.state !== 'active') return { seq, replay: NEVER, live: false };
     if (rec) return { seq, replay: this.fromHistory(seq, rec), live: false };
@@ -101,7 +107,8 @@ export class WorkflowContextImpl implements WorkflowContext {
       const idempotencyKey = `${exec.workflowId}:${seq}`;
       const t0 = performance.now();
       const mayStart = () => exec.state === 'active' && exec.host.mayRun(exec);
-      const out = await runAttempts(fn as (a: StepArgs) => unknown, {
+      const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
+      const out = await runAttempts(span ? span.wrap(fn) : (fn as (a: StepArgs) => unknown), {
         name,
         idempotencyKey,
         retry,
@@ -109,6 +116,7 @@ export class WorkflowContextImpl implements WorkflowContext {
         signal: exec.abort.signal,
         mayStart,
       });
+      span?.end(out);
       exec.host.stepFinished((performance.now() - t0) / 1000);
       if ('aborted' in out || exec.state !== 'active') return NEVER;
       let op: OperationRecord;
@@ -188,7 +196,8 @@ export class WorkflowContextImpl implements WorkflowContext {
     const exec = this.exec;
     await exec.durable();
     if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
-    const childId = await exec.host.startChild(exec, seq, type, input, opts);
+    const start = () => exec.host.startChild(exec, seq, type, input, opts);
+    const childId = await (exec.trace ? exec.trace.within(start) : start()); // the child's span nests under this run's
     void exec.record({ seq, kind: 'startChild', name: type, status: 'completed', result: { workflowId: childId } });
     return handle(childId);
   }
@@ -235,10 +244,61 @@ export class WorkflowContextImpl implements WorkflowContext {
     return this.recorded('uuid', () => randomUUID()) as string;
   }
 
+  /**
+   * True when this code path is new to the run: a run that gets here live records a patch
+   * marker (recorded with the next commit, no round trip) and takes the new path; a replay takes
+   * the new path only where its history holds the marker, so runs recorded by older code keep
+   * their old path (docs/versioning.md).
+   */
+  patched(patchId: string): boolean {
+    return this.patchCheck(patchId, false);
+  }
+
+  /** The patch's second phase: no run without the marker remains; the new path always. */
+  deprecatePatch(patchId: string): void {
+    this.patchCheck(patchId, true);
+  }
+
+  private patchCheck(patchId: string, deprecated: boolean): boolean {
+    this.active(deprecated ? 'deprecatePatch' : 'patched');
+    validateName('patch id', patchId);
+    const exec = this.exec;
+    const seq = exec.nextSeq;
+    const rec = exec.history.get(seq);
+    if (rec?.kind === 'patch' && rec.name === patchId) {
+      exec.nextSeq++;
+      return true;
+    }
+    // Inside recorded history (an operation here, or later ones): the run was made by code
+    // before this patch, so its old path; nothing is consumed, the history's operation is next.
+    if (rec || seq <= exec.maxRecordedSeq) return deprecated;
+    exec.nextSeq++;
+    if (!exec.readOnly && exec.state === 'active') {
+      exec.recordLazy({ seq, kind: 'patch', name: patchId, status: 'completed', result: { deprecated } });
+    }
+    return true;
+  }
+
+  /**
+   * Not an operation: the switch commit replaces the whole history. It rejects with
+   * ContinueAsNewStop so the run's code unwinds (a promise that never settled would keep the
+   * ended run's instance alive); the switch itself is already under way, caught or not.
+   */
+  async continueAsNew(input: unknown): Promise<never> {
+    this.active('continueAsNew');
+    const exec = this.exec;
+    const stored = toStoredJson(input, 'Input of ctx.continueAsNew()', exec.host.maxPayloadBytes);
+    if (exec.state === 'active' && !exec.continueWith) {
+      exec.continueWith = { input: stored };
+      exec.host.continueAsNew(exec, stored);
+    }
+    throw new ContinueAsNewStop();
+  }
+
   private recorded(kind: string, make: () => unknown): unknown {
     this.active(kind);
     const exec = this.exec;
-    const seq = exec.nextSeq++;
+    const seq = exec.takeSeq();
     const rec = this.replayed(seq, kind, kind);
     if (rec === 'mismatch') throw new NonDeterminismStop();
     if (rec) return rec.result;
@@ -258,6 +318,13 @@ interface ChildOutcome {
 export class NonDeterminismStop extends Error {
   constructor() {
     super('Workflow stopped: non-deterministic replay');
+  }
+}
+
+/** What ctx.continueAsNew() throws to end the run's code; the engine has taken over the switch. */
+export class ContinueAsNewStop extends Error {
+  constructor() {
+    super('The workflow continued as new: this run has ended');
   }
 }
 

@@ -24,6 +24,8 @@ import { Runtime } from './runtime.js';
 import { Starter } from './starter.js';
 import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';
+import { QueueAdmission } from './queues/admission.js';
+import { resolveQueues } from './queues/options.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -50,6 +52,7 @@ export class WeftEngine {
   /** Schedules: create, update, pause, unpause, trigger, delete, describe, list (docs/schedules.md). */
   readonly schedules: WeftSchedules;
   private readonly retention: Retention;
+  private readonly queues: QueueAdmission;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   private readonly timers: TimerLoop;
@@ -96,7 +99,10 @@ export class WeftEngine {
       children: {
         // A child is started also while this engine shuts down (it drains).
         start: (parentId, childId, type, input) => this.starter.startChild(parentId, childId, type, input),
-        terminated: (id, startedChildren = true) => startedChildren && this.transitions.closeChildren(id),
+        terminated: (id, startedChildren = true) => {
+          this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
+          if (startedChildren) this.transitions.closeChildren(id);
+        },
       },
       onTimerScheduled: (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs),
     });
@@ -116,7 +122,17 @@ export class WeftEngine {
       ownership: this.ownership,
       isDisposed: () => this.disposed !== undefined,
     });
+    this.queues = new QueueAdmission({
+      store: this.store,
+      registry: this.registry,
+      ownership: this.ownership,
+      runtime: this.runtime,
+      options: this.options,
+      queues: resolveQueues(options.queues),
+      mayAdmit: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
+    });
     this.starter = new Starter({
+      queues: this.queues,
       store: this.store,
       registry: this.registry,
       options: this.options,
@@ -164,6 +180,11 @@ export class WeftEngine {
     }
   }
 
+  /** The registered workflow types (WorkflowReplayer.forEngine replays against them). */
+  definitions(): WorkflowDefinition[] {
+    return this.registry.all();
+  }
+
   /** Registers a workflow type: a class with run(ctx, input), or a definition with a factory. */
   register(nameOrDef: string | WorkflowDefinition, cls?: WorkflowClass): this {
     if (typeof nameOrDef === 'string') {
@@ -172,6 +193,7 @@ export class WeftEngine {
       this.registry.register({ name: nameOrDef, factory: () => new Cls() });
     } else {
       for (const s of nameOrDef.schedules ?? []) this.schedules.declare({ ...s, workflowType: nameOrDef.name });
+      this.queues.checkDefinition(nameOrDef);
       this.registry.register(nameOrDef);
     }
     return this;
@@ -188,6 +210,7 @@ export class WeftEngine {
     this.ownershipReady.catch(() => undefined);
     this.bootstrapping = (async () => {
       await this.ownershipReady;
+      await this.options.tracing.ready(); // before recovery, so recovered runs are traced
       await this.schedules.syncDeclared();
       const auto = this.options.backgroundTasks === 'auto';
       if (this.options.notify && auto) await this.messaging.listen();
@@ -195,6 +218,7 @@ export class WeftEngine {
       if (auto && !this.disposed) this.ownership.startMaintenance();
       await this.recoverAll();
       if (auto && !this.disposed) this.timers.start();
+      if (auto && !this.disposed) this.queues.start();
       this.started = true;
     })();
     return this.bootstrapping;
@@ -244,6 +268,8 @@ export class WeftEngine {
     signal?: { name: string; payload: unknown },
   ): Promise<WorkflowHandle> {
     await this.assertCanRun();
+    const tracing = this.options.tracing.ready(); // undefined once loaded: no await per start
+    if (tracing) await tracing;
     return this.handle(await this.starter.start({ type, input, opts, signal }));
   }
 
@@ -342,14 +368,21 @@ export class WeftEngine {
   }
 
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
-  async runMaintenance(): Promise<{ pass: PassReport | null; timersFired: number; schedulesFired: number; purged: number }> {
+  async runMaintenance(): Promise<{
+    pass: PassReport | null;
+    timersFired: number;
+    schedulesFired: number;
+    purged: number;
+    admitted: number;
+  }> {
     this.assertOpen();
     const pass = await this.ownership.runPass();
     this.lastPassAt = new Date();
     const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
     const schedulesFired = await this.schedules.fireDue();
     const purged = await this.retention.runPass();
-    return { pass, timersFired, schedulesFired, purged };
+    const admitted = await this.queues.pass();
+    return { pass, timersFired, schedulesFired, purged, admitted };
   }
 
   /**
@@ -365,6 +398,7 @@ export class WeftEngine {
       this.runtime.draining = true;
       await this.ownership.stopMaintenance();
       await this.timers.stop();
+      await this.queues.stop();
       await this.messaging.close();
       await this.bootstrapping?.catch(() => undefined);
       await this.runtime.drain(Date.now() + this.options.shutdownGraceMs);
@@ -391,6 +425,7 @@ export class WeftEngine {
       liveWorkflows: this.runtime.live.size,
       claimsHeld,
       renewalFailures,
+      queues: this.queues.snapshot(),
     };
   }
 

@@ -2,6 +2,7 @@ import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/ty
 import type { OperationRecord } from '../common/types.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../common/types.js';
+import type { EngineTracing, WorkflowTrace } from '../observability/tracing.js';
 
 export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
 
@@ -28,10 +29,13 @@ export interface ExecutionHost {
   pump(exec: Execution): void;
   /** Replays a recorded signal/update delivery into the instance. */
   applyDelivery(exec: Execution, rec: OperationRecord): void;
+  /** ctx.continueAsNew: end this run and start the next one (see continue-as-new.ts). */
+  continueAsNew(exec: Execution, input: unknown): void;
   /** Starts a child workflow for ctx.startChild; resolves with its id. */
   startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string>;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
+  readonly options: { readonly tracing: EngineTracing };
 }
 
 export type WaitKind = 'sleep' | 'waitForSignal' | 'condition' | 'childResult';
@@ -60,12 +64,16 @@ function merge(into: Change, c: Change): Change {
   if (c.error !== undefined) out.error = c.error;
   if (c.completed) out.completed = true;
   if (c.clearTimers) out.clearTimers = true;
+  if (c.continueAsNew) out.continueAsNew = c.continueAsNew;
   for (const f of LIST_FIELDS) {
     const add = c[f];
     if (add?.length) (out as Record<string, unknown[]>)[f] = [...(into[f] ?? []), ...add];
   }
   return out;
 }
+
+const isDeprecatedMarker = (op: OperationRecord | undefined) =>
+  op?.kind === 'patch' && (op.result as { deprecated?: boolean } | null)?.deprecated === true;
 
 /** One run, as started or as loaded: what an Execution continues (replaying `history` first). */
 export interface ExecutionRun {
@@ -106,6 +114,12 @@ export class Execution implements ReplayTarget {
   readOnly = false;
   /** Why a query replay could not finish (non-determinism). */
   readOnlyFailure: Error | undefined;
+  /** Its spans (observability/tracing.ts); undefined when nothing is traced. */
+  trace: WorkflowTrace | undefined;
+  /** Loaded from storage: the stored traceparent its span links to (or null); undefined when not loaded. */
+  traceContext: string | null | undefined;
+  /** Set by ctx.continueAsNew: the next run's input (the run is ending). */
+  continueWith: { input: unknown } | undefined;
   /** Resolves when the replay driver has released all history. */
   replayRun: Promise<void> | undefined;
   /** Next resolution number (see ReplayDriver). */
@@ -162,6 +176,21 @@ export class Execution implements ReplayTarget {
 
   applyDelivery(rec: OperationRecord): void {
     this.host.applyDelivery(this, rec);
+  }
+
+  /**
+   * The next sequence number for a call other than a patch check. A marker that
+   * ctx.deprecatePatch recorded is passed over when the code no longer makes that call (the
+   * patch's last phase removed it, docs/versioning.md); any other recorded operation is the
+   * code's to match.
+   */
+  takeSeq(): number {
+    this.skipDeprecatedMarkers();
+    return this.nextSeq++;
+  }
+
+  skipDeprecatedMarkers(): void {
+    while (this.nextSeq <= this.maxRecordedSeq && isDeprecatedMarker(this.history.get(this.nextSeq))) this.nextSeq++;
   }
 
   nonDeterminism(err: Error): void {
@@ -314,6 +343,7 @@ export class Execution implements ReplayTarget {
     this.queue = [];
     this.waits.clear();
     if (abort && !this.abort.signal.aborted) this.abort.abort();
+    this.trace?.end('stopped');
   }
 
   wait(seq: number, wait: Omit<Wait, 'resolve'>): Promise<unknown> {
@@ -343,6 +373,7 @@ export class Execution implements ReplayTarget {
         this.state === 'active' && this.inflightSteps === 0 && !this.committing && this.queue.length === 0 && this.waits.size > 0;
       if (parked && !this.parked) {
         this.parked = true;
+        this.trace?.park();
         this.host.onParked(this);
       } else if (!parked) this.parked = false;
       if (parked) this.host.pump(this);

@@ -27,6 +27,10 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
     deadline: row.deadline,
     startAt: row.startAt,
     version: row.version,
+    workflowVersion: row.workflowVersion,
+    queue: row.queue,
+    priority: row.priority,
+    admittedAt: row.admittedAt,
     history,
   };
 }
@@ -35,9 +39,10 @@ export async function listWorkflows(store: WorkflowStore, filter: ListFilter): P
   const limit = filter.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
   if (filter.type !== undefined) validateName('type', filter.type);
+  if (filter.idPrefix !== undefined) validateName('idPrefix', filter.idPrefix); // 1 to 255 characters, like the ids
   const statuses = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
   const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
-  const rows = await store.workflows.list({ statuses, type: filter.type, after, limit: limit + 1 });
+  const rows = await store.workflows.list({ statuses, type: filter.type, idPrefix: filter.idPrefix, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {
@@ -49,6 +54,9 @@ export async function listWorkflows(store: WorkflowStore, filter: ListFilter): P
       createdAt: r.createdAt,
       updatedAt: r.updatedAt,
       completedAt: r.completedAt,
+      workflowVersion: r.workflowVersion,
+      queue: r.queue,
+      priority: r.priority,
     })),
     nextCursor: rows.length > limit && last ? encodeCursor(last) : null,
   };

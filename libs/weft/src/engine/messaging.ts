@@ -158,9 +158,12 @@ export class Messaging {
       void this.store.messages
         .inbox(workflowId, exec.lastInboxId)
         .then((msgs) => {
-          if (msgs.length === 0 || this.runtime.live.get(workflowId) !== exec) return;
-          exec.addInbox(msgs);
-          this.runtime.wakeForMessage(exec);
+          // The run that is live now: after a continueAsNew it is the next run, and the messages
+          // (still pending) are its own.
+          const now = this.runtime.live.get(workflowId);
+          if (msgs.length === 0 || !now) return;
+          now.addInbox(msgs);
+          this.runtime.wakeForMessage(now);
         })
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
     } else if (this.ownership.holds(workflowId) && !this.isDisposed()) {

@@ -5,27 +5,56 @@ import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common
 import type { StartOptions } from '../common/types.js';
 import { toStoredJson, validateWorkflowId } from './validation.js';
 
-/** Validates everything about a start before anything is written. */
-export function newRow(type: string, input: unknown, opts: StartOptions, maxPayloadBytes: number): InsertWorkflow {
+const START_OPTIONS = new Set<string>([
+  'workflowId',
+  'idPolicy',
+  'startAt',
+  'startAfter',
+  'executionTimeout',
+  'parentId',
+  'queue',
+  'priority',
+]);
+
+/**
+ * Validates everything about a start before anything is written. `queued`: the start's queue and
+ * priority, already checked against the declared queues (engine/queues/options.ts `startQueue`).
+ */
+export function newRow(
+  type: string,
+  input: unknown,
+  opts: StartOptions,
+  maxPayloadBytes: number,
+  queued: { queue: string; priority: number } | null = null,
+): InsertWorkflow {
+  // A misspelt option (`timeout` for `executionTimeout`) would otherwise be ignored without a word.
+  const unknown = Object.keys(opts ?? {}).filter((k) => !START_OPTIONS.has(k));
+  if (unknown.length) {
+    throw new InvalidArgumentError('start options', `unknown option "${unknown[0]}"; the options are ${[...START_OPTIONS].join(', ')}`);
+  }
   const id = opts.workflowId === undefined ? randomUUID() : validateWorkflowId(opts.workflowId);
   const parentId = opts.parentId === undefined ? null : validateWorkflowId(opts.parentId);
   const stored = toStoredJson(input, 'Workflow input', maxPayloadBytes);
   const startIn = startDelay(opts);
   const timeoutMs = parseOptionalDuration(opts.executionTimeout, 'executionTimeout');
   const delayed = startIn > 0;
+  // A delayed start fires straight to running; through a queue it would bypass the admission.
+  if (queued && delayed) throw new InvalidArgumentError('start options', 'a queued start cannot be delayed (startAt, startAfter)');
   const timers: InsertWorkflow['timers'] = [];
   if (delayed) timers.push({ kind: 'delayed-start', delayMs: startIn });
   if (timeoutMs !== undefined) timers.push({ kind: 'execution-deadline', delayMs: startIn + timeoutMs });
-  return {
+  const row: InsertWorkflow = {
     id,
     type,
-    status: delayed ? 'pending' : 'running',
+    status: queued ? 'enqueued' : delayed ? 'pending' : 'running',
     input: stored,
     parentId,
     deadlineInMs: timeoutMs === undefined ? null : startIn + timeoutMs,
     startInMs: delayed ? startIn : null,
     timers,
   };
+  if (queued) Object.assign(row, queued);
+  return row;
 }
 
 function startDelay(opts: StartOptions): number {

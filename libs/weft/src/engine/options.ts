@@ -1,9 +1,10 @@
 import { InvalidConfigurationError } from '../common/errors.js';
 import type { WeftOptions } from '../common/options.js';
 import type { WeftMetricsSink } from '../observability/metrics.js';
+import { EngineTracing } from '../observability/tracing.js';
 import type { OwnershipOptions } from '../ownership/config.js';
 import { Duration, parseDuration } from '../common/duration.js';
-import type { RetentionOptions, WeftLogger, WorkflowStatus } from '../common/types.js';
+import type { QueueOptions, RetentionOptions, WeftLogger, WorkflowStatus } from '../common/types.js';
 import { nameProblem } from './validation.js';
 
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
@@ -26,6 +27,15 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   shutdownGracePeriod?: Duration;
   /** Ended workflows older than this (by final status) are deleted with their histories by maintenance (docs/retention.md). */
   retention?: RetentionOptions;
+  /** Queues by name: limits on running and admitted workflows that hold across all engines (docs/queues.md). */
+  queues?: Record<string, QueueOptions>;
+  /**
+   * OpenTelemetry spans for workflow runs and steps when `@opentelemetry/api` is installed and an
+   * SDK is registered (default true); false creates none (docs/operations.md#tracing).
+   */
+  tracing?: boolean;
+  /** @internal Imports `@opentelemetry/api`; tests inject an absent one. */
+  loadTracingApi?: () => Promise<unknown>;
 }
 
 export interface ResolvedEngineOptions {
@@ -40,6 +50,8 @@ export interface ResolvedEngineOptions {
   notify: boolean;
   /** Empty: retention off. */
   retention: Array<{ status: WorkflowStatus; keepMs: number }>;
+  /** NOOP until loaded by bootstrap() or the first start. */
+  tracing: EngineTracing;
 }
 
 const RETENTION_STATUSES: Record<keyof RetentionOptions, WorkflowStatus> = {
@@ -93,5 +105,6 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
     shutdownGraceMs: parseDuration(o.shutdownGracePeriod ?? 5000, 'shutdownGracePeriod'),
     notify: o.notify !== false,
     retention: resolveRetention(o.retention),
+    tracing: new EngineTracing({ enabled: o.tracing !== false, engineId, logger: o.logger ?? consoleLogger, load: o.loadTracingApi }),
   };
 }

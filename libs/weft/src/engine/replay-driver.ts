@@ -4,13 +4,15 @@ import type { OperationRecord } from '../common/types.js';
 /** Kinds recorded when they happen to the workflow (not called by its code): applied by the driver. */
 export const DELIVERY_KINDS = new Set(['signal', 'update']);
 /** Kinds the code calls and gets back synchronously: released at call time, not in order. */
-export const SYNC_KINDS = new Set(['now', 'random', 'uuid']);
+export const SYNC_KINDS = new Set(['now', 'random', 'uuid', 'patch']);
 
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
 export interface ReplayTarget {
   readonly workflowId: string;
   nextSeq: number;
+  /** Passes over deprecated patch markers the code no longer calls (see Execution.takeSeq). */
+  skipDeprecatedMarkers(): void;
   isActive(): boolean;
   applyDelivery(rec: OperationRecord): void;
   nonDeterminism(err: Error): void;
@@ -46,7 +48,9 @@ export class ReplayDriver {
   applyLeading(): void {
     while (this.index < this.queue.length) {
       const rec = this.queue[this.index];
-      if (!DELIVERY_KINDS.has(rec.kind) || rec.seq !== this.target.nextSeq) break;
+      if (!DELIVERY_KINDS.has(rec.kind)) break;
+      this.target.skipDeprecatedMarkers();
+      if (rec.seq !== this.target.nextSeq) break;
       this.target.nextSeq++;
       this.target.applyDelivery(rec);
       this.index++;
@@ -60,6 +64,7 @@ export class ReplayDriver {
       await settle();
       if (!this.target.isActive()) return;
       if (DELIVERY_KINDS.has(rec.kind)) {
+        this.target.skipDeprecatedMarkers();
         if (this.target.nextSeq !== rec.seq) return this.diverged(rec, `the code is at operation ${this.target.nextSeq}`);
         this.target.nextSeq++;
         this.target.applyDelivery(rec);
@@ -83,6 +88,12 @@ export class ReplayDriver {
   /** Unreleased history left when the run ended means the code changed. */
   get remaining(): OperationRecord | undefined {
     return this.done ? undefined : this.queue[this.index];
+  }
+
+  /** The run ended (`how`) with history still to release: the first unreleased operation is the divergence. */
+  endedEarly(how: string): NonDeterminismError | undefined {
+    const rec = this.remaining;
+    return rec && new NonDeterminismError(this.target.workflowId, rec.seq, { kind: rec.kind, name: rec.name }, { kind: 'none', name: how });
   }
 
   private diverged(rec: OperationRecord, why: string): void {

@@ -1,4 +1,4 @@
-import { NonDeterminismError, WeftError } from '../common/errors.js';
+import { WeftError } from '../common/errors.js';
 import { isTransientDatabaseError } from '../storage/database-errors.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
@@ -6,6 +6,7 @@ import type { LoadedWorkflow } from '../storage/repositories/workflow.repository
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { workflowContextStorage } from './als.js';
 import { NonDeterminismStop, WorkflowContextImpl } from './context.js';
+import { ContinueHost, switchRun } from './continue-as-new.js';
 import { pumpInbox, replayDelivery } from './delivery.js';
 import { ReplayDriver } from './replay-driver.js';
 import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
@@ -43,7 +44,7 @@ export interface RuntimeDependencies {
  * Runs executions: launch, replay from storage, finish, park/evict, and the single commit
  * path every workflow write goes through (`commitCommand`).
  */
-export class Runtime implements ExecutionHost {
+export class Runtime implements ExecutionHost, ContinueHost {
   readonly live = new Map<string, Execution>();
   private readonly parkedLru = new Map<string, Execution>();
   private readonly loading = new Map<string, Promise<void>>();
@@ -136,7 +137,7 @@ export class Runtime implements ExecutionHost {
 
   /** A run's own writes are fenced with the epoch it was launched under. */
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
-    return this.commitCommand(command, exec.epoch);
+    return exec.trace ? exec.trace.commit(command, (c) => this.commitCommand(c, exec.epoch)) : this.commitCommand(command, exec.epoch);
   }
 
   /** Runs (or replays) an execution: instance, replay driver, start deliveries, then run(). */
@@ -300,22 +301,14 @@ export class Runtime implements ExecutionHost {
       loadedAtDbNow: l.dbNow,
     });
     exec.addInbox(l.inbox);
-    return exec;
+    return Object.assign(exec, { traceContext: l.traceContext }); // loaded: its span links to the stored context
   }
 
   private async finish(exec: Execution, outcome: { output: unknown } | { error: unknown }): Promise<void> {
     if (exec.state !== 'active' || exec.readOnly) return;
     if ('error' in outcome && outcome.error instanceof NonDeterminismStop) return;
-    const unreplayed = exec.replay?.remaining;
-    if (unreplayed) {
-      const err = new NonDeterminismError(
-        exec.workflowId,
-        unreplayed.seq,
-        { kind: unreplayed.kind, name: unreplayed.name },
-        { kind: 'none', name: 'run() returned first' },
-      );
-      return this.onNonDeterminism(exec, err);
-    }
+    const early = exec.replay?.endedEarly('run() returned first');
+    if (early) return this.onNonDeterminism(exec, early);
     let change: Change;
     if ('output' in outcome) {
       try {
@@ -334,11 +327,24 @@ export class Runtime implements ExecutionHost {
     this.forget(exec);
     this.options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.settle(exec.workflowId, settled);
-    // Its history tells whether it ever started a child: most never do, and skip the lookup.
+    this.closeChildren(exec);
+  }
+
+  /** The parent-close policy; its history tells whether it ever started a child (most never do). */
+  private closeChildren(exec: Execution): void {
     this.children.terminated(
       exec.workflowId,
       [...exec.history.values()].some((op) => op.kind === 'startChild'),
     );
+  }
+
+  continueAsNew(exec: Execution, input: unknown): void {
+    if (!exec.readOnly) switchRun(this, exec, input); // a query's replay just ends there
+  }
+
+  runContinued(exec: Execution): void {
+    this.options.metrics.workflowContinued?.(exec.definition.name);
+    this.closeChildren(exec);
   }
 
   onNonDeterminism(exec: Execution, err: Error): void {

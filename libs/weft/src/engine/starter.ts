@@ -8,6 +8,7 @@ import { Batcher } from '../storage/batcher.js';
 import type { InsertResult, InsertWorkflow } from '../storage/repositories/workflow.repository.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Messaging } from './messaging.js';
+import type { QueueAdmission } from './queues/admission.js';
 import { newRow } from './new-row.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
@@ -23,6 +24,8 @@ export interface StarterDependencies {
   ownership: OwnershipPolicy;
   runtime: Runtime;
   messaging: Messaging;
+  /** Queues: a start's queue and priority, and the nudge that admits it soon. */
+  queues: QueueAdmission;
   /** The timer loop should look no later than `at` (epoch ms): a delayed start or a deadline. */
   nudgeTimersAt(at: number): void;
 }
@@ -52,10 +55,12 @@ export class Starter {
     const def = registry.get(type);
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
-    const row = newRow(def.name, input, opts, options.maxPayloadBytes);
+    const row = newRow(def.name, input, opts, options.maxPayloadBytes, this.deps.queues.startOf(opts, def));
     // The claim and the start signal go in the start's own statement (docs/decisions/0005).
     row.claim = ownership.claimer() && row.status === 'running' ? 'mine' : null;
     row.signal = signal ?? null;
+    row.workflowVersion = def.version ?? null;
+    row.traceContext = options.tracing.tracer.starterContext();
     const sentAt = performance.now();
     const res = await this.batch.submit(row);
     const admitted = res.inserted
@@ -99,14 +104,19 @@ export class Starter {
     signal?: { name: string; payload: unknown },
   ): void {
     const { ownership, runtime } = this.deps;
+    // A queued run is launched by its queue's admission, here or on another engine.
     if (row.startInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.startInMs);
+    else if (row.status === 'enqueued') this.deps.queues.nudge();
     else if (ownership.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
       // Without the claim (another engine holds a row left under this id) the run is not launched
       // here: its holder or, once that expires, a reclaim scan drives it.
       const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];
-      runtime.launchNew(
-        { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
-        inbox,
+      // Launched from the start: the caller's active context is the run's parent span (tracing).
+      this.deps.options.tracing.fromStart(() =>
+        runtime.launchNew(
+          { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
+          inbox,
+        ),
       );
     }
     if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.deadlineInMs);

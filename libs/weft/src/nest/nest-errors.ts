@@ -29,7 +29,7 @@ export class DuplicateHandlerNameError extends WeftError {
 export class WorkflowRunMissingError extends WeftError {
   readonly code = 'WEFT_WORKFLOW_RUN_MISSING';
   constructor(readonly className: string) {
-    super(`${className} is decorated with @Workflow but has no run(ctx, input) method.`);
+    super(`${className} is decorated with @Workflow but has no run(ctx, input) method. Add an async run(ctx, input), or remove @Workflow.`);
   }
 }
 
@@ -67,5 +67,36 @@ export class WorkflowDependencyError extends WeftError {
       `${className}: cannot resolve dependency ${dependency} (${detail}). Provide it in, or export it to, the workflow's module.`,
       options,
     );
+  }
+}
+
+/**
+ * forRootAsync's factory returned `http` or `metrics`: routes and their guards are fixed when the
+ * module is defined, before the factory runs, so they would be ignored (guards included, leaving
+ * the routes unguarded). They go beside useFactory.
+ */
+export class ModuleOptionMisplacedError extends WeftError {
+  readonly code = 'WEFT_MODULE_OPTION_MISPLACED';
+  constructor(
+    /** The options the factory returned that belong beside useFactory: 'http', 'metrics', 'dashboard'. */
+    readonly options: string[],
+    /** Whether any of them carried guards. */
+    readonly hadGuards: boolean,
+  ) {
+    const names = options.map((o) => `"${o}"`).join(' and ');
+    super(
+      `${names} returned by WeftModule.forRootAsync()'s useFactory would be ignored: routes${hadGuards ? ', and so these guards,' : ' and their guards'} ` +
+        `are fixed when the module is defined, before the factory runs. Move ${options.join(' and ')} out of the factory's result, ` +
+        `beside useFactory: WeftModule.forRootAsync({ ${options.join(', ')}, useFactory }). ` +
+        `(The factory may return metrics: { registry } alone, or the very value given beside useFactory.)`,
+    );
+  }
+}
+
+/** A request under the dashboard's asset path for a file the package does not ship. */
+export class DashboardAssetNotFoundError extends WeftError {
+  readonly code = 'WEFT_DASHBOARD_ASSET_NOT_FOUND';
+  constructor(readonly file: string) {
+    super(`The Weft dashboard has no asset "${file.slice(0, 100)}"; open the dashboard page itself (GET /<dashboard path>).`);
   }
 }

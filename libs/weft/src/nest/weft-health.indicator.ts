@@ -31,6 +31,7 @@ export class WeftHealthIndicator {
       claimsHeld: s.claimsHeld,
       renewalFailures: s.renewalFailures,
       liveWorkflows: s.liveWorkflows,
+      queues: s.queues,
     };
     const reason = await this.problem();
     return reason ? indicator.down({ ...details, reason }) : indicator.up(details);

@@ -29,6 +29,9 @@ export class WeftLifecycle implements OnApplicationBootstrap, BeforeApplicationS
   private _state: WeftBootstrapState = 'idle';
   private _failure: string | undefined;
   private _readyAt: number | undefined;
+  /** ready() called before the bootstrap began (another provider's onApplicationBootstrap) waits for it. */
+  private begin!: () => void;
+  private readonly begun = new Promise<void>((resolve) => (this.begin = resolve));
 
   constructor(private readonly engine: WeftEngine) {}
 
@@ -65,6 +68,7 @@ export class WeftLifecycle implements OnApplicationBootstrap, BeforeApplicationS
       // Not logged: app.init() rejects with it, and Nest or the caller prints it once.
       (err: unknown) => void this.fail(err),
     );
+    this.begin();
     try {
       await gates;
     } catch (err) {
@@ -82,11 +86,13 @@ export class WeftLifecycle implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Resolves when the bootstrap has finished (successfully or not); see `state`. */
   async ready(): Promise<WeftBootstrapState> {
+    if (!this.bootstrapping && !this.engine.isDisposed) await this.begun;
     await this.bootstrapping;
     return this._state;
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.begin(); // a ready() still waiting gets 'idle': the app stops without having started
     await this.bootstrapping;
     const already = this.engine.isDisposed;
     await this.engine.dispose();

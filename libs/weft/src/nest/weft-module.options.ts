@@ -29,19 +29,30 @@ export interface WeftMetricsModuleOptions {
   guards?: Array<Type<CanActivate> | CanActivate>;
 }
 
+export interface WeftDashboardOptions {
+  /** Where the page is served (default 'weft': `GET /weft`, its assets under `/weft/dashboard/`). */
+  path?: string;
+}
+
 export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics'> {
   /** The HTTP workflow API (start, describe, list, cancel, ...); off by default. */
   http?: boolean | WeftHttpOptions;
   /** Prometheus metrics endpoint `GET /metrics`; off by default (WeftMetrics is always injectable). */
   metrics?: boolean | WeftMetricsModuleOptions;
+  /**
+   * The operator page (docs/operations.md#dashboard); off by default. It reads the HTTP API, so it
+   * turns `http` on with its defaults when `http` is absent, behind the same `http.guards`.
+   */
+  dashboard?: boolean | WeftDashboardOptions;
 }
 
 /**
  * Read when the module is defined, before any factory runs: routes must be known then. With
- * forRootAsync, give `http` and `metrics` beside `useFactory`.
+ * forRootAsync, give `http`, `metrics` and `dashboard` beside `useFactory`.
  */
 export interface WeftModuleExtras {
   isGlobal?: boolean;
   http?: WeftModuleOptions['http'];
   metrics?: WeftModuleOptions['metrics'];
+  dashboard?: WeftModuleOptions['dashboard'];
 }

@@ -2,7 +2,9 @@ import { Injectable, Logger, OnModuleInit, Scope, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { WeftEngine } from '../engine/engine.js';
-import type { WorkflowDefinition } from '../common/types.js';
+import { WeftError } from '../common/errors.js';
+import type { ScheduleDecoratorOptions, WorkflowDefinition } from '../common/types.js';
+import { resolveSchedule } from '../engine/schedules/spec.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import {
@@ -93,13 +95,18 @@ export class WeftExplorer implements OnModuleInit {
       throw new ScopedWorkflowError(metatype.name);
     if (typeof (metatype.prototype as { run?: unknown }).run !== 'function') throw new WorkflowRunMissingError(metatype.name);
     const handlers = this.handlers(metatype);
+    const schedules = this.accessor.getSchedules(metatype);
+    // Checked here, before any workflow is registered (all or none), naming the class.
+    for (const s of schedules) checkSchedule(metatype.name, meta.name, s);
     return {
       name: meta.name,
       factory: await createWorkflowFactory(wrapper, this.moduleRef),
       signalHandlers: handlers.signal,
       updateHandlers: handlers.update,
       queryHandlers: handlers.query,
-      schedules: this.accessor.getSchedules(metatype),
+      schedules,
+      ...(meta.options.version !== undefined ? { version: meta.options.version } : {}),
+      ...(meta.options.queue !== undefined ? { queue: meta.options.queue } : {}),
     };
   }
 
@@ -123,6 +130,19 @@ export class WeftExplorer implements OnModuleInit {
       }
     }
     return out;
+  }
+}
+
+/** A bad `@Schedule`: the engine's own error (its class and code), its message prefixed with where it is. */
+function checkSchedule(className: string, workflowType: string, s: ScheduleDecoratorOptions): void {
+  try {
+    resolveSchedule({ ...s, workflowType });
+  } catch (err) {
+    if (err instanceof WeftError) {
+      const id = typeof s?.id === 'string' ? `{ id: ${JSON.stringify(s.id.slice(0, 100))}, ... }` : '';
+      err.message = `${className} @Schedule(${id}): ${err.message.replace(/\.$/, '')}. Fix the decorator's options (docs/schedules.md).`;
+    }
+    throw err;
   }
 }
 

@@ -5,8 +5,7 @@ import type { WeftEngineOptions } from '../engine/options.js';
 import { WeftMetrics } from '../observability/metrics.js';
 import { WorkflowClaimRegistry } from '../ownership/claim-registry.js';
 import { ClaimRenewalScheduler } from '../ownership/renewal-scheduler.js';
-import type { WeftLogger } from '../common/types.js';
-import { httpPrefix, metricsEndpoint } from './http/controllers.js';
+import { ModuleOptionMisplacedError } from './nest-errors.js';
 import { nestWeftLogger } from './nest-logger.js';
 import { withCodeFirst } from './weft-lifecycle.service.js';
 import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants.js';
@@ -26,23 +25,39 @@ export const weftMetricsProvider: FactoryProvider<WeftMetrics> = {
     new WeftMetrics({ registry: registryOf(options.metrics) ?? registryOf(extras.metrics) }),
 };
 
-/** forRootAsync's factory runs after routes are fixed: say so rather than silently serving nothing. */
-function warnIgnoredRoutes(options: WeftModuleOptions, extras: WeftModuleExtras, logger: WeftLogger): void {
-  const ignored = [
-    httpPrefix(options.http) !== null && httpPrefix(extras.http) === null ? 'http' : null,
-    metricsEndpoint(options.metrics) && !metricsEndpoint(extras.metrics) ? 'metrics' : null,
-  ].filter(Boolean);
-  if (ignored.length === 0) return;
-  logger.warn(`"${ignored.join('" and "')}" from forRootAsync's factory cannot add routes any more; pass them beside useFactory.`);
+const hasGuards = (v: unknown) => typeof v === 'object' && v !== null && 'guards' in v;
+/** `metrics: { registry }` and nothing else: read when WeftMetrics is made (weftMetricsProvider), after the factory. */
+const registryOnly = (v: unknown) => typeof v === 'object' && v !== null && Object.keys(v).every((k) => k === 'registry');
+
+/**
+ * forRootAsync's factory runs after the routes and their guards are fixed (weft.module-extras.ts):
+ * `http` or `metrics` in its result would be dropped without a word, guards and all, leaving the
+ * routes unguarded. So they fail start-up, before the engine opens anything. Allowed: the very
+ * value given beside useFactory (forRoot's options reach here whole, extras included), and
+ * `metrics: { registry }`, which is still read then.
+ */
+function assertNoMisplacedOptions(options: WeftModuleOptions, extras: WeftModuleExtras): void {
+  const misplaced = (['http', 'metrics', 'dashboard'] as const).filter((key) => {
+    const value = options[key];
+    if (value === undefined || Object.is(value, extras[key])) return false;
+    return !(key === 'metrics' && registryOnly(value));
+  });
+  if (misplaced.length === 0) return;
+  throw withCodeFirst(
+    new ModuleOptionMisplacedError(
+      misplaced,
+      misplaced.some((key) => hasGuards(options[key])),
+    ),
+  );
 }
 
 export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
   provide: WeftEngine,
   inject: [WEFT_MODULE_OPTIONS, WEFT_MODULE_EXTRAS, WeftMetrics],
   useFactory: async (options: WeftModuleOptions, extras: WeftModuleExtras, metrics: WeftMetrics) => {
+    assertNoMisplacedOptions(options, extras);
     const logger = options.logger ?? nestWeftLogger();
-    warnIgnoredRoutes(options, extras, logger);
-    const { http: _http, metrics: _metrics, ...rest } = options;
+    const { http: _http, metrics: _metrics, dashboard: _dashboard, ...rest } = options;
     const engineOptions: WeftEngineOptions = { ...rest, logger, metrics };
     // Bad options, an unreachable database, migrations: the same code-first error as app.init()'s.
     const engine = await WeftEngine.create(engineOptions).catch((err: unknown) => {

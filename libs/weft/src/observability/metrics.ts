@@ -7,6 +7,8 @@ export const CLAIM_ATTEMPT_OUTCOMES: readonly ClaimAttemptOutcome[] = ['acquired
 export interface WeftMetricsSink {
   workflowStarted(type: string): void;
   workflowFinished(type: string, status: string): void;
+  /** A run ended with ctx.continueAsNew and the next run of the same id began. */
+  workflowContinued(type: string): void;
   stepDuration(seconds: number): void;
   claimAttempt(outcome: ClaimAttemptOutcome): void;
   claimsActive(n: number): void;
@@ -15,6 +17,14 @@ export interface WeftMetricsSink {
   parked(n: number): void;
   scheduleFires(outcome: string, n: number): void;
   workflowsPurged(n: number): void;
+  /** Workflows `enqueued` in a queue (all engines), as of this engine's last admission pass. */
+  queueDepth(queue: string, n: number): void;
+  /** Workflows of a queue `running` (all engines), as of this engine's last admission pass. */
+  queueRunning(queue: string, n: number): void;
+  /** Workflows this engine admitted from a queue. */
+  queueAdmissions(queue: string, n: number): void;
+  /** An admission pass found a queue's rate-limit window full while workflows waited. */
+  queueRateLimitWait(queue: string): void;
 }
 
 /** How a schedule's fire time was handled (label `outcome` of weft_schedule_fires_total). */
@@ -36,11 +46,16 @@ export class WeftMetrics implements WeftMetricsSink {
   private readonly renewalFailures: Counter;
   private readonly started: Counter<'type'>;
   private readonly finished: Counter<'type' | 'status'>;
+  private readonly continued: Counter<'type'>;
   private readonly steps: Histogram;
   private readonly parkedGauge: Gauge;
   private readonly renewalPass: Histogram;
   private readonly scheduleFiresCounter: Counter<'outcome'>;
   private readonly purged: Counter;
+  private readonly queueDepthGauge: Gauge<'queue'>;
+  private readonly queueRunningGauge: Gauge<'queue'>;
+  private readonly admissions: Counter<'queue'>;
+  private readonly rateLimitWaits: Counter<'queue'>;
 
   constructor(opts: WeftMetricsOptions = {}) {
     const registry = opts.registry ?? new Registry();
@@ -60,11 +75,20 @@ export class WeftMetrics implements WeftMetricsSink {
     this.renewalFailures = counter('weft_workflow_claim_renewal_failures_total', 'Workflow claims lost at renewal');
     this.started = counter('weft_workflows_started_total', 'Workflows started, by type', ['type']);
     this.finished = counter('weft_workflows_finished_total', 'Workflows finished, by type and final status', ['type', 'status']);
+    this.continued = counter('weft_workflows_continued_total', 'Runs ended by continueAsNew, by type', ['type']);
     this.steps = histogram('weft_step_duration_seconds', 'Step duration in seconds, all attempts', STEP_BUCKETS);
     this.parkedGauge = gauge('weft_workflows_parked', 'Workflows waiting on a timer or a message');
     this.scheduleFiresCounter = counter('weft_schedule_fires_total', 'Schedule fire times by outcome', ['outcome']);
     for (const outcome of SCHEDULE_FIRE_OUTCOMES) this.scheduleFiresCounter.inc({ outcome }, 0);
     this.purged = counter('weft_workflows_purged_total', 'Ended workflows deleted with their histories (retention and purge)');
+    const labelledGauge = (name: string, help: string) =>
+      reuse(name, () => new Gauge<'queue'>({ name, help, labelNames: ['queue'], registers }));
+    this.queueDepthGauge = labelledGauge('weft_queue_depth', 'Workflows enqueued per queue (all engines)');
+    this.queueRunningGauge = labelledGauge('weft_queue_running', 'Workflows of a queue running (all engines)');
+    this.admissions = counter('weft_queue_admissions_total', 'Workflows admitted from a queue by this engine', ['queue']);
+    this.rateLimitWaits = counter('weft_queue_rate_limit_waits_total', "Admission passes that found a queue's rate limit window full", [
+      'queue',
+    ]);
     this.renewalPass = histogram('weft_renewal_pass_duration_seconds', 'Duration of one renewal (background) pass', PASS_BUCKETS);
   }
 
@@ -74,6 +98,10 @@ export class WeftMetrics implements WeftMetricsSink {
 
   workflowFinished(type: string, status: string): void {
     this.finished.inc({ type, status });
+  }
+
+  workflowContinued(type: string): void {
+    this.continued.inc({ type });
   }
 
   stepDuration(seconds: number): void {
@@ -107,6 +135,22 @@ export class WeftMetrics implements WeftMetricsSink {
 
   workflowsPurged(n: number): void {
     if (n > 0) this.purged.inc(n);
+  }
+
+  queueDepth(queue: string, n: number): void {
+    this.queueDepthGauge.set({ queue }, n);
+  }
+
+  queueRunning(queue: string, n: number): void {
+    this.queueRunningGauge.set({ queue }, n);
+  }
+
+  queueAdmissions(queue: string, n: number): void {
+    if (n > 0) this.admissions.inc({ queue }, n);
+  }
+
+  queueRateLimitWait(queue: string): void {
+    this.rateLimitWaits.inc({ queue });
   }
 
   /** The exposition text, for a /metrics endpoint. */

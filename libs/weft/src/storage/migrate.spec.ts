@@ -24,6 +24,7 @@ describe('migrations', () => {
         'weft_messages',
         'weft_operations',
         'weft_ownership_marker',
+        'weft_queues',
         'weft_schedules',
         'weft_schema_migrations',
         'weft_timers',

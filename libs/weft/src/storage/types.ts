@@ -54,6 +54,14 @@ export interface AdvanceCommand {
   release?: boolean;
   /** Rotate the claim epoch and clear its holder (external terminal transitions). */
   rotate?: boolean;
+  /**
+   * ctx.continueAsNew: the row stays `running` under the same claim with this input and
+   * `run_number + 1`; the run's history, its timers and its spent messages are deleted, and the
+   * command's own operations and timers are not written (they belong to the run that ends).
+   */
+  continueAsNew?: { input: unknown; workflowVersion: string | null };
+  /** The run's current workflow span as a W3C traceparent, stored on the row (tracing on only). */
+  traceContext?: string;
 }
 
 /**
@@ -79,6 +87,12 @@ export interface WorkflowRow {
   updatedAt: Date;
   completedAt: Date | null;
   version: number;
+  /** `@Workflow(name, { version })` of the code that started this run. */
+  workflowVersion: string | null;
+  /** Queues (docs/queues.md): null outside a queue. */
+  queue: string | null;
+  priority: number;
+  admittedAt: Date | null;
 }
 
 export interface TimerRow {

@@ -4,6 +4,7 @@
 import type { SqlClient } from './sql-client.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
+import { QueueRepository } from './repositories/queue.repository.js';
 import { ScheduleRepository } from './repositories/schedule.repository.js';
 import { TimerRepository } from './repositories/timer.repository.js';
 import { WorkflowRepository } from './repositories/workflow.repository.js';
@@ -14,6 +15,7 @@ export class WorkflowStore {
   readonly messages: MessageRepository;
   readonly timers: TimerRepository;
   readonly schedules: ScheduleRepository;
+  readonly queues: QueueRepository;
 
   constructor(
     readonly sql: SqlClient,
@@ -24,5 +26,6 @@ export class WorkflowStore {
     this.operations = new OperationRepository(sql, schema);
     this.timers = new TimerRepository(sql, schema);
     this.schedules = new ScheduleRepository(sql, schema);
+    this.queues = new QueueRepository(sql, schema);
   }
 }

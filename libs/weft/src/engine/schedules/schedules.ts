@@ -23,6 +23,7 @@ import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
 import type { Starter } from '../starter.js';
 import { isTerminal } from '../transitions.js';
+import { newRow } from '../new-row.js';
 import { toStoredJson } from '../validation.js';
 import { dueFires, FireRule, fireTimesAfter, fireWorkflowId, intervalAround, resolveSchedule, validateScheduleId } from './spec.js';
 
@@ -54,9 +55,12 @@ export type SchedulePatch = Partial<ScheduleSpec & { workflowType: string }>;
 
 export class WeftSchedules {
   private readonly declared = new Map<string, ScheduleCreateOptions>();
+  private readonly reader: ScheduleReader;
 
   /** @internal Built by the engine: use engine.schedules. */
-  constructor(private readonly deps: ScheduleDependencies) {}
+  constructor(private readonly deps: ScheduleDependencies) {
+    this.reader = new ScheduleReader(deps.repo, deps.workflows);
+  }
 
   /** @internal A `@Schedule` of a registered workflow: written at bootstrap by `syncDeclared`. */
   declare(o: ScheduleCreateOptions): void {
@@ -152,23 +156,12 @@ export class WeftSchedules {
   }
 
   async describe(id: string): Promise<ScheduleDescription> {
-    validateScheduleId(id);
-    const row = await this.deps.repo.get(id);
-    if (!row) throw new ScheduleNotFoundError(id);
-    const statuses = await this.deps.workflows.statuses(row.recentRuns.map((r) => r.workflowId));
-    return describeRow(row, statuses, await this.deps.repo.now());
+    return this.reader.describe(id);
   }
 
   /** Schedules ordered by id, `limit` (default 100, at most 1000) after the id `after`. */
   async list(opts: { after?: string; limit?: number } = {}): Promise<ScheduleDescription[]> {
-    const limit = opts.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
-      throw new InvalidArgumentError('limit', `must be an integer from 1 to ${LIST_MAX}`);
-    if (opts.after !== undefined) validateScheduleId(opts.after);
-    const rows = await this.deps.repo.listPage(opts.after ?? '', limit);
-    const statuses = await this.deps.workflows.statuses(rows.flatMap((r) => r.recentRuns.map((x) => x.workflowId)));
-    const now = await this.deps.repo.now();
-    return rows.map((row) => describeRow(row, statuses, now));
+    return this.reader.list(opts);
   }
 
   /** @internal One maintenance pass: fires the due schedules of the types this engine runs. */
@@ -229,7 +222,14 @@ export class WeftSchedules {
   private async startFire(row: ScheduleRow, fireAt: Date): Promise<string> {
     const workflowId = fireWorkflowId(row.id, fireAt);
     // return-existing: a pass repeated after a crash finds the run the first one started.
-    return this.deps.starter.start({ type: row.workflowType, input: row.input, opts: { workflowId, idPolicy: 'return-existing' } });
+    const opts = { workflowId, idPolicy: 'return-existing' } as const;
+    if (this.deps.registry.has(row.workflowType)) return this.deps.starter.start({ type: row.workflowType, input: row.input, opts });
+    // Only a trigger gets here (fireDue takes the types this engine runs): on an engine that does
+    // not run the type (the weft CLI's, an API-only service) the run is stored as a start due
+    // now, and the timer pass of an engine that runs the type launches it. An existing id is kept.
+    const start = newRow(row.workflowType, row.input, { ...opts, startAfter: 1 }, this.deps.options.maxPayloadBytes);
+    await this.deps.workflows.startMany([start]);
+    return workflowId;
   }
 
   /** Read, change, compare-and-swap; a fire pass holding the row makes the swap fail, so read again. */
@@ -251,6 +251,34 @@ export class WeftSchedules {
     const r = resolveSchedule(o);
     const input = toStoredJson(o.input ?? null, `Input of schedule "${r.id}"`, this.deps.options.maxPayloadBytes);
     return { ...r, input, nextFireAt: nextAfter(r, now) };
+  }
+}
+
+/** The read side of engine.schedules: needs only the tables, so the weft CLI reads with it without an engine. */
+export class ScheduleReader {
+  constructor(
+    private readonly repo: ScheduleRepository,
+    private readonly workflows: WorkflowRepository,
+  ) {}
+
+  async describe(id: string): Promise<ScheduleDescription> {
+    validateScheduleId(id);
+    const row = await this.repo.get(id);
+    if (!row) throw new ScheduleNotFoundError(id);
+    const statuses = await this.workflows.statuses(row.recentRuns.map((r) => r.workflowId));
+    return describeRow(row, statuses, await this.repo.now());
+  }
+
+  /** Schedules ordered by id, `limit` (default 100, at most 1000) after the id `after`. */
+  async list(opts: { after?: string; limit?: number } = {}): Promise<ScheduleDescription[]> {
+    const limit = opts.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > LIST_MAX)
+      throw new InvalidArgumentError('limit', `must be an integer from 1 to ${LIST_MAX}`);
+    if (opts.after !== undefined) validateScheduleId(opts.after);
+    const rows = await this.repo.listPage(opts.after ?? '', limit);
+    const statuses = await this.workflows.statuses(rows.flatMap((r) => r.recentRuns.map((x) => x.workflowId)));
+    const now = await this.repo.now();
+    return rows.map((row) => describeRow(row, statuses, now));
   }
 }
 

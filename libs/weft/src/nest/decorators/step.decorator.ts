@@ -1,5 +1,6 @@
 import { currentWorkflowContext } from '../../engine/als.js';
 import type { StepOptions } from '../../common/types.js';
+import { InvalidWorkflowDeclarationError } from '../nest-errors.js';
 import { insideStepBody } from '../step-scope.js';
 import { WEFT_STEP_METADATA } from '../weft.constants.js';
 
@@ -18,9 +19,14 @@ type AnyMethod = (...args: unknown[]) => unknown;
 export function Step(options: StepDecoratorOptions = {}): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const original = descriptor.value as unknown;
-    if (typeof original !== 'function') throw new TypeError(`@Step() must decorate a method (${String(propertyKey)})`);
-    const { name, ...stepOptions } = options;
     const className = typeof target === 'function' ? target.name : target.constructor.name;
+    if (typeof original !== 'function') {
+      throw new InvalidWorkflowDeclarationError(
+        className,
+        `@Step() is on ${String(propertyKey)}, which is not a method (a getter, setter or field). Put @Step() on a method.`,
+      );
+    }
+    const { name, ...stepOptions } = options;
     const stepName = name ?? `${className}.${String(propertyKey)}`;
     const wrapped = function (this: unknown, ...args: unknown[]): unknown {
       const ctx = currentWorkflowContext();

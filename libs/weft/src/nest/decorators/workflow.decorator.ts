@@ -3,6 +3,13 @@ import { WEFT_WORKFLOW_METADATA } from '../weft.constants.js';
 export interface WorkflowOptions {
   /** Shown in start-up logs. */
   description?: string;
+  /**
+   * The code's version (1 to 64 characters, e.g. '2026-12-04' or '3'): recorded with every run
+   * this code starts and shown by describe, list and the dashboard (docs/versioning.md).
+   */
+  version?: string;
+  /** Every start of this type goes through this queue (declared in the `queues` option) unless the start names another. */
+  queue?: string;
 }
 
 export interface WorkflowMetadata {

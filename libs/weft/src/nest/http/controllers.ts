@@ -2,7 +2,10 @@ import { Controller, Type, UseGuards } from '@nestjs/common';
 import { InvalidConfigurationError } from '../../common/errors.js';
 import { DEFAULT_HTTP_PREFIX } from '../weft.constants.js';
 import type { WeftModuleExtras } from '../weft-module.options.js';
+import { WeftDashboardController } from '../dashboard/dashboard.controller.js';
+import { assertDashboardPathFree, dashboardPath } from '../dashboard/dashboard-options.js';
 import { httpGuards, httpObject, metricsGuards, type WeftGuards } from './http-options.js';
+import { WeftEnginesController, WeftTimelineController } from './inspect.controller.js';
 import { WeftMessagesController } from './messages.controller.js';
 import { WeftMetricsController } from './metrics.controller.js';
 import { WeftSchedulesController } from './schedules.controller.js';
@@ -38,16 +41,26 @@ function routed(Base: Type<object>, path: string, guards: WeftGuards): Type {
   return Routed;
 }
 
-/** Every controller Weft registers; test/nest-http-guards.e2e-spec.ts checks each route refuses what the guards refuse. */
-export function weftControllers(extras: Pick<WeftModuleExtras, 'http' | 'metrics'>): Type[] {
+/**
+ * Every controller Weft registers; test/nest-http-guards.e2e-spec.ts checks each route refuses what
+ * the guards refuse. `extras.http` is the one the module runs with (`httpWithDashboard`).
+ */
+export function weftControllers(extras: Pick<WeftModuleExtras, 'http' | 'metrics' | 'dashboard'>): Type[] {
   const out: Type[] = [];
   const prefix = httpPrefix(extras.http);
   const guardsOfMetrics = metricsGuards(extras); // validated even when the endpoint is off
+  const under = (route: string) => (prefix ? `${prefix}/${route}` : route);
   if (prefix !== null) {
-    const path = prefix ? `${prefix}/workflows` : 'workflows';
+    const path = under('workflows');
     const guards = httpGuards(extras.http);
     out.push(routed(WeftWorkflowsController, path, guards), routed(WeftMessagesController, path, guards));
-    out.push(routed(WeftSchedulesController, prefix ? `${prefix}/schedules` : 'schedules', guards));
+    out.push(routed(WeftTimelineController, path, guards), routed(WeftEnginesController, under('engines'), guards));
+    out.push(routed(WeftSchedulesController, under('schedules'), guards));
+    const page = dashboardPath(extras.dashboard);
+    if (page !== null) {
+      assertDashboardPathFree(page, prefix);
+      out.push(routed(WeftDashboardController, page, guards));
+    }
   }
   if (metricsEndpoint(extras.metrics)) out.push(routed(WeftMetricsController, 'metrics', guardsOfMetrics));
   return out;

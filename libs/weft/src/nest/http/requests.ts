@@ -5,7 +5,7 @@ import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../c
 // Hand-written validation of HTTP input: typed WeftErrors, mapped to 400 by the filter.
 
 const ID_POLICIES: IdPolicy[] = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
-const STATUSES: WorkflowStatus[] = ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
+const STATUSES: WorkflowStatus[] = ['pending', 'enqueued', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
 export const MAX_RESULT_WAIT_MS = 60_000;
 /** An update holds its HTTP request open until answered: the same bound as a result wait. */
 export const MAX_UPDATE_WAIT_MS = MAX_RESULT_WAIT_MS;
@@ -65,9 +65,9 @@ export function parseStartRequest(body: unknown): StartRequest {
   return { type: b.type, input: b.input, options };
 }
 
-const LIST_FIELDS = ['status', 'type', 'limit', 'cursor'] as const;
+const LIST_FIELDS = ['status', 'type', 'idPrefix', 'limit', 'cursor'] as const;
 
-/** `?status=running,failed&type=x&limit=50&cursor=...`; status may also repeat. */
+/** `?status=running,failed&type=x&idPrefix=order-&limit=50&cursor=...`; status may also repeat. */
 export function parseListQuery(query: unknown): ListFilter {
   const q = objectBody(query, LIST_FIELDS, 'query string');
   const filter: ListFilter = {};
@@ -80,6 +80,8 @@ export function parseListQuery(query: unknown): ListFilter {
   }
   const type = optionalString(q.type, 'type');
   if (type !== undefined) filter.type = type;
+  const idPrefix = optionalString(q.idPrefix, 'idPrefix');
+  if (idPrefix !== undefined) filter.idPrefix = idPrefix; // length checked by the engine
   const limit = optionalString(q.limit, 'limit');
   if (limit !== undefined) {
     if (!/^\d+$/.test(limit)) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');

@@ -1,6 +1,7 @@
 import { MessageEntity } from './message.entity.js';
 import { OperationEntity } from './operation.entity.js';
 import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities.js';
+import { QueueEntity } from './queue.entity.js';
 import { ScheduleEntity } from './schedule.entity.js';
 import { TimerEntity } from './timer.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
@@ -8,6 +9,7 @@ import { WorkflowEntity } from './workflow.entity.js';
 export * from './message.entity.js';
 export * from './operation.entity.js';
 export * from './ownership.entities.js';
+export * from './queue.entity.js';
 export * from './schedule.entity.js';
 export * from './timer.entity.js';
 export * from './workflow.entity.js';
@@ -21,4 +23,5 @@ export const WEFT_ENTITIES = [
   GlobalLeaseEntity,
   OwnershipMarkerEntity,
   ScheduleEntity,
+  QueueEntity,
 ];

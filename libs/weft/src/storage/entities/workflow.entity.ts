@@ -6,6 +6,8 @@ import type { WorkflowStatus } from '../../common/types.js';
 @Index('weft_workflows_parent_idx', ['parentId'], { where: 'parent_id IS NOT NULL' })
 @Index('weft_workflows_created_idx', ['createdAt', 'id'])
 @Index('weft_workflows_ended_idx', ['status', 'completedAt'], { where: 'completed_at IS NOT NULL' })
+@Index('weft_workflows_enqueued_idx', ['queue', 'priority', 'createdAt', 'id'], { where: "status = 'enqueued'" })
+@Index('weft_workflows_queue_running_idx', ['queue'], { where: "status = 'running' AND queue IS NOT NULL" })
 export class WorkflowEntity {
   @PrimaryColumn({ type: 'varchar', length: 255 })
   id!: string;
@@ -45,6 +47,26 @@ export class WorkflowEntity {
 
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt!: Date | null;
+
+  /** W3C traceparent of the run's latest workflow span that committed, or of its starter (tracing). */
+  @Column({ name: 'trace_context', type: 'varchar', length: 64, nullable: true })
+  traceContext!: string | null;
+
+  /** `@Workflow(name, { version })` of the code that started this run. */
+  @Column({ name: 'workflow_version', type: 'varchar', length: 64, nullable: true })
+  workflowVersion!: string | null;
+
+  /** The queue that admits it (docs/queues.md); null outside a queue. */
+  @Column({ type: 'varchar', length: 255, nullable: true })
+  queue!: string | null;
+
+  /** Within its queue, higher is admitted first. */
+  @Column({ type: 'integer', default: 0 })
+  priority!: number;
+
+  /** When its queue admitted it (enqueued → running). */
+  @Column({ name: 'admitted_at', type: 'timestamptz', nullable: true })
+  admittedAt!: Date | null;
 
   @VersionColumn({ type: 'integer', default: 1 })
   version!: number;

@@ -4,6 +4,9 @@ import { operationEventsMigration } from './1733226400000-operation-events.js';
 import { claimsHotRenewalMigration } from './1733312800000-claims-hot-renewal.js';
 import { schedulesMigration } from './1733399200000-schedules.js';
 import { retentionMigration } from './1733485600000-retention.js';
+import { traceContextMigration } from './1733572000000-trace-context.js';
+import { queuesMigration } from './1733658400000-queues.js';
+import { workflowVersionMigration } from './1733744800000-workflow-version.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -13,5 +16,8 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733312800000, migration: claimsHotRenewalMigration(schema) },
     { id: 1733399200000, migration: schedulesMigration(schema) },
     { id: 1733485600000, migration: retentionMigration(schema) },
+    { id: 1733572000000, migration: traceContextMigration(schema) },
+    { id: 1733658400000, migration: queuesMigration(schema) },
+    { id: 1733744800000, migration: workflowVersionMigration(schema) },
   ];
 }

@@ -86,6 +86,16 @@ function statements(schema: string) {
       FROM cand
       WHERE c.workflow_id = cand.workflow_id AND c.epoch = cand.epoch AND c.engine_id IS NOT DISTINCT FROM cand.engine_id
       RETURNING c.workflow_id, c.epoch::text AS epoch, cand.engine_id AS previous`,
+    /**
+     * One row per engine holding claims, for operators (the dashboard's engines view). A renewal
+     * sets expires_at = now + TTL ($1), so the latest one was at max(expires_at) - TTL.
+     */
+    engines: `SELECT engine_id, count(*)::int AS claims,
+                     (count(*) FILTER (WHERE expires_at < clock_timestamp()))::int AS expired,
+                     max(expires_at) AS latest_expiry,
+                     EXTRACT(EPOCH FROM (clock_timestamp() - max(expires_at))) * 1000 + $1 AS renewal_age_ms
+              FROM ${claims} WHERE engine_id IS NOT NULL
+              GROUP BY engine_id ORDER BY engine_id LIMIT $2`,
     /** Running workflows that never got a claim row (e.g. a crash between statements). */
     backfill: `INSERT INTO ${claims} (workflow_id)
                SELECT w.id FROM ${wf} w WHERE w.status = 'running'
@@ -103,6 +113,16 @@ export interface ClaimView {
   claimedAt: Date | null;
   /** Expired by the database clock plus the grace asked for. */
   expired: boolean;
+}
+
+/** The claims one engine holds, as `engines()` sums them up. */
+export interface EngineClaims {
+  engineId: string;
+  claims: number;
+  /** Past their expiry by the database clock: the engine stopped renewing them. */
+  expiredClaims: number;
+  latestExpiry: Date;
+  lastRenewalAgeMs: number;
 }
 
 /** Who takes a claim, for how long, and the grace past an expiry before a takeover. */
@@ -196,6 +216,18 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
   /** Returns how many were released. */
   async releaseAll(engineId: string, held: { ids: string[]; epochs: string[] }): Promise<number> {
     return (await this.db.query(this.q.releaseAll, [engineId, held.ids, held.epochs])).length;
+  }
+
+  /** Engines holding claims, by engine id, at most `limit`; `ttlMs` dates their last renewal. */
+  async engines(ttlMs: number, limit: number): Promise<EngineClaims[]> {
+    const rows = await this.db.query<Record<string, unknown>>(this.q.engines, [ttlMs, limit]);
+    return rows.map((r) => ({
+      engineId: r.engine_id as string,
+      claims: r.claims as number,
+      expiredClaims: r.expired as number,
+      latestExpiry: r.latest_expiry as Date,
+      lastRenewalAgeMs: Math.round(Number(r.renewal_age_ms)),
+    }));
   }
 
   /** Running workflows that never got a claim row (e.g. a crash between statements) get one. */

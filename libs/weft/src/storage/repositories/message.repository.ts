@@ -23,7 +23,7 @@ function statements(schema: string) {
       WITH w AS (SELECT id, type, status FROM ${wf} WHERE id = $1),
       ins AS (
         INSERT INTO ${msgs} (workflow_id, kind, name, payload)
-        SELECT w.id, $2, $3, $4::json FROM w WHERE w.status IN ('pending', 'running', 'suspended')
+        SELECT w.id, $2, $3, $4::json FROM w WHERE w.status IN ('pending', 'enqueued', 'running', 'suspended')
         RETURNING id, workflow_id),
       n AS (SELECT count(pg_notify('${channel}', ins.workflow_id)) AS n FROM ins)
       SELECT w.type, w.status, (SELECT id::text FROM ins) AS message_id, (SELECT n FROM n) AS notified FROM w`,

@@ -17,9 +17,30 @@ export interface AdvanceShape {
   lease: boolean;
   release: boolean;
   rotate: boolean;
+  cont: boolean;
+  /** Stores the run's workflow span (tracing on: a span's first commit). */
+  trace: boolean;
 }
 
-const SHAPE_BITS: Array<keyof AdvanceShape> = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'fence', 'lease', 'release', 'rotate'];
+const SHAPE_BITS: Array<keyof AdvanceShape> = [
+  'ops',
+  'delTimers',
+  'timers',
+  'msgs',
+  'consume',
+  'fence',
+  'lease',
+  'release',
+  'rotate',
+  'cont',
+  'trace',
+];
+
+/**
+ * A consumed update's row holds the result its caller polls for (engine.update reads it every
+ * 200 ms at most), so continue-as-new keeps such rows this long instead of deleting them at once.
+ */
+const UPDATE_RESULT_KEEP = "interval '10 minutes'";
 
 export const shapeKey = (s: AdvanceShape) => SHAPE_BITS.reduce((key, k, i) => key | (s[k] ? 1 << i : 0), 0);
 
@@ -48,7 +69,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         id text, expected int, status text, set_output boolean, output json, set_error boolean, error json,
         completed boolean, ops json, clear_timers boolean, del_timers json, timers json, msgs json,
         consume json, fence_engine text, fence_epoch bigint, lease_engine text, lease_epoch bigint,
-        release boolean, rotate boolean))`,
+        release boolean, rotate boolean, cont boolean, next_input json, next_version text${traceSql(shape, 'column')}))`,
   ];
   const conditions: string[] = [];
   const guards: string[] = [];
@@ -100,24 +121,36 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         output = CASE WHEN c.set_output THEN c.output ELSE w.output END,
         error = CASE WHEN c.set_error THEN c.error ELSE w.error END,
         completed_at = CASE WHEN c.completed THEN clock_timestamp() ELSE w.completed_at END,
-        updated_at = clock_timestamp(),
+        updated_at = clock_timestamp(),${
+          shape.cont
+            ? `
+        input = CASE WHEN c.cont THEN c.next_input ELSE w.input END,
+        run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
+        workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
+            : ''
+        }${traceSql(shape, 'set')}
         version = w.version + 1
       FROM cmd c
       WHERE w.id = ANY(${IDS}) AND w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
-  parts.push(...extraParts(schema, shape), ...claimParts(schema, shape));
+  parts.push(...extraParts(schema, shape), ...claimParts(schema, shape), ...continueParts(schema, shape));
   const fenced = conditions.length ? conditions.join(' AND ') : 'true';
   return `WITH ${parts.join(',\n')}
     SELECT c.id, upd.version, ${fenced} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
 }
 
+/** The parts that write only for the commands whose versioned UPDATE matched (the `ok` rows). */
+const USES_OK: Array<keyof AdvanceShape> = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'release', 'rotate', 'cont'];
+
 function extraParts(schema: string, shape: AdvanceShape): string[] {
   const ops = qualify(schema, 'weft_operations');
   const timers = qualify(schema, 'weft_timers');
   const msgs = qualify(schema, 'weft_messages');
   const out: string[] = [];
-  if (shape.ops || shape.delTimers || shape.timers || shape.msgs || shape.consume || shape.release || shape.rotate) {
+  // A continuing command's own operations and timers belong to the run that ends: not written.
+  const notContinuing = shape.cont ? '\n      WHERE ok.cont IS NOT TRUE' : '';
+  if (USES_OK.some((k) => shape[k])) {
     out.push(`ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id)`);
   }
   if (shape.ops) {
@@ -125,7 +158,7 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
       INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, started_at, event)
       SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at, o.event
       FROM ok, json_to_recordset(ok.ops)
-        AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz, event int))`);
+        AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz, event int)${notContinuing})`);
   }
   if (shape.delTimers) {
     out.push(`del_timers AS (
@@ -138,7 +171,7 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
     out.push(`ins_timers AS (
       INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
       SELECT ok.id, x.kind, x.seq, clock_timestamp() + x.delay_ms * interval '1 millisecond'
-      FROM ok, json_to_recordset(ok.timers) AS x(kind text, seq int, delay_ms double precision)
+      FROM ok, json_to_recordset(ok.timers) AS x(kind text, seq int, delay_ms double precision)${notContinuing}
       ON CONFLICT (workflow_id, kind, seq) DO NOTHING)`);
   }
   if (shape.msgs) {
@@ -164,9 +197,15 @@ function claimParts(schema: string, shape: AdvanceShape): string[] {
   const claims = qualify(schema, 'weft_workflow_claims');
   const out: string[] = [];
   if (shape.release) {
+    // Holder and epoch are judged on the row as locked (claim_rows, FOR NO KEY UPDATE, so it
+    // cannot change before we commit), and the claims table is only searched by its key: a
+    // predicate on cl.engine_id let a generic plan walk the engine index, i.e. every claim this
+    // engine holds, on every terminal commit (advance-release-plan.spec.ts).
     out.push(`rel AS (
       UPDATE ${claims} cl SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
-      FROM ok WHERE cl.workflow_id = ANY(${IDS}) AND ok.release AND cl.workflow_id = ok.id AND cl.engine_id = ok.fence_engine AND cl.epoch = ok.fence_epoch)`);
+      FROM ok JOIN claim_rows r ON r.workflow_id = ok.id
+      WHERE cl.workflow_id = ANY(${IDS}) AND ok.release AND cl.workflow_id = ok.id
+        AND r.engine_id = ok.fence_engine AND r.epoch = ok.fence_epoch)`);
   }
   if (shape.rotate) {
     out.push(`rot AS (
@@ -174,6 +213,36 @@ function claimParts(schema: string, shape: AdvanceShape): string[] {
       FROM ok WHERE cl.workflow_id = ANY(${IDS}) AND ok.rotate AND cl.workflow_id = ok.id)`);
   }
   return out;
+}
+
+/**
+ * Continue-as-new, in the same statement as the versioned UPDATE: the ended run's history and its
+ * per-operation timers go (the execution deadline, seq -1, spans the chain and stays), and so do
+ * messages it is done with (consumed or withdrawn, and child notices: the next run starts no
+ * child of this run's). A signal that arrives meanwhile is pending and stays for the next run.
+ * The data-modifying CTEs share one snapshot, so nothing this statement inserts is deleted.
+ */
+function continueParts(schema: string, shape: AdvanceShape): string[] {
+  if (!shape.cont) return [];
+  const spent = `(m.kind = 'child' OR ((m.consumed_seq IS NOT NULL OR m.status <> 'pending')
+          AND (m.kind <> 'update' OR m.created_at < clock_timestamp() - ${UPDATE_RESULT_KEEP})))`;
+  return [
+    `cont_ops AS (
+      DELETE FROM ${qualify(schema, 'weft_operations')} o USING ok
+      WHERE o.workflow_id = ANY(${IDS}) AND o.workflow_id = ok.id AND ok.cont)`,
+    `cont_timers AS (
+      DELETE FROM ${qualify(schema, 'weft_timers')} t USING ok
+      WHERE t.workflow_id = ANY(${IDS}) AND t.workflow_id = ok.id AND ok.cont AND t.seq >= 0)`,
+    `cont_msgs AS (
+      DELETE FROM ${qualify(schema, 'weft_messages')} m USING ok
+      WHERE m.workflow_id = ANY(${IDS}) AND m.workflow_id = ok.id AND ok.cont AND ${spent})`,
+  ];
+}
+
+/** The row's trace_context (tracing): only a shape that stores one names the column, so with tracing off the statements stay as they were. */
+function traceSql(shape: AdvanceShape, part: 'column' | 'set'): string {
+  if (!shape.trace) return '';
+  return part === 'column' ? ', trace_context text' : '\n        trace_context = COALESCE(c.trace_context, w.trace_context),';
 }
 
 const nonEmpty = <T, R>(items: T[] | undefined, map: (t: T) => R): R[] | null => (items?.length ? items.map(map) : null);
@@ -188,6 +257,12 @@ const opJson = (o: OperationRecord) => ({
   attempts: o.attempts ?? 1,
   started_at: o.startedAt ?? null,
   event: o.event ?? null,
+});
+
+const continueJson = (c: AdvanceCommand) => ({
+  cont: c.continueAsNew !== undefined,
+  next_input: c.continueAsNew?.input ?? null,
+  next_version: c.continueAsNew?.workflowVersion ?? null,
 });
 
 export function toCommandJson(c: AdvanceCommand) {
@@ -212,6 +287,8 @@ export function toCommandJson(c: AdvanceCommand) {
     lease_epoch: c.leaseFence?.epoch ?? null,
     release: c.release === true,
     rotate: c.rotate === true,
+    ...continueJson(c),
+    trace_context: c.traceContext, // absent from the JSON when undefined (tracing off)
   };
 }
 
@@ -225,6 +302,8 @@ export const shapeOf = (c: AdvanceCommand): AdvanceShape => ({
   lease: !!c.leaseFence,
   release: !!c.release && !!c.fence,
   rotate: !!c.rotate,
+  cont: c.continueAsNew !== undefined,
+  trace: c.traceContext !== undefined,
 });
 
 export const unionShape = (a: AdvanceShape, b: AdvanceShape): AdvanceShape =>

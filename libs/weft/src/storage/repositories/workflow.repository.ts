@@ -38,14 +38,15 @@ function statements(schema: string) {
       WITH req AS (
         SELECT * FROM json_to_recordset($1::json) AS r(
           id text, type text, status text, input json, parent_id text, deadline_ms double precision,
-          start_ms double precision, timers json, claim text, sig_name text, sig_payload json)
+          start_ms double precision, timers json, claim text, sig_name text, sig_payload json, trace_context text,
+          workflow_version text, queue text, priority integer)
       ),
       ins AS (
-        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version)
+        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority)
         SELECT id, type, status, input, parent_id,
                CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
                CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
-               1
+               1, trace_context, workflow_version, queue, COALESCE(priority, 0)
         FROM req ORDER BY id
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, version
@@ -98,8 +99,8 @@ function statements(schema: string) {
         JOIN unnest($1::varchar[], $2::float8[]) AS r(status, keep_ms) ON w.status = r.status
         WHERE w.completed_at IS NOT NULL
           AND w.completed_at < clock_timestamp() - r.keep_ms * interval '1 millisecond'
-          AND NOT EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = w.id AND c.status IN ('pending', 'running', 'suspended'))
-          AND NOT EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = w.parent_id AND p.status IN ('pending', 'running', 'suspended'))
+          AND NOT EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = w.id AND c.status IN ('pending', 'enqueued', 'running', 'suspended'))
+          AND NOT EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = w.parent_id AND p.status IN ('pending', 'enqueued', 'running', 'suspended'))
         LIMIT $3
         FOR UPDATE OF w SKIP LOCKED
       )
@@ -109,9 +110,9 @@ function statements(schema: string) {
       WITH target AS (SELECT id, status, parent_id FROM ${wf} WHERE id = $1 FOR UPDATE),
       blocked AS (
         SELECT t.id,
-               t.status IN ('pending', 'running', 'suspended') AS live,
-               EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = t.id AND c.status IN ('pending', 'running', 'suspended')) AS live_children,
-               EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = t.parent_id AND p.status IN ('pending', 'running', 'suspended')) AS live_parent
+               t.status IN ('pending', 'enqueued', 'running', 'suspended') AS live,
+               EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = t.id AND c.status IN ('pending', 'enqueued', 'running', 'suspended')) AS live_children,
+               EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = t.parent_id AND p.status IN ('pending', 'enqueued', 'running', 'suspended')) AS live_parent
         FROM target t
       ),
       del AS (
@@ -119,14 +120,15 @@ function statements(schema: string) {
       )
       SELECT b.live, b.live_children, b.live_parent, (SELECT count(*) FROM del)::int AS deleted, t.status
       FROM blocked b JOIN target t ON t.id = b.id`,
-    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'running', 'suspended')`,
+    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'enqueued', 'running', 'suspended')`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
     restart: `
       UPDATE ${wf} SET type = $3, status = $4, input = $5::json, output = NULL, error = NULL, parent_id = $6,
         deadline = CASE WHEN $7::double precision IS NULL THEN NULL ELSE clock_timestamp() + $7 * interval '1 millisecond' END,
         start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
         run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
-        completed_at = NULL, version = version + 1
+        completed_at = NULL, version = version + 1, trace_context = $9, workflow_version = $10,
+        queue = $11, priority = $12, admitted_at = NULL
       WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
       RETURNING id, status, version, run_number`,
     clearHistory: [
@@ -149,7 +151,7 @@ function statements(schema: string) {
 
     /** Everything a replay needs, in one round trip. */
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
-                  w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now,
+                  w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now, w.trace_context,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
                       'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
                       ORDER BY o.seq)
@@ -162,13 +164,14 @@ function statements(schema: string) {
                     FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
            FROM ${wf} w WHERE w.id = $1`,
     get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
-                 created_at, updated_at, completed_at, version
+                 created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at
           FROM ${wf} WHERE id = $1`,
-    list: `SELECT id, type, status, parent_id, created_at, updated_at, completed_at, version,
+    list: `SELECT id, type, status, parent_id, created_at, updated_at, completed_at, version, workflow_version, queue, priority,
                   created_at::text AS cursor_at
            FROM ${wf}
            WHERE ($1::varchar[] IS NULL OR status = ANY($1)) AND ($2::varchar IS NULL OR type = $2)
              AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4))
+             AND ($6::varchar IS NULL OR left(id, char_length($6)) = $6)
            ORDER BY created_at, id LIMIT $5`,
     runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND type = ANY($3::varchar[]) AND id > $1 ORDER BY id LIMIT $2`,
   };
@@ -190,13 +193,17 @@ export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
     updatedAt: r.updated_at as Date,
     completedAt: (r.completed_at as Date | null) ?? null,
     version: r.version as number,
+    workflowVersion: (r.workflow_version as string | null | undefined) ?? null,
+    queue: (r.queue as string | null | undefined) ?? null,
+    priority: (r.priority as number | undefined) ?? 0,
+    admittedAt: (r.admitted_at as Date | null | undefined) ?? null,
   };
 }
 
 export interface InsertWorkflow {
   id: string;
   type: string;
-  status: 'pending' | 'running';
+  status: 'pending' | 'enqueued' | 'running';
   input: unknown;
   parentId: string | null;
   deadlineInMs: number | null;
@@ -206,6 +213,13 @@ export interface InsertWorkflow {
   claim?: 'mine' | 'free' | null;
   /** Signal-with-start: stored in the same statement as the row. */
   signal?: { name: string; payload: unknown } | null;
+  /** The starter's active span as a W3C traceparent (tracing on, inside a span). */
+  traceContext?: string;
+  /** `@Workflow(name, { version })` of the type, when the starting engine registers it. */
+  workflowVersion?: string | null;
+  /** The queue that admits it (status 'enqueued'), and its priority there; absent outside a queue. */
+  queue?: string;
+  priority?: number;
 }
 
 export interface InsertResult {
@@ -231,6 +245,8 @@ export interface LoadedWorkflow {
   history: OperationRecord[];
   timers: Array<{ kind: string; seq: number; fireAt: Date }>;
   inbox: InboxMessage[];
+  /** W3C traceparent of the run's latest traced span, or of its starter (observability/tracing.ts). */
+  traceContext: string | null;
 }
 
 /**
@@ -342,6 +358,10 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
           claim: claimer ? (w.claim ?? null) : null,
           sig_name: w.signal?.name ?? null,
           sig_payload: w.signal ? (w.signal.payload ?? null) : null,
+          trace_context: w.traceContext, // absent from the JSON when undefined (tracing off)
+          workflow_version: w.workflowVersion ?? null,
+          queue: w.queue, // absent from the JSON outside a queue, like trace_context
+          priority: w.priority,
         })),
       ),
       claimer?.engineId ?? null,
@@ -377,6 +397,10 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         w.parentId,
         w.deadlineInMs,
         w.startInMs,
+        w.traceContext ?? null,
+        w.workflowVersion ?? null,
+        w.queue ?? null,
+        w.priority ?? 0,
       ]);
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
@@ -399,6 +423,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return {
       row: mapWorkflowRow(r),
       dbNow: r.db_now as Date,
+      traceContext: (r.trace_context as string | null) ?? null,
       history: r.history as OperationRecord[],
       inbox: r.inbox as InboxMessage[],
       timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
@@ -419,6 +444,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   async list(filter: {
     statuses?: WorkflowStatus[];
     type?: string;
+    /** Ids starting with this text (compared as text, not as a LIKE pattern). */
+    idPrefix?: string;
     after?: { at: string; id: string };
     limit: number;
   }): Promise<Array<WorkflowRow & { cursorAt: string }>> {
@@ -428,6 +455,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
       filter.after?.at ?? null,
       filter.after?.id ?? null,
       filter.limit,
+      filter.idPrefix ?? null,
     ]);
     return rows.map((r) => ({ ...mapWorkflowRow(r), cursorAt: r.cursor_at as string }));
   }

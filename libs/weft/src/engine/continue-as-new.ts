@@ -1,0 +1,46 @@
+import type { WorkflowDefinition } from '../common/types.js';
+import { Execution, ExecutionHost } from './execution.js';
+
+/** What the switch needs from the runtime that hosts the run. */
+export interface ContinueHost extends ExecutionHost {
+  readonly closed: boolean;
+  forget(exec: Execution): void;
+  launch(def: WorkflowDefinition, exec: Execution): Promise<unknown>;
+  /** The run ended (metrics, parent-close policy for the children it started). */
+  runContinued(exec: Execution): void;
+}
+
+/**
+ * ctx.continueAsNew: one fenced, versioned commit turns the row into the next run (same id,
+ * same claim, `run_number + 1`, the new input) and deletes the ended run's history, timers and
+ * spent messages (storage/repositories/workflow-advance.ts). The next run then starts here,
+ * in memory, with no reload: the ended run's unconsumed messages are handed over, so a signal
+ * that arrived during the switch reaches the next run. A crash before the commit replays the
+ * old run, which calls continueAsNew again; after it, recovery finds the next run. Either way
+ * there is exactly one next run.
+ */
+export function switchRun(host: ContinueHost, exec: Execution, input: unknown): void {
+  const early = exec.replay?.endedEarly('continueAsNew() came first');
+  if (early) return host.onNonDeterminism(exec, early);
+  exec.state = 'finished';
+  // Never settles when the commit is refused: the host has then dropped the run and re-reads it.
+  // The next run is this code's: its version is recorded as a start's would be.
+  void exec.commit({ continueAsNew: { input, workflowVersion: exec.definition.version ?? null } }, true).then(() => {
+    exec.stop(true); // the ended run's step bodies still running see their signal aborted
+    host.forget(exec);
+    host.runContinued(exec);
+    if (host.closed) return; // recorded: whoever runs this workflow next starts the next run
+    const next = new Execution(host, {
+      workflowId: exec.workflowId,
+      definition: exec.definition,
+      input,
+      runNumber: exec.runNumber + 1,
+      version: exec.version,
+      parentId: exec.parentId,
+    });
+    // Child notices were deleted with the run: only its children could have awaited them.
+    next.addInbox(exec.inbox.filter((m) => m.kind !== 'child'));
+    if (BigInt(exec.lastInboxId) > BigInt(next.lastInboxId)) next.lastInboxId = exec.lastInboxId;
+    void host.launch(exec.definition, next);
+  });
+}

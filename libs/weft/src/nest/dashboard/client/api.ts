@@ -1,0 +1,55 @@
+// Browser module `api.js` of the dashboard: calls to the Weft HTTP API, whose base the page's
+// <meta name="weft-api"> gives (the server computes it, global prefix included).
+export const API_JS = String.raw`
+const meta = document.querySelector('meta[name="weft-api"]');
+export const API_BASE = meta ? meta.getAttribute('content') : '/weft';
+
+/** An answer that was not 2xx: the API's typed body { statusCode, code, message }, or what came instead. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+  get text() {
+    return this.status + ' ' + this.code + ': ' + this.message;
+  }
+}
+
+export async function api(path, options) {
+  const o = options || {};
+  const init = { method: o.method || 'GET', credentials: 'same-origin', headers: { accept: 'application/json' } };
+  if (o.body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(o.body);
+  }
+  let res;
+  try {
+    res = await fetch(API_BASE + path, init);
+  } catch (err) {
+    throw new ApiError(0, 'NETWORK', 'The server did not answer (' + (err && err.message ? err.message : err) + ')');
+  }
+  const text = await res.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!res.ok) {
+    const code = body && typeof body.code === 'string' ? body.code : res.status === 401 || res.status === 403 ? 'UNAUTHORIZED' : 'HTTP_' + res.status;
+    const message = body && body.message ? (Array.isArray(body.message) ? body.message.join('; ') : String(body.message)) : res.statusText;
+    throw new ApiError(res.status, code, message);
+  }
+  return body;
+}
+
+export function query(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? '?' + s : '';
+}
+
+export const id = (workflowId) => encodeURIComponent(workflowId);
+`;

@@ -1,0 +1,218 @@
+// Browser module `workflow.js` of the dashboard: one workflow. Its timeline (operations in order,
+// with times, durations, attempts, result or error), messages, children and parent, run number
+// and claim; and the operator actions: signal, cancel, suspend, resume.
+export const WORKFLOW_JS = String.raw`
+import { h, badge, time, clockTime, duration, workflowLink, mono, jsonBlock, jsonInline, errorText, table, empty, facts, syncClock, serverNow } from './dom.js';
+import { api, id as enc } from './api.js';
+
+const TERMINAL = ['completed', 'failed', 'cancelled', 'timed_out'];
+
+function actions(workflowId, ui) {
+  const reason = h('input', { id: 'action-reason', type: 'text', maxlength: 1000, placeholder: 'reason (optional)', 'aria-label': 'Reason' });
+  const body = () => (reason.value.trim() ? { reason: reason.value.trim() } : {});
+  const post = (what, payload) => api('/workflows/' + enc(workflowId) + '/' + what, { method: 'POST', body: payload });
+  // Cancelling cannot be undone: the first click arms the button, the second one sends.
+  const cancel = h('button', { type: 'button', class: 'danger', dataset: { action: 'cancel' } }, 'Cancel');
+  let disarm = null;
+  cancel.addEventListener('click', () => {
+    if (cancel.dataset.armed !== 'true') {
+      cancel.dataset.armed = 'true';
+      cancel.textContent = 'Click again to cancel';
+      disarm = setTimeout(() => {
+        delete cancel.dataset.armed;
+        cancel.textContent = 'Cancel';
+      }, 4000);
+      return;
+    }
+    clearTimeout(disarm);
+    delete cancel.dataset.armed;
+    cancel.textContent = 'Cancel';
+    ui.action(cancel, () => post('cancel', body()), 'Cancelled ' + workflowId);
+  });
+  const suspend = h('button', { type: 'button', dataset: { action: 'suspend' } }, 'Suspend');
+  suspend.addEventListener('click', () => ui.action(suspend, () => post('suspend', body()), 'Suspended ' + workflowId));
+  const resume = h('button', { type: 'button', dataset: { action: 'resume' } }, 'Resume');
+  resume.addEventListener('click', () => ui.action(resume, () => post('resume', {}), 'Resumed ' + workflowId));
+
+  const name = h('input', { id: 'signal-name', type: 'text', required: true, maxlength: 255, placeholder: 'signal name', 'aria-label': 'Signal name' });
+  const payload = h('textarea', { id: 'signal-payload', rows: 2, placeholder: 'payload as JSON, e.g. {"approved": true} (empty: null)', 'aria-label': 'Signal payload (JSON)' });
+  const send = h('button', { type: 'submit', id: 'signal-send' }, 'Send signal');
+  const form = h('form', { class: 'signal' }, name, payload, send);
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    let value = null;
+    const text = payload.value.trim();
+    if (text) {
+      try {
+        value = JSON.parse(text);
+      } catch (err) {
+        ui.flash('The payload is not JSON: ' + err.message, 'error');
+        return;
+      }
+    }
+    const signal = name.value.trim();
+    if (!signal) return ui.flash('Give the signal a name.', 'error');
+    ui.action(send, () => api('/workflows/' + enc(workflowId) + '/signal/' + enc(signal), { method: 'POST', body: { payload: value } }), 'Signal "' + signal + '" accepted by ' + workflowId);
+  });
+
+  const card = h('section', { class: 'card actions' },
+    h('h2', null, 'Actions'),
+    h('div', { class: 'row' }, reason, cancel, suspend, resume),
+    h('h3', null, 'Signal'),
+    form);
+  return {
+    card,
+    update(status) {
+      const ended = TERMINAL.includes(status);
+      cancel.disabled = ended;
+      suspend.disabled = status !== 'running';
+      resume.disabled = status !== 'suspended';
+      send.disabled = ended;
+    },
+  };
+}
+
+/** A bar per operation on the workflow's own time axis: where it started and how long it took. */
+function bar(op, t0, span) {
+  const end = op.completedAt ? Date.parse(op.completedAt) : serverNow();
+  const start = op.startedAt ? Date.parse(op.startedAt) : end;
+  const b = h('span', { class: 'bar ' + (op.status === 'failed' ? 'failed' : 'ok') });
+  b.style.left = Math.min(100, Math.max(0, ((start - t0) / span) * 100)).toFixed(2) + '%';
+  b.style.width = Math.max(0.6, ((end - start) / span) * 100).toFixed(2) + '%';
+  return h('div', { class: 'track', title: duration(end - start) }, b);
+}
+
+function timeline(t) {
+  if (t.operations.length === 0) return empty('Nothing recorded yet.');
+  const t0 = Date.parse(t.startAt || t.createdAt);
+  const tEnd = t.completedAt ? Date.parse(t.completedAt) : serverNow();
+  const span = Math.max(1, tEnd - t0);
+  const rows = t.operations.map((op) =>
+    h('tr', { dataset: { seq: op.seq, kind: op.kind, status: op.status } },
+      h('td', { class: 'num' }, op.seq),
+      h('td', null, op.kind),
+      h('td', { class: 'mono' }, op.name),
+      h('td', null, badge(op.status)),
+      h('td', { class: 'num' }, op.attempts > 1 ? h('strong', null, op.attempts) : op.attempts),
+      h('td', { class: 'mono small' }, clockTime(op.startedAt)),
+      h('td', { class: 'mono small' }, clockTime(op.completedAt)),
+      h('td', { class: 'num' }, duration(op.durationMs)),
+      h('td', { class: 'span' }, bar(op, t0, span)),
+      h('td', null, op.status === 'failed' ? h('span', { class: 'error-text', title: errorText(op.error) }, errorText(op.error)) : jsonInline(op.result))));
+  const more = t.moreOperations ? h('p', { class: 'muted' }, 'More operations follow; the first ' + t.operations.length + ' are shown.') : null;
+  return [table(['#', 'kind', 'name', 'status', 'attempts', 'started', 'ended', 'took', 'timeline', 'result / error'], rows, { id: 'timeline', class: 'grid' }), more];
+}
+
+function messageState(m) {
+  if (m.consumedSeq !== null && m.consumedSeq !== undefined) return h('span', { class: 'badge s-completed' }, 'consumed at #' + m.consumedSeq);
+  return badge(m.status);
+}
+
+function messages(t) {
+  if (t.messages.length === 0) return empty('No signals, updates or child results.');
+  const rows = t.messages.map((m) =>
+    h('tr', { dataset: { name: m.name, consumed: String(m.consumedSeq !== null) } },
+      h('td', { class: 'num' }, m.id),
+      h('td', null, m.kind),
+      h('td', { class: 'mono' }, m.name),
+      h('td', null, messageState(m)),
+      h('td', null, time(m.createdAt)),
+      h('td', null, jsonInline(m.payload))));
+  const more = t.messagesTotal > t.messages.length ? h('p', { class: 'muted' }, 'The latest ' + t.messages.length + ' of ' + t.messagesTotal + '.') : null;
+  return [table(['id', 'kind', 'name', 'state', 'arrived', 'payload'], rows, { id: 'messages', class: 'grid' }), more];
+}
+
+function children(t) {
+  if (t.childrenTotal === 0) return empty('No children.');
+  const rows = t.children.map((c) => h('tr', null, h('td', null, workflowLink(c.workflowId)), h('td', null, c.type), h('td', null, badge(c.status)), h('td', null, time(c.createdAt))));
+  const more = t.childrenTotal > t.children.length ? h('p', { class: 'muted' }, 'The first ' + t.children.length + ' of ' + t.childrenTotal + '.') : null;
+  return [table(['child', 'type', 'status', 'started'], rows, { id: 'children', class: 'grid' }), more];
+}
+
+function claim(c) {
+  if (c.mode === 'none') return facts([['ownership', 'none (one engine; no claims)']]);
+  const expiry = c.expiresAt ? [time(c.expiresAt), c.expired ? h('span', { class: 'badge s-failed' }, 'expired') : null] : null;
+  return facts([
+    ['ownership', c.mode],
+    ['holder', c.holder ? [mono(c.holder), c.heldHere ? h('span', { class: 'muted' }, ' (this engine)') : null] : 'nobody'],
+    ['epoch', c.epoch],
+    ['expires', expiry],
+    ['claimed', c.claimedAt ? time(c.claimedAt) : null],
+  ]);
+}
+
+export const workflowView = {
+  name: 'workflow',
+  parent: 'workflows',
+  match: (path) => {
+    const m = /^\/workflow\/(.+)$/.exec(path);
+    if (!m) return null;
+    try {
+      return { workflowId: decodeURIComponent(m[1]) };
+    } catch {
+      return null;
+    }
+  },
+  heading: (p) => p.workflowId,
+  mount(root, { workflowId }, ui) {
+    const open = new Set(['input', 'output', 'error']);
+    const status = h('span', { id: 'wf-status' });
+    const act = actions(workflowId, ui);
+    const summary = h('div', { id: 'wf-summary' });
+    const owner = h('div', { id: 'wf-claim' });
+    const ops = h('div', { id: 'wf-timeline' });
+    const msgs = h('div', { id: 'wf-messages' });
+    const kids = h('div', { id: 'wf-children' });
+    const values = h('div', { id: 'wf-values' });
+    root.append(
+      h('div', { class: 'toolbar' }, h('a', { href: '#/workflows', class: 'back' }, '\u2190 Workflows'),
+        h('h1', null, mono(workflowId)), status),
+      h('div', { class: 'cards' },
+        h('section', { class: 'card' }, h('h2', null, 'Workflow'), summary),
+        h('section', { class: 'card' }, h('h2', null, 'Claim'), owner),
+        act.card),
+      h('section', { class: 'card wide' }, h('h2', null, 'Timeline'), ops),
+      h('section', { class: 'card wide' }, h('h2', null, 'Messages'), msgs),
+      h('section', { class: 'card wide' }, h('h2', null, 'Children'), kids),
+      h('section', { class: 'card wide' }, h('h2', null, 'Input, output, error'), values),
+    );
+    const detail = (key, label, value) => {
+      const d = h('details', { open: open.has(key) }, h('summary', null, label), jsonBlock(value));
+      d.addEventListener('toggle', () => (d.open ? open.add(key) : open.delete(key)));
+      return d;
+    };
+    return {
+      async refresh() {
+        const t = await api('/workflows/' + enc(workflowId) + '/timeline');
+        syncClock(t.serverTime);
+        status.replaceChildren(badge(t.status));
+        root.dataset.status = t.status;
+        act.update(t.status);
+        summary.replaceChildren(facts([
+          ['type', t.type],
+          ['run', '#' + t.runNumber + (t.runNumber > 1 ? ' (continued as new or restarted)' : '')],
+          ['code version', t.workflowVersion],
+          ['parent', t.parentId ? workflowLink(t.parentId) : null],
+          ['created', time(t.createdAt)],
+          ['updated', time(t.updatedAt)],
+          ['ended', t.completedAt ? [time(t.completedAt), ' (took ' + duration(Date.parse(t.completedAt) - Date.parse(t.createdAt)) + ')'] : null],
+          t.startAt ? ['starts', time(t.startAt)] : null,
+          ['deadline', t.deadline ? time(t.deadline) : 'none'],
+          ['version', t.version],
+        ]));
+        owner.replaceChildren(claim(t.claim));
+        ops.replaceChildren(...[timeline(t)].flat().filter(Boolean));
+        msgs.replaceChildren(...[messages(t)].flat().filter(Boolean));
+        kids.replaceChildren(...[children(t)].flat().filter(Boolean));
+        values.replaceChildren(
+          ...[
+            detail('input', 'input', t.input),
+            t.status === 'completed' ? detail('output', 'output', t.output) : null,
+            t.error ? detail('error', 'error: ' + errorText(t.error), t.error) : null,
+          ].filter(Boolean),
+        );
+      },
+    };
+  },
+};
+`;

@@ -1,0 +1,15 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+/** One queue (docs/queues.md): locked by every admission; its log of recent admissions bounds a rate limit. */
+@Entity({ name: 'weft_queues' })
+export class QueueEntity {
+  @PrimaryColumn({ type: 'varchar', length: 255 })
+  name!: string;
+
+  /** Admission times inside the rate limit's last period (trimmed at each admission). */
+  @Column({ name: 'recent_admissions', type: 'timestamptz', array: true, default: () => "'{}'" })
+  recentAdmissions!: Date[];
+
+  @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
+  updatedAt!: Date;
+}

@@ -1,0 +1,220 @@
+import 'reflect-metadata';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { AppModule } from '../src/app.module.js';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
+
+// The operator dashboard (docs/operations.md#dashboard) in a real headless Chromium from Debian's
+// packages, against the demo app on a real PostgreSQL. Screenshots go to docs/images/.
+
+const CHROME = process.env.CHROME_PATH ?? '/usr/bin/chromium';
+const KEY = 'dashboard-test-key';
+const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE', 'WEFT_API_KEY'] as const;
+const IMAGES = path.join(import.meta.dirname, '..', 'docs', 'images');
+const UI_TIMEOUT = 15_000;
+
+const order = (orderId: string, extra: Record<string, unknown> = {}) => ({
+  orderId,
+  items: [{ sku: 'tea', quantity: 2 }],
+  amount: 1250,
+  address: '1 Main St',
+  ...extra,
+});
+
+describe('the dashboard in Chromium, on the demo app', () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+  let url: string;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const saved: Record<string, string | undefined> = {};
+
+  const post = (p: string, body: unknown) =>
+    fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const status = async (id: string) =>
+    (await tdb.query<{ status: string }>('SELECT status FROM weft.weft_workflows WHERE id = $1', [id]))[0]?.status;
+  const awaitingApproval = (orderId: string) =>
+    waitFor(
+      async () => ((await (await fetch(`${url}/orders/${orderId}`)).json()) as { stage?: string }).stage === 'awaiting-approval',
+      `${orderId} awaiting approval`,
+    );
+  const shot = (view: string, fullPage = false) => page.screenshot({ path: path.join(IMAGES, `dashboard-${view}.png`), fullPage });
+  // Code run in the page is given as text: this project's TypeScript has no DOM library.
+  /** Opens a view by its address and waits for what it renders. */
+  async function open(hash: string, selector: string) {
+    await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+    await page.waitForSelector(selector, { timeout: UI_TIMEOUT });
+  }
+
+  beforeAll(async () => {
+    // Fails (never skips) without the browser: this is the dashboard's only test in a real one.
+    if (!existsSync(CHROME)) {
+      throw new Error(
+        `No Chromium at ${CHROME}: install Debian's with "apt-get install chromium" (or set CHROME_PATH to a Chromium binary)`,
+      );
+    }
+    tdb = await createTestDatabase('weft_dashboard');
+    for (const k of ENV_KEYS) saved[k] = process.env[k];
+    Object.assign(process.env, {
+      DATABASE_URL: tdb.url,
+      WEFT_SCHEMA: 'weft',
+      DEMO_PACKING_DELAY: '50ms',
+      DEMO_PAYMENT_FAILURE_RATE: '0',
+      WEFT_API_KEY: KEY,
+    });
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.listen(0, '127.0.0.1');
+    url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    browser = await puppeteer.launch({ executablePath: CHROME, headless: true, args: ['--no-sandbox', '--headless=new'] });
+    page = await browser.newPage();
+    await page.setViewport({ width: 1280, height: 800 });
+    page.on('pageerror', (err) => pageErrors.push(String(err)));
+    page.on('console', (m) => {
+      // The browser logs every non-2xx fetch; the one 404 is the typed-error case below.
+      if (m.type() === 'error' && !/status of 404/.test(m.text())) pageErrors.push(m.text());
+    });
+    mkdirSync(IMAGES, { recursive: true });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+    for (const k of ENV_KEYS) {
+      if (saved[k] === undefined) delete process.env[k];
+      else process.env[k] = saved[k];
+    }
+    await tdb?.drop();
+  });
+
+  it('refuses the page, its assets and the API it reads without the key (401)', async () => {
+    for (const p of ['/weft', '/weft/dashboard/app.js', '/weft/workflows', '/weft/engines', '/weft/workflows/x/timeline']) {
+      expect([p, (await fetch(url + p)).status]).toEqual([p, 401]);
+      expect([p, (await fetch(url + p, { headers: { cookie: 'weft_api_key=wrong' } })).status]).toEqual([p, 401]);
+    }
+    expect((await fetch(`${url}/weft?key=wrong`)).status).toBe(401);
+    const signed = await fetch(`${url}/weft?key=${KEY}`);
+    expect(signed.status).toBe(200);
+    expect(signed.headers.get('set-cookie')).toMatch(/^weft_api_key=.+; Path=\/; HttpOnly; SameSite=Strict$/);
+    expect(signed.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect((await fetch(`${url}/weft/dashboard/nope.js`, { headers: { 'x-api-key': KEY } })).status).toBe(404);
+  });
+
+  it("bounds the new routes' input: 400 with a code for a bad limit, an unknown parameter, a long id prefix", async () => {
+    const code = async (p: string) => {
+      const res = await fetch(url + p, { headers: { 'x-api-key': KEY } });
+      return [p, res.status, ((await res.json()) as { code?: string }).code];
+    };
+    for (const p of [
+      '/weft/workflows/x/timeline?limit=0',
+      '/weft/workflows/x/timeline?limit=1001',
+      '/weft/workflows/x/timeline?after=-1',
+      '/weft/workflows/x/timeline?bogus=1',
+      '/weft/engines?bogus=1',
+      `/weft/workflows?idPrefix=${'a'.repeat(256)}`,
+    ]) {
+      expect(await code(p)).toEqual([p, 400, 'WEFT_INVALID_ARGUMENT']);
+    }
+    expect(await code(`/weft/workflows/${'x'.repeat(300)}/timeline`)).toEqual([
+      `/weft/workflows/${'x'.repeat(300)}/timeline`,
+      400,
+      'WEFT_INVALID_WORKFLOW_ID',
+    ]);
+    expect(await code('/weft/workflows/x/timeline')).toEqual(['/weft/workflows/x/timeline', 404, 'WEFT_WORKFLOW_NOT_FOUND']);
+  });
+
+  it('lists a started workflow, filtered by id prefix', async () => {
+    await post('/orders', order('o-dash', { amount: 75_000 })); // waits for the approve signal
+    await post('/orders', order('o-small'));
+    await post('/orders', order('o-refund', { address: 'Nowhere Lane' }));
+    await awaitingApproval('o-dash');
+    // The key link signs the browser in (cookie), as the demo documents.
+    await page.goto(`${url}/weft?key=${KEY}`, { waitUntil: 'load' });
+    await page.waitForSelector('#wf-table tr[data-id="order-o-dash"][data-status="running"]', { timeout: UI_TIMEOUT });
+    await page.waitForSelector('#wf-table tr[data-id="order-o-small"][data-status="completed"]', { timeout: UI_TIMEOUT });
+    await shot('list');
+    await page.type('#filter-prefix', 'order-o-d');
+    await page.waitForFunction("[...document.querySelectorAll('#wf-table tbody tr')].map((r) => r.dataset.id).join() === 'order-o-dash'", {
+      timeout: UI_TIMEOUT,
+    });
+    expect(await page.evaluate('location.hash')).toBe('#/workflows?prefix=order-o-d');
+  });
+
+  it("shows a workflow's timeline; a signal sent from the page reaches it", async () => {
+    await page.click('#wf-table a[href="#/workflow/order-o-dash"]');
+    await page.waitForSelector('#timeline tr[data-kind="step"][data-status="completed"]', { timeout: UI_TIMEOUT });
+    const names = await page.$$eval('#timeline tbody tr td:nth-child(3)', (tds) => tds.map((td) => td.textContent));
+    expect(names.slice(0, 2)).toEqual(['WarehouseService.reserve', 'PaymentsService.charge']);
+    expect(await page.$eval('#wf-claim', (el) => el.textContent)).toContain('workflow-lease');
+
+    await page.type('#signal-name', 'approve');
+    await page.type('#signal-payload', '"ops@example.com"');
+    await page.click('#signal-send');
+    await page.waitForSelector('.flash.ok', { timeout: UI_TIMEOUT });
+    // Delivered: the engine consumed it (recorded at a seq), and the order went on to completion.
+    const consumed = await waitFor(async () => {
+      const rows = await tdb.query<{ consumed_seq: number | null; payload: unknown }>(
+        "SELECT consumed_seq, payload FROM weft.weft_messages WHERE workflow_id = 'order-o-dash' AND name = 'approve'",
+      );
+      return rows[0]?.consumed_seq !== null && rows[0]?.consumed_seq !== undefined ? rows[0] : null;
+    }, 'the approve signal consumed');
+    expect(consumed?.payload).toBe('ops@example.com');
+    await waitFor(async () => (await status('order-o-dash')) === 'completed', 'order-o-dash completed', 20_000);
+    await page.waitForSelector('#view[data-status="completed"] #messages tr[data-name="approve"][data-consumed="true"]', {
+      timeout: UI_TIMEOUT,
+    });
+    await page.waitForSelector('#children a[href^="#/workflow/order-o-dash"]', { timeout: UI_TIMEOUT });
+    await shot('workflow', true); // the whole page: timeline, messages, children
+  });
+
+  it('suspends, resumes and cancels from the page', async () => {
+    await post('/orders', order('o-stop', { amount: 80_000 }));
+    await awaitingApproval('o-stop');
+    await open('#/workflow/order-o-stop', '#view[data-status="running"] [data-action="suspend"]:not([disabled])');
+    await page.click('[data-action="suspend"]');
+    await waitFor(async () => (await status('order-o-stop')) === 'suspended', 'order-o-stop suspended');
+    await page.waitForSelector('#view[data-status="suspended"] [data-action="resume"]:not([disabled])', { timeout: UI_TIMEOUT });
+    await page.click('[data-action="resume"]');
+    await waitFor(async () => (await status('order-o-stop')) === 'running', 'order-o-stop running again');
+    await page.waitForSelector('#view[data-status="running"] [data-action="cancel"]:not([disabled])', { timeout: UI_TIMEOUT });
+
+    await page.click('[data-action="cancel"]'); // arms
+    await page.waitForSelector('[data-action="cancel"][data-armed="true"]', { timeout: UI_TIMEOUT });
+    await page.click('[data-action="cancel"]');
+    await waitFor(async () => (await status('order-o-stop')) === 'cancelled', 'order-o-stop cancelled');
+    await page.waitForSelector('#view[data-status="cancelled"] [data-action="cancel"][disabled]', { timeout: UI_TIMEOUT });
+  });
+
+  it("shows the API's typed error", async () => {
+    await open('#/workflow/no-such-workflow', '.flash.error');
+    expect(await page.$eval('.flash.error', (el) => el.textContent)).toContain('404 WEFT_WORKFLOW_NOT_FOUND');
+  });
+
+  it('shows the engines with their claims', async () => {
+    const engines = (await (await fetch(`${url}/weft/engines`, { headers: { 'x-api-key': KEY } })).json()) as {
+      self: { engineId: string };
+    };
+    const engineId = engines.self.engineId;
+    await open('#/engines', `#engines-table tr[data-engine="${engineId}"]`);
+    expect(await page.$eval('#engines-mode', (el) => el.textContent)).toContain('workflow-lease');
+    await shot('engines');
+  });
+
+  it('lists the schedules with next fire times; triggers one', async () => {
+    await open('#/schedules', '#schedules-table tr[data-schedule="nightly-report"] time');
+    await page.click('#schedules-table tr[data-schedule="nightly-report"] [data-action="trigger"]');
+    await page.waitForSelector('.flash.ok', { timeout: UI_TIMEOUT });
+    const text = await page.$eval('.flash.ok span', (el) => el.textContent);
+    const workflowId = /started (nightly-report@\S+)/.exec(text ?? '')?.[1];
+    expect(workflowId).toBeDefined();
+    await waitFor(async () => (await status(workflowId!)) === 'completed', 'the triggered report completed');
+    await page.waitForSelector('#schedules-table tr[data-schedule="nightly-report"] .badge.s-completed', { timeout: UI_TIMEOUT });
+    await shot('schedules');
+    expect(pageErrors).toEqual([]);
+  });
+});
