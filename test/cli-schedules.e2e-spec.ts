@@ -1,7 +1,6 @@
-import { spawn } from 'node:child_process';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { runCli, type Ran } from './support/cli.js';
 import { quietLogger, waitFor } from './support/engine.js';
-import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 import type { WorkflowContext } from '../libs/weft/src/common/types.js';
 import { WeftEngine } from '../libs/weft/src/engine/engine.js';
 import type { WeftEngineOptions } from '../libs/weft/src/engine/options.js';
@@ -12,13 +11,6 @@ import type { WeftEngineOptions } from '../libs/weft/src/engine/options.js';
  * 'workflow-lease', the engine runs the type), 'quiet' (ownership 'none', no engine running
  * while the CLI reads and triggers) and 'leased' (ownership 'lease', writes refused).
  */
-const CLI = sourcePath('libs/weft/src/cli/main.ts');
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 class Report {
   async run(ctx: WorkflowContext, input: unknown) {
@@ -30,25 +22,7 @@ describe('weft schedules', () => {
   let tdb: TestDatabase;
   const engines: WeftEngine[] = [];
 
-  const weft = (args: string[]): Promise<Ran> =>
-    new Promise((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: tdb.url };
-      const proc = spawn(process.execPath, [...TS_NODE_ARGS, CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => {
-        proc.kill('SIGKILL');
-        reject(new Error(`weft ${args.join(' ')} did not exit within 30 s; stderr: ${stderr}`));
-      }, 30_000);
-      proc.on('error', reject);
-      proc.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-      proc.stdin.end('');
-    });
+  const weft = (args: string[]): Promise<Ran> => runCli(args, { env: { DATABASE_URL: tdb.url } });
   const w = (...args: string[]) => weft([...args, '--schema', 'weft']);
   const json = async <T = Record<string, unknown>>(...args: string[]): Promise<T> => {
     const r = await w(...args, '--json');

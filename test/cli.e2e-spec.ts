@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { CommandClient } from './fixtures/command-client.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { runCli, type Ran } from './support/cli.js';
 import { quietLogger, waitFor } from './support/engine.js';
-import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
+import { sourcePath } from './support/node-ts.js';
 import { Child, fixture, spawnChild } from './support/processes.js';
 import type { WorkflowContext } from '../libs/weft/src/common/types.js';
 import { WeftEngine } from '../libs/weft/src/engine/engine.js';
@@ -13,40 +13,15 @@ import { WeftEngine } from '../libs/weft/src/engine/engine.js';
  * which engine A, another process (test/fixtures/engine-child.ts, ownership 'workflow-lease'),
  * runs the workflows. A lease-mode schema, run by an in-process engine, checks the refusal.
  */
-const CLI = sourcePath('libs/weft/src/cli/main.ts');
-
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 describe('weft CLI', () => {
   let tdb: TestDatabase;
   let A: { child: Child; cmd: CommandClient };
   let leaseEngine: WeftEngine | undefined;
 
-  /** Runs the CLI to its end; stdin is a pipe (not a terminal) closed after `stdin`. */
+  /** Runs the CLI to its end against the test database. */
   const weft = (args: string[], opts: { env?: Record<string, string | undefined>; stdin?: string } = {}): Promise<Ran> =>
-    new Promise((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: tdb.url, ...opts.env };
-      for (const [k, v] of Object.entries(env)) if (v === undefined) delete env[k];
-      const proc = spawn(process.execPath, [...TS_NODE_ARGS, CLI, ...args], { env, stdio: ['pipe', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-      proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-      const timer = setTimeout(() => {
-        proc.kill('SIGKILL');
-        reject(new Error(`weft ${args.join(' ')} did not exit within 30 s; stderr: ${stderr}`));
-      }, 30_000);
-      proc.on('error', reject);
-      proc.on('close', (code) => {
-        clearTimeout(timer);
-        resolve({ code, stdout, stderr });
-      });
-      proc.stdin.end(opts.stdin ?? '');
-    });
+    runCli(args, { ...opts, env: { DATABASE_URL: tdb.url, ...opts.env } });
   /** The CLI on schema 'weft', where A runs. */
   const w = (...args: string[]) => weft([...args, '--schema', 'weft']);
   const json = async <T = Record<string, unknown>>(...args: string[]): Promise<T> => {
@@ -104,7 +79,7 @@ describe('weft CLI', () => {
       const pkg = JSON.parse(fs.readFileSync(sourcePath('libs/weft/package.json'), 'utf8')) as { bin?: unknown; files: string[] };
       expect(pkg.bin).toEqual({ weft: './dist/cli/main.js' });
       expect(pkg.files).toContain('dist');
-      expect(fs.readFileSync(CLI, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+      expect(fs.readFileSync(sourcePath('libs/weft/src/cli/main.ts'), 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
     });
 
     it('--help prints the commands on stdout and exits 0; a command has its own help', async () => {

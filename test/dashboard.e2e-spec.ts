@@ -217,4 +217,13 @@ describe('the dashboard in Chromium, on the demo app', () => {
     await shot('schedules');
     expect(pageErrors).toEqual([]);
   });
+
+  it("lists the demo's payments queue with its limits and how many it runs", async () => {
+    await open('#/queues', '#queues-table tr[data-queue="payments"]');
+    const row = await page.$eval('#queues-table tr[data-queue="payments"]', (el) => el.textContent ?? '');
+    expect(row).toContain('20 per 1.0 s');
+    expect(await page.$eval('#queues-table tr[data-queue="payments"] td:nth-child(4)', (el) => el.textContent)).toBe('50');
+    await shot('queues');
+    expect(pageErrors).toEqual([]);
+  });
 });

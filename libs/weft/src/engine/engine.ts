@@ -26,6 +26,17 @@ import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';
 import { QueueAdmission } from './queues/admission.js';
 import { resolveQueues } from './queues/options.js';
+
+/** One declared queue for an operator (the dashboard's queues view). */
+export interface QueueView {
+  name: string;
+  concurrency: number | null;
+  perEngineConcurrency: number | null;
+  rateLimit: { limit: number; periodMs: number } | null;
+  /** As of this engine's last admission pass. */
+  enqueued: number;
+  running: number;
+}
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -178,6 +189,12 @@ export class WeftEngine {
       await db.close(); // a bad option must not leave the pool it opened behind
       throw err;
     }
+  }
+
+  /** The declared queues with their limits, and enqueued/running as of the last admission pass. */
+  queueViews(): QueueView[] {
+    const figures = this.queues.snapshot();
+    return [...this.queues.declared.values()].map((q) => ({ ...q, ...(figures[q.name] ?? { enqueued: 0, running: 0 }) }));
   }
 
   /** The registered workflow types (WorkflowReplayer.forEngine replays against them). */

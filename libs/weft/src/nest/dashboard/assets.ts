@@ -7,6 +7,7 @@ import { APP_JS } from './client/app.js';
 import { DOM_JS } from './client/dom.js';
 import { ENGINES_JS } from './client/engines.js';
 import { SCHEDULES_JS } from './client/schedules.js';
+import { QUEUES_JS } from './client/queues.js';
 import { STYLE_CSS } from './client/style.js';
 import { WORKFLOW_JS } from './client/workflow.js';
 import { WORKFLOWS_JS } from './client/workflows.js';
@@ -33,6 +34,7 @@ export const DASHBOARD_ASSETS: ReadonlyMap<string, DashboardAsset> = new Map([
   ['workflow.js', asset(JS, WORKFLOW_JS)],
   ['engines.js', asset(JS, ENGINES_JS)],
   ['schedules.js', asset(JS, SCHEDULES_JS)],
+  ['queues.js', asset(JS, QUEUES_JS)],
   ['style.css', asset('text/css; charset=utf-8', STYLE_CSS)],
 ]);
 

@@ -5,7 +5,7 @@ import type { WeftModuleExtras } from '../weft-module.options.js';
 import { WeftDashboardController } from '../dashboard/dashboard.controller.js';
 import { assertDashboardPathFree, dashboardPath } from '../dashboard/dashboard-options.js';
 import { httpGuards, httpObject, metricsGuards, type WeftGuards } from './http-options.js';
-import { WeftEnginesController, WeftTimelineController } from './inspect.controller.js';
+import { WeftEnginesController, WeftQueuesController, WeftTimelineController } from './inspect.controller.js';
 import { WeftMessagesController } from './messages.controller.js';
 import { WeftMetricsController } from './metrics.controller.js';
 import { WeftSchedulesController } from './schedules.controller.js';
@@ -54,7 +54,11 @@ export function weftControllers(extras: Pick<WeftModuleExtras, 'http' | 'metrics
     const path = under('workflows');
     const guards = httpGuards(extras.http);
     out.push(routed(WeftWorkflowsController, path, guards), routed(WeftMessagesController, path, guards));
-    out.push(routed(WeftTimelineController, path, guards), routed(WeftEnginesController, under('engines'), guards));
+    out.push(
+      routed(WeftTimelineController, path, guards),
+      routed(WeftEnginesController, under('engines'), guards),
+      routed(WeftQueuesController, under('queues'), guards),
+    );
     out.push(routed(WeftSchedulesController, under('schedules'), guards));
     const page = dashboardPath(extras.dashboard);
     if (page !== null) {

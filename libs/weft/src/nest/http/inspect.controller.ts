@@ -143,6 +143,18 @@ export interface EngineView extends Partial<EngineClaims> {
   self: boolean;
 }
 
+/** The declared queues: limits, enqueued and running (as of the last admission pass). Routed at `<prefix>/queues`. */
+@UseFilters(WeftExceptionFilter)
+export class WeftQueuesController {
+  constructor(private readonly engine: WeftEngine) {}
+
+  @Get()
+  queues(@Query() query: unknown) {
+    objectBody(query, [], 'query string');
+    return { serverTime: new Date(), queues: this.engine.queueViews() };
+  }
+}
+
 /** The engines: this one's figures, the claim holders (workflow-lease), the lease (lease). Routed at `<prefix>/engines`. */
 @UseFilters(WeftExceptionFilter)
 export class WeftEnginesController {

@@ -4,7 +4,7 @@ export const STYLE_CSS = String.raw`
 :root {
   --bg: #f5f6f8; --card: #fff; --ink: #1d2330; --muted: #6b7385; --line: #e3e6ec; --accent: #3457d5;
   --running: #2563eb; --pending: #64748b; --suspended: #b45309; --completed: #15803d; --failed: #c62828;
-  --cancelled: #475569; --timed-out: #c2410c;
+  --cancelled: #475569; --timed-out: #c2410c; --enqueued: #7c3aed;
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, 'Liberation Mono', monospace;
   font: 14px/1.45 system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', Arial, sans-serif;
   color: var(--ink); background: var(--bg);
@@ -69,6 +69,7 @@ table.grid { width: 100%; border-collapse: collapse; background: var(--card); }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: 11.5px; font-weight: 600; color: #fff; background: var(--pending); white-space: nowrap; text-transform: lowercase; }
 .s-running { background: var(--running); }
 .s-pending { background: var(--pending); }
+.s-enqueued { background: var(--enqueued); }
 .s-suspended { background: var(--suspended); }
 .s-completed { background: var(--completed); }
 .s-failed, .s-expired { background: var(--failed); }

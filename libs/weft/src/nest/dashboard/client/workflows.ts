@@ -4,7 +4,7 @@ export const WORKFLOWS_JS = String.raw`
 import { h, badge, time, workflowLink, table, empty } from './dom.js';
 import { api, query } from './api.js';
 
-const STATUSES = ['pending', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
+const STATUSES = ['pending', 'enqueued', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
 const PAGE_SIZES = [25, 50, 100, 200];
 
 function filtersFrom(params) {
