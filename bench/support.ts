@@ -1,7 +1,7 @@
 import type { WorkflowContext } from '@weft/nest';
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
-import { Client } from 'pg';
+import pg, { Client } from 'pg';
 
 /** Server for benchmarks: BENCH_DATABASE_URL, else the local one on 127.0.0.1:5432. */
 export const adminUrl = () =>
@@ -32,6 +32,65 @@ export async function xactCommits(url: string, name: string): Promise<number> {
     return Number(r.rows[0].n);
   } finally {
     await c.end();
+  }
+}
+
+/**
+ * Bench-only hook: counts, per database, the statements every pg client of this process sends
+ * and the commits they make (an autocommit statement, or a COMMIT), the moment they are sent.
+ * `pg_stat_database.xact_commit` lags by up to 10 s (a backend flushes its counters at most
+ * once a second, and an idle one only after 10 s), which made short levels read ~0.
+ */
+export class StatementCounter {
+  private readonly commitsByDb = new Map<string, number>();
+  private readonly textsByDb = new Map<string, Map<string, number>>();
+
+  /** `byText`: also count statements by their text (costs a map update per statement). */
+  constructor(private readonly byText = false) {}
+
+  install(): this {
+    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+    const original = proto.query;
+    const inTransaction = new WeakSet<object>();
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the patched method needs both `this`es
+    const counter = this;
+    proto.query = function (this: { connectionParameters?: { database?: string } }, ...args: unknown[]) {
+      const config = args[0] as string | { text?: unknown } | undefined;
+      const text = typeof config === 'string' ? config : config?.text;
+      if (typeof text === 'string') counter.count(this, this.connectionParameters?.database ?? '?', text, inTransaction);
+      return original.apply(this, args);
+    };
+    return this;
+  }
+
+  private count(client: object, db: string, text: string, inTransaction: WeakSet<object>): void {
+    const head = text.length < 40 ? text.trimStart().slice(0, 8).toUpperCase() : '';
+    const inTx = inTransaction.has(client);
+    if (head.startsWith('BEGIN')) inTransaction.add(client);
+    else if (head.startsWith('COMMIT')) {
+      inTransaction.delete(client);
+      this.commitsByDb.set(db, (this.commitsByDb.get(db) ?? 0) + 1);
+    } else if (head.startsWith('ROLLBACK')) inTransaction.delete(client);
+    else if (!inTx) this.commitsByDb.set(db, (this.commitsByDb.get(db) ?? 0) + 1);
+    if (!this.byText) return;
+    const texts = this.textsByDb.get(db) ?? new Map<string, number>();
+    this.textsByDb.set(db, texts);
+    const key = inTx && !head.startsWith('COMMIT') && !head.startsWith('ROLLBACK') ? `[in a transaction] ${text}` : text;
+    texts.set(key, (texts.get(key) ?? 0) + 1);
+  }
+
+  commits(db: string): number {
+    return this.commitsByDb.get(db) ?? 0;
+  }
+
+  /** Statement texts and how often each was sent (with `byText`), for a delta. */
+  texts(db: string): Map<string, number> {
+    return new Map(this.textsByDb.get(db) ?? []);
+  }
+
+  /** A statement's text shortened to a label: whitespace collapsed, its first 100 characters. */
+  static label(text: string): string {
+    return text.replace(/\s+/g, ' ').trim().slice(0, 100);
   }
 }
 

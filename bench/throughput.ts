@@ -1,13 +1,108 @@
-// bench/throughput: N workflows of 3 no-op steps at 1, 16 and 64 in flight. Prints JSON.
-// node --import ./test/support/register-ts.js bench/throughput.ts [N]   (BENCH_OWNERSHIP, BENCH_LEVELS)
+// bench/throughput: N workflows of 3 no-op steps at 1, 16 and 64 in flight, in both ownership
+// modes (`none`, `workflow-lease`) in one process run, plus a mixed shape (a step, a short
+// sleep, a signal the bench answers, a child, a step) at 16 in flight. Prints JSON.
+// node --import ./test/support/register-ts.js bench/throughput.ts [N]
+//   BENCH_LEVELS=1,16,64  BENCH_MODES=none,workflow-lease  BENCH_MIXED=<N of mixed, 0 = skip>
+//
+// Each mode has its own database and engine, created side by side; every level runs in chunks
+// (BENCH_CHUNKS, default 4) that alternate between the modes (none, lease, lease, none, ...), so
+// that the machine's drift hits both alike and `workflow-lease ÷ none` is a ratio taken in one
+// window. BENCH_STATEMENTS=1 lists the statements per workflow by text; BENCH_CPU_PROFILE=<dir>
+// writes a CPU profile of every chunk.
 import { WeftEngine } from '@weft/nest';
-import { adminUrl, machine, percentile, round, silent, ThreeNoops, withFreshDatabase, xactCommits } from './support.js';
+import fs from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
+import type { WorkflowContext } from '@weft/nest';
+import { adminUrl, machine, percentile, round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
 
-async function runLevel(engine: WeftEngine, url: string, db: string, total: number, inFlight: number) {
-  // Warm-up so connection setup and JIT do not count.
-  await Promise.all(Array.from({ length: Math.min(50, total) }, (_, n) => engine.start('noop3', { n }).then((h) => h.result())));
-  const latencies: number[] = [];
-  const commitsBefore = await xactCommits(url, db);
+type Mode = 'none' | 'workflow-lease';
+type Shape = 'noop3' | 'mixed';
+
+const MIXED_SLEEP_MS = 5;
+// BENCH_STATEMENTS=1 adds, per level, the statements sent per workflow by text.
+const listStatements = process.env.BENCH_STATEMENTS === '1';
+const counter = new StatementCounter(listStatements).install();
+// BENCH_CPU_PROFILE=<dir>: a V8 CPU profile of every measured level (not its warm-up), taken in
+// this process, so both modes' profiles come from one window: <dir>/<mode>-<shape>-<inFlight>-<n>.cpuprofile.
+const profileDir = process.env.BENCH_CPU_PROFILE;
+let profiles = 0;
+let inspector: Session | undefined;
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  if (!profileDir) return fn();
+  if (!inspector) {
+    inspector = new Session();
+    inspector.connect();
+    await inspector.post('Profiler.enable');
+    await inspector.post('Profiler.setSamplingInterval', { interval: 250 });
+  }
+  await inspector.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await inspector.post('Profiler.stop');
+    fs.mkdirSync(profileDir, { recursive: true });
+    fs.writeFileSync(path.join(profileDir, `${name}-${++profiles}.cpuprofile`), JSON.stringify(profile));
+  }
+}
+
+/** The mixed shape: a step, a short sleep, a signal wait (the bench answers it), a child, a step. */
+export class Mixed {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    const a = await ctx.step('a', () => input.n);
+    await ctx.sleep(MIXED_SLEEP_MS);
+    const go = await ctx.waitForSignal<{ n: number }>('go', { timeout: 60_000 });
+    const child = await ctx.executeChild<number>('noop1', { n: a });
+    return ctx.step('b', () => child + (go?.n ?? 0));
+  }
+}
+
+export class OneNoop {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    return ctx.step('a', () => input.n);
+  }
+}
+
+interface Target {
+  mode: Mode;
+  url: string;
+  db: string;
+  engine: WeftEngine;
+}
+
+/** One workflow start to result; the mixed shape also gets its signal from here. */
+async function one(engine: WeftEngine, shape: Shape, n: number): Promise<void> {
+  const h = await engine.start(shape, { n });
+  if (shape === 'mixed') await engine.signal(h.workflowId, 'go', { n });
+  await h.result({ timeout: '60s' });
+}
+
+/** What one chunk of a level measured, summed over the chunks of the level. */
+interface Tally {
+  workflows: number;
+  elapsedMs: number;
+  cpuMs: number;
+  commits: number;
+  advanceStatements: number;
+  latencies: number[];
+  texts: Map<string, number>;
+}
+
+const emptyTally = (): Tally => ({
+  workflows: 0,
+  elapsedMs: 0,
+  cpuMs: 0,
+  commits: 0,
+  advanceStatements: 0,
+  latencies: [],
+  texts: new Map(),
+});
+
+/** Runs `total` workflows at `inFlight` and adds what it measured to `tally`. */
+async function runChunk(t: Target, shape: Shape, total: number, inFlight: number, tally: Tally): Promise<void> {
+  const { engine } = t;
+  const commitsBefore = counter.commits(t.db);
+  const textsBefore = counter.texts(t.db);
   const statementsBefore = engine.commitStatements;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
@@ -16,43 +111,108 @@ async function runLevel(engine: WeftEngine, url: string, db: string, total: numb
     while (next < total) {
       const n = next++;
       const s = performance.now();
-      const h = await engine.start('noop3', { n });
-      await h.result();
-      latencies.push(performance.now() - s);
+      await one(engine, shape, n);
+      tally.latencies.push(performance.now() - s);
     }
   };
-  await Promise.all(Array.from({ length: inFlight }, worker));
-  const elapsedS = (performance.now() - t0) / 1000;
+  await profiled(`${t.mode}-${shape}-${inFlight}`, () => Promise.all(Array.from({ length: inFlight }, worker)));
+  tally.elapsedMs += performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
-  const commits = (await xactCommits(url, db)) - commitsBefore;
-  latencies.sort((a, b) => a - b);
+  tally.cpuMs += (cpu.user + cpu.system) / 1000;
+  tally.commits += counter.commits(t.db) - commitsBefore;
+  tally.advanceStatements += engine.commitStatements - statementsBefore;
+  tally.workflows += total;
+  for (const [text, n] of counter.texts(t.db)) {
+    const delta = n - (textsBefore.get(text) ?? 0);
+    if (delta > 0) tally.texts.set(text, (tally.texts.get(text) ?? 0) + delta);
+  }
+}
+
+/** Warm-up so connection setup, JIT and the first plans do not count. */
+async function warmUp(t: Target, shape: Shape, n: number): Promise<void> {
+  await Promise.all(Array.from({ length: n }, (_, i) => one(t.engine, shape, -1 - i)));
+}
+
+function row(t: Target, shape: Shape, inFlight: number, chunks: number, tally: Tally) {
+  const total = tally.workflows;
+  const elapsedS = tally.elapsedMs / 1000;
+  const statements: Record<string, number> = {};
+  if (listStatements)
+    for (const [text, n] of [...tally.texts].sort((a, b) => b[1] - a[1])) {
+      const label = StatementCounter.label(text);
+      statements[label] = round((statements[label] ?? 0) + n / total, 3);
+    }
+  const latencies = [...tally.latencies].sort((a, b) => a - b);
+  // Steps per workflow: noop3 has 3; mixed has 2 and its child 1.
+  const steps = 3;
   return {
+    mode: t.mode,
+    shape,
     inFlight,
     workflows: total,
+    chunks,
     workflowsPerSec: round(total / elapsedS, 1),
-    stepsPerSec: round((3 * total) / elapsedS, 1),
+    stepsPerSec: round((steps * total) / elapsedS, 1),
     p50Ms: round(percentile(latencies, 50), 3),
     p99Ms: round(percentile(latencies, 99), 3),
-    cpuMsPerWorkflow: round((cpu.user + cpu.system) / 1000 / total, 3),
-    commitsPerWorkflow: round(commits / total, 2),
-    advanceStatementsPerWorkflow: round((engine.commitStatements - statementsBefore) / total, 2),
+    cpuMsPerWorkflow: round(tally.cpuMs / total, 3),
+    commitsPerWorkflow: round(tally.commits / total, 2),
+    advanceStatementsPerWorkflow: round(tally.advanceStatements / total, 2),
+    ...(listStatements ? { statements } : {}),
   };
+}
+
+/**
+ * One level in every mode: `total` workflows per mode, in `chunks` chunks that alternate
+ * between the modes (ABBA...), so that a minute in which the machine is slower hits both.
+ */
+async function runLevel(targets: Target[], shape: Shape, total: number, inFlight: number, chunks: number) {
+  const tallies = targets.map(() => emptyTally());
+  for (const t of targets) await warmUp(t, shape, Math.min(50, total));
+  const per = Math.max(1, Math.floor(total / chunks));
+  for (let c = 0; c < chunks; c++) {
+    const n = c === chunks - 1 ? total - per * (chunks - 1) : per;
+    const order = c % 2 === 0 ? targets.map((t, i) => [t, i] as const) : targets.map((t, i) => [t, i] as const).reverse();
+    for (const [t, i] of order) await runChunk(t, shape, n, inFlight, tallies[i]);
+  }
+  return targets.map((t, i) => row(t, shape, inFlight, chunks, tallies[i]));
+}
+
+async function withEngine<T>(mode: Mode, fn: (t: Target) => Promise<T>): Promise<T> {
+  return withFreshDatabase(async (url, db) => {
+    // workflow-lease: the fenced per-workflow claims of a multi-engine deploy (one engine here).
+    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent, ownership: mode });
+    engine.register('noop3', ThreeNoops);
+    engine.register('mixed', Mixed);
+    engine.register('noop1', OneNoop);
+    await engine.bootstrap();
+    try {
+      return await fn({ mode, url, db, engine });
+    } finally {
+      await engine.dispose();
+    }
+  });
 }
 
 async function main() {
   const total = Number(process.argv[2] ?? 2000);
-  const results = await withFreshDatabase(async (url, db) => {
-    // BENCH_OWNERSHIP=workflow-lease measures the fenced per-workflow claims (one engine).
-    const ownership = (process.env.BENCH_OWNERSHIP ?? 'none') as 'none' | 'workflow-lease';
-    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent, ownership });
-    engine.register('noop3', ThreeNoops);
-    await engine.bootstrap();
-    const out = [];
-    const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
-    for (const level of levels) out.push(await runLevel(engine, url, db, level === 1 ? Math.min(total, 1000) : total, level));
-    await engine.dispose();
-    return out;
-  });
+  const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
+  const modes = (process.env.BENCH_MODES ?? 'none,workflow-lease').split(',') as Mode[];
+  const mixedTotal = Number(process.env.BENCH_MIXED ?? Math.max(50, Math.round(total / 4)));
+  // Chunks per level that alternate between the modes (BENCH_CHUNKS, default 4).
+  const chunks = Math.max(1, Number(process.env.BENCH_CHUNKS ?? 4));
+  const results: ReturnType<typeof row>[] = [];
+  const nest = (i: number, targets: Target[]): Promise<void> =>
+    i < modes.length
+      ? withEngine(modes[i], (t) => nest(i + 1, [...targets, t]))
+      : (async () => {
+          // Warm both engines up (JIT, pools, plans) before the first figure counts.
+          for (const t of targets) await warmUp(t, 'noop3', Math.min(total, 300));
+          for (const level of levels)
+            results.push(...(await runLevel(targets, 'noop3', level === 1 ? Math.min(total, 1000) : total, level, chunks)));
+          if (mixedTotal > 0) results.push(...(await runLevel(targets, 'mixed', mixedTotal, 16, chunks)));
+        })();
+  await nest(0, []);
   const server = new URL(adminUrl());
   process.stdout.write(
     `${JSON.stringify({ bench: 'throughput', at: new Date().toISOString(), machine: machine(), database: `${server.hostname}:${server.port || 5432}`, results }, null, 2)}\n`,
