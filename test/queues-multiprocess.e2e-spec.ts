@@ -39,6 +39,12 @@ describe('queues across engine processes', () => {
   };
   const send = (c: Child, items: Array<{ id: string; queue: string; priority?: number; ms: number }>) =>
     c.proc.stdin!.write(`${JSON.stringify({ cmd: 'start', items })}\n`);
+  /** Sends the starts and waits for this batch's "started" (a child's earlier batches printed one too). */
+  const sendAndWait = async (c: Child, items: Array<{ id: string; queue: string; priority?: number; ms: number }>) => {
+    const before = c.events.filter((e) => e.event === 'started').length;
+    send(c, items);
+    await waitFor(() => c.events.filter((e) => e.event === 'started').length > before, 'the starts', 20_000);
+  };
   const ledger = (prefix: string) =>
     tdb.query<Interval>(`SELECT * FROM queue_ledger WHERE workflow_id LIKE $1 ORDER BY begun_at`, [`${prefix}%`]);
   const statuses = async (prefix: string) =>
@@ -132,7 +138,7 @@ describe('queues across engine processes', () => {
   it('priorities admit in order across the engines, FIFO within one', async () => {
     const [first, second] = [...engines.values()];
     // A long one takes the single slot first, so everything after waits enqueued.
-    send(first, [{ id: 'prio-0-blocker', queue: 'prio', ms: 1500 }]);
+    send(first, [{ id: 'prio-0-blocker', queue: 'prio', ms: 4000 }]); // long enough for the six starts on a busy machine
     await waitFor(async () => (await ledger('prio-0-blocker')).length === 1, 'the blocker to run', 20_000, 50);
     const plan: Array<[string, number]> = [
       ['prio-a', 0],
@@ -142,11 +148,10 @@ describe('queues across engine processes', () => {
       ['prio-e', 0],
       ['prio-f', 3],
     ];
-    send(
+    await sendAndWait(
       second,
       plan.map(([id, priority]) => ({ id, queue: 'prio', priority, ms: 20 })),
     );
-    await second.waitEvent('started', 20_000);
     expect((await statuses('prio-')).enqueued).toBe(plan.length); // all waiting behind the blocker
     await waitFor(async () => (await statuses('prio-')).completed === plan.length + 1, 'all completed', 30_000, 100);
     expect((await admissions('prio-')).map((a) => a.id)).toEqual([
