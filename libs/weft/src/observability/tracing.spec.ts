@@ -36,6 +36,13 @@ class StepSleepStep {
   }
 }
 
+class ContinueOnce {
+  async run(ctx: WorkflowContext, input: { again: boolean }) {
+    await ctx.step('work', () => input.again);
+    return input.again ? ctx.continueAsNew({ again: false }) : 'second run';
+  }
+}
+
 const gates = new Map<string, () => void>();
 /** A step that runs until the test opens its gate (its body rejects when the run is aborted). */
 const gatedStep = (ctx: WorkflowContext, key: string) =>
@@ -156,6 +163,18 @@ describe('tracing (OpenTelemetry, real PostgreSQL)', () => {
     expect(parentId(byName.before)).toBe(spanId(first));
     expect(parentId(byName.after)).toBe(spanId(second));
     expect(stepSpans(h.workflowId)).toHaveLength(2);
+  });
+
+  it('continue-as-new ends the run span as continued_as_new; the next run is a root span linked to it', async () => {
+    const e = await env.pool.create({ engineId: 'T9' }, (x) => x.register('continue-once', ContinueOnce));
+    await e.bootstrap();
+    const h = await e.start('continue-once', { again: true });
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('second run');
+    const [first, second] = await exactly(2, () => workflowSpans(h.workflowId), 'two runs, two spans');
+    expect(first.attributes).toMatchObject({ 'weft.workflow.outcome': 'continued_as_new', 'weft.workflow.run_number': 1 });
+    expect(second.attributes).toMatchObject({ 'weft.workflow.outcome': 'completed', 'weft.workflow.run_number': 2 });
+    expect(second.links.map((l: otel.Link) => l.context.spanId)).toEqual([spanId(first)]);
+    expect(parentId(second)).toBeUndefined();
   });
 
   it("the start stores the starter's context; a run recovered before its first commit links to it", async () => {

@@ -129,6 +129,8 @@ export interface WorkflowTrace {
   commit<C extends TracedCommand, R extends { ok: boolean }>(command: C, send: (c: C) => Promise<R>): Promise<R>;
   park(): void;
   end(outcome: string, error?: unknown): void;
+  /** The latest workflow span's traceparent (open or ended): what the next run of a continue-as-new links to. */
+  traceparent(): string | undefined;
 }
 
 /** One step's span, across its attempts. */
@@ -364,6 +366,13 @@ class OtelWorkflowTrace implements WorkflowTrace {
     }, undefined);
   }
 
+  traceparent(): string | undefined {
+    return this.t.guard.run(() => {
+      const sc = this.span?.spanContext() ?? this.previous;
+      return sc && this.t.api.trace.isSpanContextValid(sc) ? traceparentOf(sc) : undefined;
+    }, undefined);
+  }
+
   /** The run ended (completed, failed, suspended, continued_as_new) or was dropped here ('stopped'). */
   end(outcome: string, error?: unknown): void {
     if (this.ended) return;
@@ -372,6 +381,7 @@ class OtelWorkflowTrace implements WorkflowTrace {
     this.span = undefined;
     if (!span) return;
     this.t.guard.run(() => {
+      this.previous = span.spanContext();
       span.setAttribute('weft.workflow.outcome', outcome);
       if (outcome === 'failed' || outcome === 'suspended') {
         span.setStatus({ code: this.t.api.SpanStatusCode.ERROR, message: messageOf(error ?? outcome) });
