@@ -288,10 +288,8 @@ export class WorkflowContextImpl implements WorkflowContext {
     this.active('continueAsNew');
     const exec = this.exec;
     const stored = toStoredJson(input, 'Input of ctx.continueAsNew()', exec.host.maxPayloadBytes);
-    if (exec.state === 'active' && !exec.continueWith) {
-      exec.continueWith = { input: stored };
-      exec.host.continueAsNew(exec, stored);
-    }
+    // The switch ends the run here (state 'finished'), so a caught stop cannot switch twice.
+    if (exec.state === 'active') exec.host.continueAsNew(exec, stored);
     throw new ContinueAsNewStop();
   }
 

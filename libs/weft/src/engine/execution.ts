@@ -118,8 +118,6 @@ export class Execution implements ReplayTarget {
   trace: WorkflowTrace | undefined;
   /** Loaded from storage: the stored traceparent its span links to (or null); undefined when not loaded. */
   traceContext: string | null | undefined;
-  /** Set by ctx.continueAsNew: the next run's input (the run is ending). */
-  continueWith: { input: unknown } | undefined;
   /** Resolves when the replay driver has released all history. */
   replayRun: Promise<void> | undefined;
   /** Next resolution number (see ReplayDriver). */

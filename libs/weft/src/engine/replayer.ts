@@ -1,10 +1,8 @@
 import { InvalidArgumentError, NonDeterminismError } from '../common/errors.js';
 import type { OperationRecord, WeftLogger, WorkflowDefinition } from '../common/types.js';
-import { workflowContextStorage } from './als.js';
-import { WorkflowContextImpl } from './context.js';
 import { replayDelivery } from './delivery.js';
 import { Execution, ExecutionHost, NEVER } from './execution.js';
-import { ReplayDriver } from './replay-driver.js';
+import { startRun } from './run-start.js';
 import type { WorkflowClass } from './registry.js';
 import type { WeftEngine } from './engine.js';
 import { NOOP_TRACER, type EngineTracing } from '../observability/tracing.js';
@@ -61,13 +59,8 @@ export class WorkflowReplayer {
       history: new Map(recorded.history.map((op) => [op.seq, op])),
     });
     exec.readOnly = true;
-    const ctx = new WorkflowContextImpl(exec);
-    exec.instance = def.factory();
-    exec.replay = new ReplayDriver(exec, exec.history.values());
-    exec.replay.applyLeading();
-    const instance = exec.instance;
     let returned = false;
-    const run = workflowContextStorage.run(ctx, () => Promise.resolve().then(() => instance.run(ctx, exec.input)));
+    const run = startRun(def, exec);
     run.then(
       () => (returned = true),
       () => (returned = true),
@@ -75,14 +68,14 @@ export class WorkflowReplayer {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
     try {
-      const how = await Promise.race([exec.replay.run().then(() => 'done' as const), timeout]);
+      const how = await Promise.race([(exec.replay?.run() ?? Promise.resolve()).then(() => 'done' as const), timeout]);
       await new Promise((r) => setImmediate(r));
       const failure =
         exec.readOnlyFailure ??
         (how === 'timeout'
           ? new Error(`replay of "${workflowId}" did not finish within ${timeoutMs} ms`)
           : returned
-            ? exec.replay.endedEarly('run() returned first')
+            ? exec.replay?.endedEarly('run() returned first')
             : undefined);
       return failure ? { workflowId, type, ok: false, error: failure } : { workflowId, type, ok: true };
     } finally {

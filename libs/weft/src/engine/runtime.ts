@@ -4,11 +4,10 @@ import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/ty
 import type { OperationRecord } from '../common/types.js';
 import type { LoadedWorkflow } from '../storage/repositories/workflow.repository.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
-import { workflowContextStorage } from './als.js';
-import { NonDeterminismStop, WorkflowContextImpl } from './context.js';
+import { NonDeterminismStop } from './context.js';
 import { ContinueHost, switchRun } from './continue-as-new.js';
 import { pumpInbox, replayDelivery } from './delivery.js';
-import { ReplayDriver } from './replay-driver.js';
+import { startRun } from './run-start.js';
 import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
 import { childNotice, Settled } from './settled.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
@@ -146,16 +145,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
       exec.epoch = this.ownership.epochOf(exec.workflowId);
       this.live.set(exec.workflowId, exec);
     }
-    const ctx = new WorkflowContextImpl(exec);
-    exec.instance = def.factory();
-    if (exec.history.size > 0) {
-      exec.replay = new ReplayDriver(exec, exec.history.values());
-      exec.replay.applyLeading();
-    } else if (!exec.readOnly) {
-      this.pump(exec); // signal-with-start: handlers see their signals before run()
-    }
-    const instance = exec.instance;
-    const result = workflowContextStorage.run(ctx, () => Promise.resolve().then(() => instance.run(ctx, exec.input)));
+    // Signal-with-start: handlers see their signals before run().
+    const result = startRun(def, exec, () => !exec.readOnly && this.pump(exec));
     void result.then(
       (output) => this.finish(exec, { output }),
       (error) => this.finish(exec, { error }),
