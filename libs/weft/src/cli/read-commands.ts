@@ -239,35 +239,14 @@ export function history(args: string[], v: Values): Prepared {
 
 // --- engines --------------------------------------------------------------------------------------
 
+/** Engines holding claims, at most (one per replica: far more than a deployment runs). */
+const ENGINES_LISTED = 10_000;
+
 export function engines(v: Values): Prepared {
   const claimTtl = intOption(v, 'claim-ttl', 1, 24 * 3600 * 1000, 15_000);
   return async (session) => {
-    const [mode, rows, lease] = await Promise.all([
-      session.mode(),
-      session.claims
-        .createQueryBuilder('c')
-        .select('c.engineId', 'engine_id')
-        .addSelect('count(*)::int', 'claims')
-        .addSelect('(count(*) FILTER (WHERE c.expires_at < clock_timestamp()))::int', 'expired')
-        .addSelect('max(c.expires_at)', 'latest_expiry')
-        .addSelect('EXTRACT(EPOCH FROM (max(c.expires_at) - clock_timestamp())) * 1000', 'expires_in_ms')
-        // A renewal sets expires_at = now + TTL, so the latest one was at max(expires_at) - TTL.
-        .addSelect('EXTRACT(EPOCH FROM (clock_timestamp() - max(c.expires_at))) * 1000 + :ttl', 'renewal_age_ms')
-        .where('c.engine_id IS NOT NULL')
-        .groupBy('c.engine_id')
-        .orderBy('c.engine_id', 'ASC')
-        .setParameter('ttl', claimTtl)
-        .getRawMany<Record<string, unknown>>(),
-      readLease(session),
-    ]);
-    const list = rows.map((r) => ({
-      engineId: r.engine_id as string,
-      claims: r.claims as number,
-      expiredClaims: r.expired as number,
-      latestExpiry: iso(r.latest_expiry as Date),
-      expiresInMs: Math.round(num(r.expires_in_ms)!),
-      lastRenewalAgeMs: Math.round(num(r.renewal_age_ms)!),
-    }));
+    const [mode, rows, lease] = await Promise.all([session.mode(), session.claims.engines(claimTtl, ENGINES_LISTED), readLease(session)]);
+    const list = rows.map((e) => ({ ...e, latestExpiry: iso(e.latestExpiry) }));
     const leaseJson = lease ? holderOf(lease) : null;
     let text = `ownership: ${mode}\n`;
     if (mode === 'lease' || leaseJson) text += `global lease: ${leaseJson?.holder ? holderText(leaseJson) : 'not held'}\n`;

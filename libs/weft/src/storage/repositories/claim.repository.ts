@@ -93,6 +93,7 @@ function statements(schema: string) {
     engines: `SELECT engine_id, count(*)::int AS claims,
                      (count(*) FILTER (WHERE expires_at < clock_timestamp()))::int AS expired,
                      max(expires_at) AS latest_expiry,
+                     EXTRACT(EPOCH FROM (max(expires_at) - clock_timestamp())) * 1000 AS expires_in_ms,
                      EXTRACT(EPOCH FROM (clock_timestamp() - max(expires_at))) * 1000 + $1 AS renewal_age_ms
               FROM ${claims} WHERE engine_id IS NOT NULL
               GROUP BY engine_id ORDER BY engine_id LIMIT $2`,
@@ -122,6 +123,8 @@ export interface EngineClaims {
   /** Past their expiry by the database clock: the engine stopped renewing them. */
   expiredClaims: number;
   latestExpiry: Date;
+  /** Until the latest expiry, by the database clock (negative once past). */
+  expiresInMs: number;
   lastRenewalAgeMs: number;
 }
 
@@ -226,6 +229,7 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
       claims: r.claims as number,
       expiredClaims: r.expired as number,
       latestExpiry: r.latest_expiry as Date,
+      expiresInMs: Math.round(Number(r.expires_in_ms)),
       lastRenewalAgeMs: Math.round(Number(r.renewal_age_ms)),
     }));
   }
