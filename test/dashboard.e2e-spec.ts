@@ -6,6 +6,7 @@ import path from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { AppModule } from '../src/app.module.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { order, setDemoEnv } from './support/demo.js';
 import { waitFor } from './support/engine.js';
 
 // The operator dashboard (docs/operations.md#dashboard) in a real headless Chromium from Debian's
@@ -13,17 +14,8 @@ import { waitFor } from './support/engine.js';
 
 const CHROME = process.env.CHROME_PATH ?? '/usr/bin/chromium';
 const KEY = 'dashboard-test-key';
-const ENV_KEYS = ['DATABASE_URL', 'WEFT_SCHEMA', 'DEMO_PACKING_DELAY', 'DEMO_PAYMENT_FAILURE_RATE', 'WEFT_API_KEY'] as const;
 const IMAGES = path.join(import.meta.dirname, '..', 'docs', 'images');
 const UI_TIMEOUT = 15_000;
-
-const order = (orderId: string, extra: Record<string, unknown> = {}) => ({
-  orderId,
-  items: [{ sku: 'tea', quantity: 2 }],
-  amount: 1250,
-  address: '1 Main St',
-  ...extra,
-});
 
 describe('the dashboard in Chromium, on the demo app', () => {
   let tdb: TestDatabase;
@@ -32,7 +24,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
   let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv: (() => void) | undefined;
 
   const post = (p: string, body: unknown) =>
     fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -59,14 +51,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
       );
     }
     tdb = await createTestDatabase('weft_dashboard');
-    for (const k of ENV_KEYS) saved[k] = process.env[k];
-    Object.assign(process.env, {
-      DATABASE_URL: tdb.url,
-      WEFT_SCHEMA: 'weft',
-      DEMO_PACKING_DELAY: '50ms',
-      DEMO_PAYMENT_FAILURE_RATE: '0',
-      WEFT_API_KEY: KEY,
-    });
+    restoreEnv = setDemoEnv({ DATABASE_URL: tdb.url, WEFT_API_KEY: KEY });
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
@@ -85,10 +70,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
   afterAll(async () => {
     await browser?.close();
     await app?.close();
-    for (const k of ENV_KEYS) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
+    restoreEnv?.();
     await tdb?.drop();
   });
 

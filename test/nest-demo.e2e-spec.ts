@@ -6,44 +6,21 @@ import request from 'supertest';
 import { WeftEngine } from '@weft/nest';
 import { AppModule } from '../src/app.module.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { order, setDemoEnv } from './support/demo.js';
 import { waitFor } from './support/engine.js';
 import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
-const ENV_KEYS = [
-  'DATABASE_URL',
-  'WEFT_SCHEMA',
-  'DEMO_PACKING_DELAY',
-  'DEMO_PAYMENT_FAILURE_RATE',
-  'WEFT_API_KEY',
-  'CARRIER_POLL_EVERY',
-] as const;
 const API_KEY = 'demo-test-key';
-
-const order = (orderId: string, extra: Record<string, unknown> = {}) => ({
-  orderId,
-  items: [{ sku: 'tea', quantity: 2 }],
-  amount: 1250,
-  address: '1 Main St',
-  ...extra,
-});
 
 describe('demo app (src/): orders, health, metrics, weft API', () => {
   let tdb: TestDatabase;
   let app: INestApplication;
   let http: ReturnType<typeof request>;
-  const saved: Record<string, string | undefined> = {};
+  let restoreEnv: (() => void) | undefined;
 
   beforeAll(async () => {
     tdb = await createTestDatabase('weft_nest_demo');
-    for (const k of ENV_KEYS) saved[k] = process.env[k];
-    Object.assign(process.env, {
-      DATABASE_URL: tdb.url,
-      WEFT_SCHEMA: 'weft',
-      DEMO_PACKING_DELAY: '50ms',
-      DEMO_PAYMENT_FAILURE_RATE: '0',
-      WEFT_API_KEY: API_KEY,
-      CARRIER_POLL_EVERY: '5ms',
-    });
+    restoreEnv = setDemoEnv({ DATABASE_URL: tdb.url, WEFT_API_KEY: API_KEY, CARRIER_POLL_EVERY: '5ms' });
     const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -52,10 +29,7 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
 
   afterAll(async () => {
     await app?.close();
-    for (const k of ENV_KEYS) {
-      if (saved[k] === undefined) delete process.env[k];
-      else process.env[k] = saved[k];
-    }
+    restoreEnv?.();
     await tdb?.drop();
   });
 
