@@ -38,11 +38,12 @@ describe('claim failover across processes', () => {
   });
 
   it('SIGKILL one of three engines holding 200 workflows: the survivors finish them all, share them, and re-run no recorded step', async () => {
-    const a = spawn({ WEFT_ENGINE_ID: 'A', START_COUNT: '200', STEP_MS: '1000', ID_PREFIX: 'kill' });
-    await a.waitEvent('started', 60_000);
+    // The survivors first: on a loaded machine their start-up took longer than A's 5 s of work.
     const b = spawn({ WEFT_ENGINE_ID: 'B' });
     const c = spawn({ WEFT_ENGINE_ID: 'C' });
-    await Promise.all([b.waitEvent('ready'), c.waitEvent('ready')]);
+    await Promise.all([b.waitEvent('ready', 60_000), c.waitEvent('ready', 60_000)]);
+    const a = spawn({ WEFT_ENGINE_ID: 'A', START_COUNT: '200', STEP_MS: '1000', ID_PREFIX: 'kill' });
+    await a.waitEvent('started', 60_000);
     await waitFor(
       async () => (await count(tdb, `SELECT count(*)::int AS n FROM weft.weft_operations WHERE workflow_id LIKE 'kill-%'`)) >= 200,
       'a step each',

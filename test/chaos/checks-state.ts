@@ -156,9 +156,15 @@ function unconsumed(wf: string, m: MessageRow, appliedTokens: Set<string | null>
   else v.add('message_never_consumed', { workflowId: wf, id: m.id, kind: m.kind, name: m.name, status: m.status });
 }
 
-/** Terminal workflows hold no claim and no timer. */
+/**
+ * Terminal workflows hold no claim and no timer; under workflow-lease every row's fence epoch is
+ * its claim's while the claim has a holder, and none otherwise (docs/decisions/0008).
+ */
 export function checkEndState(d: RunData, v: Tally): void {
   for (const w of d.workflows.values()) {
+    const claim = d.heldClaims.get(w.id);
+    if (d.ownership === 'workflow-lease' && w.fence_epoch !== undefined && w.fence_epoch !== (claim?.epoch ?? null))
+      v.add('fence_epoch_not_the_claim', { workflowId: w.id, status: w.status, fenceEpoch: w.fence_epoch, claim: claim ?? null });
     if (!TERMINAL.has(w.status)) continue;
     const held = d.heldClaims.get(w.id);
     if (held) v.add('claim_left_held_after_terminal', () => ({ workflowId: w.id, ...held, story: story(d, w.id, 30) }));

@@ -13,6 +13,8 @@ export interface WfRow {
   created_ms: number | null;
   /** A delayed start's due time. */
   start_at_ms: number | null;
+  /** The fence (docs/decisions/0008); undefined when the schema predates the column (an older worker). */
+  fence_epoch?: string | null;
 }
 export interface OpRow {
   workflow_id: string;
@@ -112,8 +114,10 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
   const s = LEDGER_SCHEMA;
   const q = <R>(sql: string) => db.query<R>(sql, [], 300_000);
   const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers] = await Promise.all([
-    q<WfRow>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')},
-                ${ms('created_at', 'created_ms')}, ${ms('start_at', 'start_at_ms')} FROM ${weft}.weft_workflows`),
+    q<WfRow & { has_fence: boolean }>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')},
+                ${ms('created_at', 'created_ms')}, ${ms('start_at', 'start_at_ms')},
+                to_jsonb(w) ->> 'fence_epoch' AS fence_epoch, to_jsonb(w) ? 'fence_epoch' AS has_fence
+                FROM ${weft}.weft_workflows w`),
     q<OpRow>(`SELECT workflow_id, seq, kind, name, status, result FROM ${weft}.weft_operations ORDER BY workflow_id, seq`),
     q<LedgerRow>(`SELECT id::text, workflow_id, seq, attempt, engine, pid, ${ms('body_started', 'started_ms')},
                   ${ms('step_started', 'step_started_ms')}, ${ms('at', 'at_ms')},
@@ -135,7 +139,7 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
   ]);
   return {
     ownership,
-    workflows: new Map(wfs.map((w) => [w.id, w])),
+    workflows: new Map(wfs.map(({ has_fence, ...w }) => [w.id, { ...w, fence_epoch: has_fence ? (w.fence_epoch ?? null) : undefined }])),
     ops: groupBy(ops, (o) => o.workflow_id),
     ledger,
     wfAudit,

@@ -46,7 +46,8 @@ export function auditDdl(weft: string, ownership: 'workflow-lease' | 'lease' = '
     `CREATE TABLE ${s}.forbidden (id bigserial PRIMARY KEY, what text NOT NULL, workflow_id text, detail text,
        writer text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     // AFTER ROW triggers fire at the end of the statement, so the claim read here is the claim as
-    // the advance statement left it (held FOR SHARE by its fence until commit).
+    // the advance statement left it: a takeover must update the workflow row this statement holds
+    // (docs/decisions/0008), so it cannot commit before this write does.
     `CREATE FUNCTION ${s}.audit_wf() RETURNS trigger LANGUAGE plpgsql AS $$
      DECLARE e bigint; eng text;
      BEGIN
@@ -60,7 +61,11 @@ export function auditDdl(weft: string, ownership: 'workflow-lease' | 'lease' = '
        END IF;
        RETURN NULL;
      END $$`,
-    `CREATE TRIGGER chaos_wf_audit AFTER INSERT OR UPDATE ON ${weft}.weft_workflows FOR EACH ROW EXECUTE FUNCTION ${s}.audit_wf()`,
+    `CREATE TRIGGER chaos_wf_audit AFTER INSERT ON ${weft}.weft_workflows FOR EACH ROW EXECUTE FUNCTION ${s}.audit_wf()`,
+    // A claim handover or release sets the row's fence_epoch alone, in the claim's own statement
+    // (docs/decisions/0008): not a write of the workflow, and audited as the claim change.
+    `CREATE TRIGGER chaos_wf_audit_upd AFTER UPDATE ON ${weft}.weft_workflows FOR EACH ROW
+       WHEN ((to_jsonb(OLD) - 'fence_epoch') IS DISTINCT FROM (to_jsonb(NEW) - 'fence_epoch')) EXECUTE FUNCTION ${s}.audit_wf()`,
     `CREATE FUNCTION ${s}.audit_op() RETURNS trigger LANGUAGE plpgsql AS $$
      BEGIN
        IF TG_OP = 'INSERT' THEN

@@ -157,13 +157,13 @@ export class Messaging {
     if (exec) {
       void this.store.messages
         .inbox(workflowId, exec.lastInboxId)
-        .then((msgs) => {
+        .then(({ messages, fenceEpoch }) => {
           // The run that is live now: after a continueAsNew it is the next run, and the messages
           // (still pending) are its own.
           const now = this.runtime.live.get(workflowId);
-          if (msgs.length === 0 || !now) return;
-          now.addInbox(msgs);
-          this.runtime.wakeForMessage(now);
+          if (messages.length === 0 || !now) return;
+          now.addInbox(messages);
+          this.runtime.wakeForMessage(now, fenceEpoch);
         })
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
     } else if (this.ownership.holds(workflowId) && !this.isDisposed()) {

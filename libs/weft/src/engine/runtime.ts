@@ -178,17 +178,20 @@ export class Runtime implements ExecutionHost, ContinueHost {
     }
   }
 
-  /** A message for a live run: a parked one passes the wake ownership check first. */
-  wakeForMessage(exec: Execution, retryMs = 250): void {
+  /**
+   * A message for a live run: a parked one passes the wake ownership check first, against the
+   * fence epoch read with the messages when there is one (else it reads the claim).
+   */
+  wakeForMessage(exec: Execution, fenceEpoch?: string | null, retryMs = 250): void {
     if (!exec.parked) return this.pump(exec);
     void this.ownership
-      .wakeCheck(exec.workflowId, exec.epoch, 'message')
+      .wakeCheck(exec.workflowId, exec.epoch, 'message', fenceEpoch)
       .then((ok) => ok && this.pump(exec))
       // The database is away: the message is already in the inbox, so no poll will bring it
       // again. Check again with backoff for as long as this run is the live one.
       .catch(() => {
         if (exec.state !== 'active' || this.live.get(exec.workflowId) !== exec) return;
-        this.retryLater(async () => this.wakeForMessage(exec, Math.min(retryMs * 2, 5_000)), retryMs);
+        this.retryLater(async () => this.wakeForMessage(exec, undefined, Math.min(retryMs * 2, 5_000)), retryMs);
       });
   }
 
@@ -234,10 +237,13 @@ export class Runtime implements ExecutionHost, ContinueHost {
     }
   }
 
-  /** Replays a running workflow from storage and drives it on; coalesces concurrent calls. */
-  drive(workflowId: string, firedSleepSeq?: number): Promise<void> {
+  /**
+   * Replays a running workflow from storage and drives it on; coalesces concurrent calls. A timer
+   * that fired brings its seq and the row's fence epoch as the timer was taken.
+   */
+  drive(workflowId: string, firedSleepSeq?: number, fenceEpoch?: string | null): Promise<void> {
     const live = this.live.get(workflowId);
-    if (live) return firedSleepSeq === undefined ? Promise.resolve() : this.wakeLive(live, firedSleepSeq);
+    if (live) return firedSleepSeq === undefined ? Promise.resolve() : this.wakeLive(live, firedSleepSeq, fenceEpoch);
     const inFlight = this.loading.get(workflowId);
     // Joining a load: a timer fired meanwhile still has to reach the run it brings up.
     if (inFlight) return firedSleepSeq === undefined ? inFlight : inFlight.then(() => this.fireLoaded(workflowId, firedSleepSeq));
@@ -254,8 +260,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   }
 
   /** Wake ownership check before a timer wakes a parked run. */
-  private async wakeLive(exec: Execution, seq: number): Promise<void> {
-    if (!(await this.ownership.wakeCheck(exec.workflowId, exec.epoch, 'timer'))) return;
+  private async wakeLive(exec: Execution, seq: number, fenceEpoch?: string | null): Promise<void> {
+    if (!(await this.ownership.wakeCheck(exec.workflowId, exec.epoch, 'timer', fenceEpoch))) return;
     exec.fireTimer(seq);
   }
 
@@ -264,6 +270,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     const loaded = await this.store.workflows.load(workflowId);
     if (!loaded || loaded.row.status !== 'running') return this.ownership.notRunning(workflowId);
     if (this.live.has(workflowId) || this.closed || this.draining || !this.ownership.holds(workflowId)) return;
+    if (!this.ownership.loadedUnder(workflowId, loaded.fenceEpoch)) return;
     if (!this.registry.has(loaded.row.type)) {
       // Let go of its claim, so an engine that runs this type can take it.
       this.logger.warn(

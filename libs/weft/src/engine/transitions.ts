@@ -141,7 +141,7 @@ export class Transitions {
   }
 
   private async fire(t: TimerRow): Promise<void> {
-    if (t.kind === 'sleep' || t.kind === 'message-timeout') return this.runtime.drive(t.workflowId, t.seq);
+    if (t.kind === 'sleep' || t.kind === 'message-timeout') return this.runtime.drive(t.workflowId, t.seq, t.fenceEpoch);
     if (t.kind === 'delayed-start') return this.fireDelayedStart(t.workflowId);
     if (t.kind === 'execution-deadline') {
       await this.external(t.workflowId, 'timeout', (row) =>

@@ -101,7 +101,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
   /**
    * Invariant (a) really attempts the fenced write: the same WorkflowStore.advanceMany, same SQL
    * text and JSON, runs on a dedicated connection inside BEGIN ... ROLLBACK, so the UPDATE and
-   * the FOR SHARE on the claim row execute and report success or refusal, and nothing stays.
+   * its fence execute and report success or refusal, and nothing stays.
    * Each attempt is its own transaction, so every engine is judged against the same state.
    */
   async function rolledBack(probe: Client, commands: AdvanceCommand[]) {
@@ -331,7 +331,10 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     }
   }
 
-  /** (c) no registry caches an epoch above the database's, and only the DB holder caches the current one. */
+  /**
+   * (c) no registry caches an epoch above the database's, and only the DB holder caches or
+   * remembers the current epoch of a held claim: an epoch is handed to one holding only.
+   */
   function checkRegistries(w: World, now: Map<string, Claim>): void {
     for (const [e, reg] of w.regs.entries()) {
       for (const [id, epoch] of reg.held) {
@@ -340,15 +343,20 @@ describe('claim protocol: random interleavings of three registries (real Postgre
         expect(BigInt(epoch) <= BigInt(c!.epoch)).toBe(true);
         if (epoch === c!.epoch) expect(c!.engineId).toBe(ENGINES[e]);
       }
+      for (const [id, epoch] of w.known[e]) {
+        const c = now.get(id);
+        if (c?.engineId && epoch === c.epoch) expect({ id, holder: c.engineId }).toEqual({ id, holder: ENGINES[e] });
+      }
     }
   }
 
   /**
-   * (a) at most one engine can commit a fenced write per workflow, and only the DB holder at the
-   * DB epoch. Each engine tries with the epoch it believes in (held or last known), and as an
-   * impostor with the DB's current epoch and with the one before it (a stale in-flight write of
-   * an earlier holding, possibly its own). Engines probe in parallel, one connection each: a
-   * refused fence locks no workflow row, so they only block each other if (a) is broken.
+   * (a) a fenced write commits only at the DB epoch of a held claim (the fence is the epoch, the
+   * row's fence_epoch: docs/decisions/0008), so with (c) at most one engine can commit per
+   * workflow, the DB holder. Each engine tries with the epoch it believes in (held or last
+   * known), and as an impostor with the DB's current epoch and with the one before it (a stale
+   * in-flight write of an earlier holding, possibly its own). Engines probe one after another:
+   * an impostor with the current epoch passes, and its rolled-back write locks the row.
    */
   async function checkFences(w: World, now: Map<string, Claim>): Promise<void> {
     const v = await versions();
@@ -364,14 +372,17 @@ describe('claim protocol: random interleavings of three registries (real Postgre
       for (let round = 0; candidates.some((c) => c.epochs.length > round); round++) {
         const cmds = candidates.filter((c) => c.epochs.length > round).map((c) => fenced(c.id, v.get(c.id)!, engineId, c.epochs[round]));
         for (const [i, out] of (await rolledBack(probes[e], cmds)).entries()) {
-          const legit = names(now.get(out.workflowId), engineId, cmds[i].fence!.epoch);
+          const c = now.get(out.workflowId);
+          const epoch = cmds[i].fence!.epoch;
+          const legit = !!c?.engineId && c.epoch === epoch;
           expect({ ...cmds[i].fence, id: out.workflowId, ok: out.ok }).toEqual({ ...cmds[i].fence, id: out.workflowId, ok: legit });
           if (!out.ok) expect(out.reason).toBe('fence');
-          if (out.ok) wins.get(out.workflowId)!.add(engineId);
+          const believed = (w.regs[e].held.get(out.workflowId) ?? w.known[e].get(out.workflowId)) === epoch;
+          if (out.ok && believed) wins.get(out.workflowId)!.add(engineId);
         }
       }
     };
-    await Promise.all(ENGINES.map((engineId, e) => probeEngine(e, engineId)));
+    for (const [e, engineId] of ENGINES.entries()) await probeEngine(e, engineId);
     for (const [id, engines] of wins) {
       expect({ id, engines: engines.size <= 1 }).toEqual({ id, engines: true });
       if (now.get(id)?.engineId) expect([...engines]).toEqual([now.get(id)!.engineId]);

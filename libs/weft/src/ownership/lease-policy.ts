@@ -71,6 +71,9 @@ export class LeasePolicy extends FencedPolicy implements OwnershipPolicy {
     return this.holds();
   }
 
+  loadedUnder(): boolean {
+    return true;
+  }
   notRunning(): void {}
 
   claimer(): undefined {

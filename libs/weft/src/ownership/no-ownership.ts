@@ -54,6 +54,9 @@ export class NoOwnership extends BasePolicy implements OwnershipPolicy {
   async wakeCheck(): Promise<boolean> {
     return true;
   }
+  loadedUnder(): boolean {
+    return true;
+  }
   notRunning(): void {}
 
   claimer(): undefined {

@@ -27,6 +27,14 @@ class GatedThenStep extends Gated {
   }
 }
 
+class AwaitsSignal {
+  async run(ctx: WorkflowContext) {
+    await ctx.step('first', () => 1);
+    const got = await ctx.waitForSignal<number>('go');
+    return ctx.step('after', () => got);
+  }
+}
+
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
 const claimOf = async (tdb: TestDatabase, id: string) =>
   (
@@ -43,7 +51,11 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
 
   const engine = async (id: string, extra = {}) => {
     const e = await env.pool.create({ ...WL, engineId: id, onWarning, ...extra }, (x) =>
-      x.register('gated', Gated).register('gated-then-step', GatedThenStep).register('sleepy', Sleepy),
+      x
+        .register('gated', Gated)
+        .register('gated-then-step', GatedThenStep)
+        .register('sleepy', Sleepy)
+        .register('awaits-signal', AwaitsSignal),
     );
     await e.bootstrap();
     return e;
@@ -157,7 +169,12 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
       async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
       'timer',
     );
-    await env.tdb.query(`UPDATE weft.weft_workflow_claims SET epoch = epoch + 1 WHERE workflow_id = $1`, [h.workflowId]);
+    // Handed over elsewhere, as a takeover writes it: the claim row and the row's fence epoch.
+    await env.tdb.query(
+      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X' WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+      [h.workflowId],
+    );
     await waitFor(
       () =>
         warnings.some(
@@ -169,5 +186,34 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
       5000,
     );
     expect((await a.describe(h.workflowId)).history).toHaveLength(0);
+  });
+
+  it('a parked workflow whose claim moved discards a message wake, judged by the fence epoch read with the message', async () => {
+    const a = await engine('A7');
+    const h = await a.start('awaits-signal', {});
+    // Its first step recorded, the run parks on the signal wait.
+    await waitFor(async () => (await a.describe(h.workflowId)).history.length === 1, 'first step');
+    await env.tdb.query(
+      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X' WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+      [h.workflowId],
+    );
+    await a.signal(h.workflowId, 'go', 7);
+    await waitFor(
+      () =>
+        warnings.some(
+          (w) =>
+            (w.name === 'WeftWorkflowWakeDiscardedWarning' || w.name === 'WeftWorkflowClaimLostWarning') &&
+            (w as never as { workflowId: string }).workflowId === h.workflowId,
+        ),
+      'message wake discarded',
+      5000,
+    );
+    const messages = await env.tdb.query<{ consumed_seq: number | null }>(
+      `SELECT consumed_seq FROM weft.weft_messages WHERE workflow_id = $1`,
+      [h.workflowId],
+    );
+    expect(messages).toEqual([{ consumed_seq: null }]);
+    expect((await a.describe(h.workflowId)).history).toHaveLength(1);
   });
 });

@@ -97,8 +97,17 @@ export interface OwnershipPolicy {
   /** Adds this engine's fence to a command; terminal and suspend commits release the claim. */
   decorate(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand;
   committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void;
-  /** Wake ownership check: the claim must still name this engine at the epoch it parked under. */
-  wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean>;
+  /**
+   * Wake ownership check: the claim must still name this engine at the epoch it parked under.
+   * `fenceEpoch`: the workflow row's, read in the statement that brought the wake (no read of
+   * its own then); undefined: read the claim.
+   */
+  wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string, fenceEpoch?: string | null): Promise<boolean>;
+  /**
+   * A workflow loaded to be driven: its row's fence_epoch must be the epoch held here, or another
+   * engine took it over meanwhile (the claim is dropped here, with a warning); false: do not drive.
+   */
+  loadedUnder(workflowId: string, fenceEpoch: string | null): boolean;
   /** A workflow this engine went to drive is not running (any more): let go of its claim. */
   notRunning(workflowId: string): void;
 

@@ -88,12 +88,24 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     if (!outcome.ok && outcome.reason === 'fence' && cmd.fence) this.deposed(cmd.workflowId);
   }
 
-  async wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string): Promise<boolean> {
-    const view = await this.registry.read(workflowId);
-    if (view && view.engineId === this.engineId && view.epoch === parkedEpoch) return true;
+  async wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string, fenceEpoch?: string | null): Promise<boolean> {
+    if (fenceEpoch !== undefined) {
+      // The row's fence epoch is the claim's while it has a holder, and an epoch is handed to one
+      // holding only (docs/decisions/0008): equal to the parked epoch means held here.
+      if (parkedEpoch !== undefined && fenceEpoch === parkedEpoch) return true;
+    } else {
+      const view = await this.registry.read(workflowId);
+      if (view && view.engineId === this.engineId && view.epoch === parkedEpoch) return true;
+    }
     this.registry.lose(workflowId);
     this.deps.runtime.stopLive(workflowId);
     this.warn(new WeftWorkflowWakeDiscardedWarning(workflowId, wakeKind));
+    return false;
+  }
+
+  loadedUnder(workflowId: string, fenceEpoch: string | null): boolean {
+    if (this.registry.epochOf(workflowId) === fenceEpoch) return true;
+    this.deposed(workflowId);
     return false;
   }
 

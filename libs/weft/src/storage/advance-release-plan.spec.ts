@@ -46,8 +46,10 @@ describe('advance statement: the release finds the claim by its key (real Postgr
       // Statistics taken while most claims were released (engine_id NULL: ended workflows) make
       // `engine_id = $x` look nearly unique; then HELD running workflows get claimed by
       // engine-a (a busy engine, or one with many parked workflows) before the next ANALYZE.
-      await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version)
-                      SELECT 'w' || g, 'noop', CASE WHEN g <= ${HELD} THEN 'running' ELSE 'completed' END, 'null', 1
+      // The running ones held at epoch 1 (fence_epoch, as the claim handover writes it).
+      await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, fence_epoch)
+                      SELECT 'w' || g, 'noop', CASE WHEN g <= ${HELD} THEN 'running' ELSE 'completed' END, 'null', 1,
+                             CASE WHEN g <= ${HELD} THEN 1 END
                       FROM generate_series(1, ${3 * HELD}) g`);
       await db.query(
         `INSERT INTO weft.weft_workflow_claims (workflow_id, epoch) SELECT 'w' || g, 1 FROM generate_series(1, ${3 * HELD}) g`,

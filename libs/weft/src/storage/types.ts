@@ -101,4 +101,6 @@ export interface TimerRow {
   kind: TimerKind;
   seq: number;
   fireAt: Date;
+  /** The workflow row's fence_epoch as the timer was taken: the wake ownership check needs no read of its own. */
+  fenceEpoch: string | null;
 }

@@ -160,9 +160,13 @@ describe('WorkflowStore versioned commits (real PostgreSQL)', () => {
     expect(await store.operations.history('g-3')).toEqual([expect.objectContaining({ seq: 0, name: 's', result: 3 })]);
   });
 
-  it('a fenced advance is refused when the claim does not name the engine at that epoch', async () => {
+  it('a fenced advance is refused unless it carries the epoch its claim was handed over at (the fence_epoch of the row)', async () => {
     await start('f-1');
-    await db.sql.query(`INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id) VALUES ('f-1', 3, 'e1')`);
+    // A handover writes the claim row and the workflow row's fence_epoch in one statement.
+    await db.sql.query(
+      `WITH c AS (INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id) VALUES ('f-1', 3, 'e1') RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+    );
     const refused = await store.workflows.advanceMany([
       { workflowId: 'f-1', expectedVersion: 1, status: 'completed', fence: { engineId: 'e1', epoch: '2' } },
     ]);

@@ -68,6 +68,10 @@ export class WorkflowEntity {
   @Column({ name: 'admitted_at', type: 'timestamptz', nullable: true })
   admittedAt!: Date | null;
 
+  /** The epoch a fenced write must carry: its claim's while the claim has a holder, else null (docs/decisions/0008). */
+  @Column({ name: 'fence_epoch', type: 'bigint', nullable: true })
+  fenceEpoch!: string | null;
+
   @VersionColumn({ type: 'integer', default: 1 })
   version!: number;
 }

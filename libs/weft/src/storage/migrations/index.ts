@@ -7,6 +7,7 @@ import { retentionMigration } from './1733485600000-retention.js';
 import { traceContextMigration } from './1733572000000-trace-context.js';
 import { queuesMigration } from './1733658400000-queues.js';
 import { workflowVersionMigration } from './1733744800000-workflow-version.js';
+import { fenceEpochMigration } from './1733831200000-fence-epoch.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -19,5 +20,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733572000000, migration: traceContextMigration(schema) },
     { id: 1733658400000, migration: queuesMigration(schema) },
     { id: 1733744800000, migration: workflowVersionMigration(schema) },
+    { id: 1733831200000, migration: fenceEpochMigration(schema) },
   ];
 }

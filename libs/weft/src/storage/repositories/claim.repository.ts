@@ -10,6 +10,14 @@ import { qualify } from '../schema-name.js';
 function statements(schema: string) {
   const claims = qualify(schema, 'weft_workflow_claims');
   const wf = qualify(schema, 'weft_workflows');
+  // The workflow row's fence_epoch is its claim's epoch while the claim has a holder, else null
+  // (docs/decisions/0008). Every statement that hands a claim to a new holder sets it in the
+  // same statement (after the claim row: claim rows are locked first everywhere), which is what
+  // fences the previous holder's commits (docs/decisions/0008). It waits for a commit of the
+  // previous holder in flight, so the new holder's load sees it.
+  const FOLLOW = `fenced AS (UPDATE ${wf} w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id)`;
+  // A released claim has no holder: its row takes no fenced write until the next handover.
+  const UNFENCE = `UPDATE ${wf} w SET fence_epoch = NULL FROM c WHERE w.id = c.workflow_id AND w.fence_epoch = c.epoch`;
   return {
     read: `SELECT workflow_id, epoch::text AS epoch, engine_id, expires_at, claimed_at,
                   (engine_id IS NOT NULL AND expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired
@@ -20,30 +28,37 @@ function statements(schema: string) {
      * when nobody holds it or its holder ($5) expired past the grace ($6): a holder that died
      * between its claim and the write it claimed for must not strand the workflow.
      */
-    acquire: `UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $4 * interval '1 millisecond',
+    acquire: `WITH c AS (UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $4 * interval '1 millisecond',
                      claimed_at = clock_timestamp(), version = version + 1
               WHERE workflow_id = $1 AND epoch = $3::bigint AND engine_id IS NOT DISTINCT FROM $5::text
                 AND (engine_id IS NULL OR expires_at + $6 * interval '1 millisecond' < clock_timestamp())
-              RETURNING epoch::text AS epoch`,
+              RETURNING workflow_id, epoch),
+        ${FOLLOW}
+        SELECT epoch::text AS epoch FROM c`,
     /**
      * Acquire for a workflow this engine just created: one round trip. A first-ever row starts
      * at epoch 1 (0, "never held", + 1); an existing row (an earlier run of the id) increments.
      */
-    acquireNew: `INSERT INTO ${claims} AS c (workflow_id, epoch, engine_id, expires_at, claimed_at)
-                 VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
-                 ON CONFLICT (workflow_id) DO UPDATE SET epoch = c.epoch + 1, engine_id = EXCLUDED.engine_id,
-                   expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = c.version + 1
-                 -- free, or left by an engine that died (expired past the grace), e.g. on an earlier run of the id
-                 WHERE (c.engine_id IS NULL OR c.expires_at + $5 * interval '1 millisecond' < clock_timestamp())
-                   -- an existing row (backfilled): only while nobody advanced the workflow since our insert
-                   AND EXISTS (SELECT 1 FROM ${wf} w WHERE w.id = $1 AND w.version = $4 AND w.status = 'running' FOR SHARE)
-                 RETURNING epoch::text AS epoch`,
+    acquireNew: `WITH c AS (
+                   INSERT INTO ${claims} AS c (workflow_id, epoch, engine_id, expires_at, claimed_at)
+                   VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
+                   ON CONFLICT (workflow_id) DO UPDATE SET epoch = c.epoch + 1, engine_id = EXCLUDED.engine_id,
+                     expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = c.version + 1
+                   -- free, or left by an engine that died (expired past the grace), e.g. on an earlier run of the id
+                   WHERE (c.engine_id IS NULL OR c.expires_at + $5 * interval '1 millisecond' < clock_timestamp())
+                     -- an existing row (backfilled): only while nobody advanced the workflow since our insert
+                     AND EXISTS (SELECT 1 FROM ${wf} w WHERE w.id = $1 AND w.version = $4 AND w.status = 'running' FOR SHARE)
+                   RETURNING workflow_id, epoch),
+                 ${FOLLOW}
+                 SELECT epoch::text AS epoch FROM c`,
     /** Takeover: holder and epoch exactly as read, and expired by the database clock plus grace. */
-    takeover: `UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $5 * interval '1 millisecond',
+    takeover: `WITH c AS (UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $5 * interval '1 millisecond',
                       claimed_at = clock_timestamp(), version = version + 1
                WHERE workflow_id = $1 AND engine_id = $3 AND epoch = $4::bigint
                  AND expires_at + $6 * interval '1 millisecond' < clock_timestamp()
-               RETURNING epoch::text AS epoch`,
+               RETURNING workflow_id, epoch),
+        ${FOLLOW}
+        SELECT epoch::text AS epoch FROM c`,
     /**
      * ONE statement renews every claim this engine holds and returns only the ones it could
      * not renew (lost), so a pass over 100k claims sends the ids once and gets ~nothing back.
@@ -59,12 +74,15 @@ function statements(schema: string) {
                  FROM lk WHERE c.workflow_id = lk.workflow_id
                  RETURNING c.workflow_id)
                SELECT h.id AS workflow_id FROM h LEFT JOIN upd ON upd.workflow_id = h.id WHERE upd.workflow_id IS NULL`,
-    release: `UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1
-              WHERE workflow_id = $1 AND engine_id = $2 AND epoch = $3::bigint`,
-    releaseAll: `UPDATE ${claims} c SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = c.version + 1
-                 FROM unnest($2::text[], $3::bigint[]) AS h(id, epoch)
-                 WHERE c.workflow_id = h.id AND c.engine_id = $1 AND c.epoch = h.epoch
-                 RETURNING c.workflow_id`,
+    release: `WITH c AS (UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1
+                         WHERE workflow_id = $1 AND engine_id = $2 AND epoch = $3::bigint RETURNING workflow_id, epoch)
+              ${UNFENCE}`,
+    releaseAll: `WITH c AS (UPDATE ${claims} c SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = c.version + 1
+                   FROM unnest($2::text[], $3::bigint[]) AS h(id, epoch)
+                   WHERE c.workflow_id = h.id AND c.engine_id = $1 AND c.epoch = h.epoch
+                   RETURNING c.workflow_id, c.epoch),
+                 unfenced AS (UPDATE ${wf} w SET fence_epoch = NULL FROM c WHERE w.id = c.workflow_id AND w.fence_epoch = c.epoch)
+                 SELECT workflow_id FROM c`,
     /**
      * Reclaim scan and takeover in one statement: running workflows of the given types whose
      * holder is absent or expired, bounded and locked with SKIP LOCKED so survivors split them.
@@ -80,12 +98,16 @@ function statements(schema: string) {
         -- Locking w too makes a row re-check see a workflow that ended meanwhile (and skip it).
         FOR UPDATE OF c SKIP LOCKED
         FOR SHARE OF w SKIP LOCKED
-      )
-      UPDATE ${claims} c SET epoch = c.epoch + 1, engine_id = $1, expires_at = clock_timestamp() + $3 * interval '1 millisecond',
-             claimed_at = clock_timestamp(), version = c.version + 1
-      FROM cand
-      WHERE c.workflow_id = cand.workflow_id AND c.epoch = cand.epoch AND c.engine_id IS NOT DISTINCT FROM cand.engine_id
-      RETURNING c.workflow_id, c.epoch::text AS epoch, cand.engine_id AS previous`,
+      ),
+      c AS (
+        UPDATE ${claims} c SET epoch = c.epoch + 1, engine_id = $1, expires_at = clock_timestamp() + $3 * interval '1 millisecond',
+               claimed_at = clock_timestamp(), version = c.version + 1
+        FROM cand
+        WHERE c.workflow_id = cand.workflow_id AND c.epoch = cand.epoch AND c.engine_id IS NOT DISTINCT FROM cand.engine_id
+        RETURNING c.workflow_id, c.epoch, cand.engine_id AS previous
+      ),
+      ${FOLLOW}
+      SELECT workflow_id, epoch::text AS epoch, previous FROM c`,
     /**
      * One row per engine holding claims, for operators (the dashboard's engines view). A renewal
      * sets expires_at = now + TTL ($1), so the latest one was at max(expires_at) - TTL.

@@ -27,10 +27,14 @@ function statements(schema: string) {
         RETURNING id, workflow_id),
       n AS (SELECT count(pg_notify('${channel}', ins.workflow_id)) AS n FROM ins)
       SELECT w.type, w.status, (SELECT id::text FROM ins) AS message_id, (SELECT n FROM n) AS notified FROM w`,
-    /** Unconsumed, still pending messages of one workflow after an id, in arrival order. */
-    inbox: `SELECT id::text AS id, kind, name, payload FROM ${msgs}
-            WHERE workflow_id = $1 AND consumed_seq IS NULL AND status = 'pending' AND id > $2::bigint
-            ORDER BY id`,
+    /**
+     * Unconsumed, still pending messages of one workflow after an id, in arrival order, with the
+     * workflow row's fence_epoch (the wake ownership check needs no read of its own).
+     */
+    inbox: `SELECT m.id::text AS id, m.kind, m.name, m.payload, w.fence_epoch::text AS fence_epoch
+            FROM ${msgs} m JOIN ${wf} w ON w.id = m.workflow_id
+            WHERE m.workflow_id = $1 AND m.consumed_seq IS NULL AND m.status = 'pending' AND m.id > $2::bigint
+            ORDER BY m.id`,
     /**
      * Owner-side poll, one query for all: workflows with buffered messages, held by this engine
      * ($1, ownership 'workflow-lease') or running with a type it registered ($1 null).
@@ -72,8 +76,11 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
     return rows[0] ? { type: rows[0].type, status: rows[0].status, messageId: rows[0].message_id } : null;
   }
 
-  async inbox(workflowId: string, afterId: string): Promise<InboxMessage[]> {
-    return this.db.query<InboxMessage>(this.q.inbox, [workflowId, afterId]);
+  /** `fenceEpoch` is undefined when there are no messages. */
+  async inbox(workflowId: string, afterId: string): Promise<{ messages: InboxMessage[]; fenceEpoch?: string | null }> {
+    const rows = await this.db.query<InboxMessage & { fence_epoch: string | null }>(this.q.inbox, [workflowId, afterId]);
+    if (rows.length === 0) return { messages: [] };
+    return { messages: rows.map(({ id, kind, name, payload }) => ({ id, kind, name, payload })), fenceEpoch: rows[0].fence_epoch };
   }
 
   async poll(ownerEngineId: string | null, types: string[], limit: number) {

@@ -73,9 +73,12 @@ function statements(schema: string) {
         LIMIT (SELECT n FROM room)
       ),
       upd AS (
-        UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1
+        UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
+               -- the epoch ins_claims gives the claim (docs/decisions/0008)
+               fence_epoch = CASE WHEN $9::text IS NULL THEN w.fence_epoch
+                                  ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
         FROM picked WHERE w.id = picked.id AND w.status = 'enqueued'
-        RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at
+        RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at, w.fence_epoch
       ),
       ins_claims AS (
         INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
@@ -92,7 +95,8 @@ function statements(schema: string) {
       )
       SELECT room.running, room.recent_count, room.n AS room,
              GREATEST(0, extract(epoch FROM room.oldest + $7::float8 ${ms} - clock_timestamp()) * 1000)::float8 AS frees_in_ms,
-             upd.id, upd.type, upd.input, upd.parent_id, upd.run_number, upd.version, ic.epoch AS claim_epoch,
+             upd.id, upd.type, upd.input, upd.parent_id, upd.run_number, upd.version,
+             CASE WHEN ic.epoch = upd.fence_epoch::text THEN ic.epoch END AS claim_epoch,
              CASE WHEN upd.id IS NULL THEN NULL ELSE COALESCE((
                SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
                FROM ${msgs} m WHERE m.workflow_id = upd.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json) END AS inbox

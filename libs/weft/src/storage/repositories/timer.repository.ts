@@ -28,7 +28,8 @@ function statements(schema: string) {
       )
       UPDATE ${timers} t SET fire_at = clock_timestamp() + $2 * interval '1 millisecond'
       FROM due WHERE t.id = due.id
-      RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at`,
+      RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at,
+        (SELECT w.fence_epoch::text FROM ${wf} w WHERE w.id = t.workflow_id) AS fence_epoch`,
   };
 }
 
@@ -49,6 +50,7 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
       kind: r.kind as TimerRow['kind'],
       seq: r.seq as number,
       fireAt: r.fire_at as Date,
+      fenceEpoch: (r.fence_epoch as string | null) ?? null,
     }));
   }
 }

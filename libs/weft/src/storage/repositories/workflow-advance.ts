@@ -73,36 +73,41 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
   ];
   const conditions: string[] = [];
   const guards: string[] = [];
-  // Claim rows are locked before workflow rows, in ONE sweep in id order, as renewal and release
-  // lock them: a statement that rotates or releases a claim takes the rows FOR NO KEY UPDATE up
-  // front (not after the workflow row, which deadlocks with a fenced advance holding the claim
-  // FOR SHARE), and the fenced and the released rows of a batch are one set (two ordered sweeps,
-  // one after the other, deadlock with a renewal that locks the same rows in one).
+  // A claim row is locked before its workflow row, in ONE sweep in id order, as renewal and the
+  // claim handovers lock them: a statement that rotates or releases a claim takes the rows FOR NO
+  // KEY UPDATE up front (two ordered sweeps, one after the other, deadlock with a renewal that
+  // locks the same rows in one).
   const claimWrite = shape.release || shape.rotate;
-  if (shape.fence || claimWrite) {
-    const wanted = [shape.fence && 'c.fence_engine IS NOT NULL', claimWrite && 'c.release', claimWrite && 'c.rotate'].filter(Boolean);
+  if (claimWrite) {
     parts.push(`claim_rows AS (
       SELECT cl.workflow_id, cl.engine_id, cl.epoch FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
-      WHERE cl.workflow_id = ANY(${IDS}) AND (${wanted.join(' OR ')})
-      ORDER BY cl.workflow_id FOR ${claimWrite ? 'NO KEY UPDATE' : 'SHARE'} OF cl)`);
+      WHERE cl.workflow_id = ANY(${IDS}) AND (c.release OR c.rotate)
+      ORDER BY cl.workflow_id FOR NO KEY UPDATE OF cl)`);
     // Always true; it makes the locks a step of the UPDATE that runs before its first row.
     guards.push('(SELECT count(*) FROM claim_rows) >= 0');
   }
+  // The fence: every statement that hands a claim to a new holder sets the row's fence_epoch in
+  // the same statement, so the versioned UPDATE fences by itself, judged on the row as locked
+  // (after waiting for a takeover, PostgreSQL re-checks its latest version). No claim-row lock,
+  // no WAL record for one, on a commit (docs/decisions/0008).
+  const fenced: string[] = [];
   if (shape.fence) {
-    // Judged on the rows as locked: after waiting, PostgreSQL returns their latest version.
-    parts.push(`fence AS (
-      SELECT r.workflow_id FROM claim_rows r JOIN cmd c ON r.workflow_id = c.id
-      WHERE c.fence_engine IS NOT NULL AND r.engine_id = c.fence_engine AND r.epoch = c.fence_epoch)`);
-    conditions.push('(c.fence_engine IS NULL OR c.id IN (SELECT workflow_id FROM fence))');
+    conditions.push('(c.fence_epoch IS NULL OR w.fence_epoch = c.fence_epoch)');
+    // Why a refused command was refused, read from the statement's snapshot: a takeover that
+    // committed while this statement waited reads as a version conflict, and the reload that
+    // follows checks the epoch again (Runtime.loadAndLaunch).
+    fenced.push(`(c.fence_epoch IS NULL OR upd.id IS NOT NULL OR EXISTS (
+      SELECT 1 FROM ${wf} x WHERE x.id = c.id AND x.fence_epoch = c.fence_epoch))`);
   }
   if (shape.lease) {
     // Under ownership 'lease' every write needs the global lease at the writer's epoch.
     parts.push(`lease_ok AS (
       SELECT l.holder, l.epoch FROM ${qualify(schema, 'weft_global_lease')} l
       WHERE l.id = 1 AND l.holder IS NOT NULL FOR SHARE OF l)`);
-    conditions.push(
-      '(c.lease_engine IS NULL OR EXISTS (SELECT 1 FROM lease_ok lo WHERE lo.holder = c.lease_engine AND lo.epoch = c.lease_epoch))',
-    );
+    const leaseOk =
+      '(c.lease_engine IS NULL OR EXISTS (SELECT 1 FROM lease_ok lo WHERE lo.holder = c.lease_engine AND lo.epoch = c.lease_epoch))';
+    conditions.push(leaseOk);
+    fenced.push(leaseOk);
   }
   if (shape.consume) {
     // Messages are consumed exactly once: lock them, and refuse the whole advance if any is
@@ -128,15 +133,22 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
         workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
             : ''
-        }${traceSql(shape, 'set')}
+        }${traceSql(shape, 'set')}${
+          claimWrite
+            ? `
+        -- a rotated or released claim has no holder: no fenced write passes until the next handover
+        fence_epoch = CASE WHEN c.rotate OR (c.release AND EXISTS (SELECT 1 FROM claim_rows r
+                             WHERE r.workflow_id = c.id AND r.engine_id = c.fence_engine AND r.epoch = c.fence_epoch))
+                           THEN NULL ELSE w.fence_epoch END,`
+            : ''
+        }
         version = w.version + 1
       FROM cmd c
       WHERE w.id = ANY(${IDS}) AND w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
   parts.push(...extraParts(schema, shape), ...claimParts(schema, shape), ...continueParts(schema, shape));
-  const fenced = conditions.length ? conditions.join(' AND ') : 'true';
   return `WITH ${parts.join(',\n')}
-    SELECT c.id, upd.version, ${fenced} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
+    SELECT c.id, upd.version, ${fenced.length ? fenced.join(' AND ') : 'true'} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
 }
 

@@ -42,14 +42,17 @@ function statements(schema: string) {
           workflow_version text, queue text, priority integer)
       ),
       ins AS (
-        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority)
+        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
+                           fence_epoch)
         SELECT id, type, status, input, parent_id,
                CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
                CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
-               1, trace_context, workflow_version, queue, COALESCE(priority, 0)
+               1, trace_context, workflow_version, queue, COALESCE(priority, 0),
+               -- the epoch ins_claims gives a 'mine' claim: 1, or one past a row an earlier run of the id left
+               CASE WHEN claim = 'mine' THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = req.id), 0) + 1 END
         FROM req ORDER BY id
         ON CONFLICT (id) DO NOTHING
-        RETURNING id, status, version
+        RETURNING id, status, version, fence_epoch
       ),
       ins_timers AS (
         INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
@@ -76,7 +79,9 @@ function statements(schema: string) {
         RETURNING workflow_id, id::text AS id
       )
       SELECT ins.id, ins.status, ins.version, true AS inserted,
-             (SELECT ic.epoch FROM ins_claims ic WHERE ic.workflow_id = ins.id AND ic.engine_id = $2::text) AS claim_epoch,
+             -- A claim whose epoch is not the row's fence_epoch (a claim row changed since the snapshot) is not adopted.
+             (SELECT ic.epoch FROM ins_claims ic WHERE ic.workflow_id = ins.id AND ic.engine_id = $2::text
+                AND ic.epoch = ins.fence_epoch::text) AS claim_epoch,
              (SELECT s.id FROM ins_sig s WHERE s.workflow_id = ins.id) AS signal_id
       FROM ins
       UNION ALL
@@ -138,12 +143,16 @@ function statements(schema: string) {
     ],
     /** Restart's claim, in the same transaction as the restart (see startMany). */
     restartClaim: `
-      INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
-      VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
-      ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
-        expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-      WHERE cl.engine_id IS NULL OR cl.expires_at + $4 * interval '1 millisecond' < clock_timestamp()
-      RETURNING epoch::text AS epoch`,
+      WITH c AS (
+        INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+        VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
+        ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+          expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+        WHERE cl.engine_id IS NULL OR cl.expires_at + $4 * interval '1 millisecond' < clock_timestamp()
+        RETURNING workflow_id, epoch
+      ),
+      fenced AS (UPDATE ${wf} w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id)
+      SELECT epoch::text AS epoch FROM c`,
     insertTimers: `
       INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
       SELECT $1, x.kind, -1, clock_timestamp() + x.delay_ms * interval '1 millisecond'
@@ -152,6 +161,7 @@ function statements(schema: string) {
     /** Everything a replay needs, in one round trip. */
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
                   w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now, w.trace_context,
+                  w.fence_epoch::text AS fence_epoch,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
                       'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
                       ORDER BY o.seq)
@@ -247,6 +257,8 @@ export interface LoadedWorkflow {
   inbox: InboxMessage[];
   /** W3C traceparent of the run's latest traced span, or of its starter (observability/tracing.ts). */
   traceContext: string | null;
+  /** The epoch the row's fenced writes must carry; null while its claim has no holder (docs/decisions/0008). */
+  fenceEpoch: string | null;
 }
 
 /**
@@ -424,6 +436,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
       row: mapWorkflowRow(r),
       dbNow: r.db_now as Date,
       traceContext: (r.trace_context as string | null) ?? null,
+      fenceEpoch: (r.fence_epoch as string | null) ?? null,
       history: r.history as OperationRecord[],
       inbox: r.inbox as InboxMessage[],
       timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
