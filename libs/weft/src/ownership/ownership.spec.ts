@@ -1,3 +1,4 @@
+import pg from 'pg';
 import type { TestDatabase } from '../../../../test/support/database.js';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { WorkflowContext } from '../common/types.js';
@@ -23,7 +24,10 @@ class Gated {
 class GatedThenStep extends Gated {
   override async run(ctx: WorkflowContext, input: { key: string }) {
     await super.run(ctx, input);
-    return ctx.step('after', () => 'after');
+    return ctx.step('after', () => {
+      (ran[input.key] ??= []).push('after');
+      return 'after';
+    });
   }
 }
 
@@ -215,5 +219,50 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     );
     expect(messages).toEqual([{ consumed_seq: null }]);
     expect((await a.describe(h.workflowId)).history).toHaveLength(1);
+  });
+
+  it("a takeover that commits while the owner's commit waits for the row stops the owner at its reload, before its next step body", async () => {
+    const a = await engine('A8');
+    const h = await a.start('gated-then-step', { key: 'k8' });
+    await waitFor(() => gates.has('k8'), 'gated step on A');
+    const t1 = new pg.Client({ connectionString: env.tdb.url });
+    t1.on('error', () => undefined);
+    await t1.connect();
+    try {
+      // A takeover by X, held open: it has the workflow row locked.
+      await t1.query('BEGIN');
+      await t1.query(
+        `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '1 hour'
+                    WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+         UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+        [h.workflowId],
+      );
+      const pid = (await t1.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+      gates.get('k8')!(); // A's commit of the gated step now waits for the row
+      await waitFor(
+        async () =>
+          (
+            await env.tdb.query(
+              `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+              [pid],
+            )
+          ).length > 0,
+        "A's commit waiting for the row",
+      );
+      await t1.query('COMMIT');
+    } finally {
+      await t1.end();
+    }
+    // Refused on the row's latest version; the statement's snapshot reads it as a version
+    // conflict, so A reloads, sees the new fence epoch and lets the workflow go.
+    await waitFor(
+      () =>
+        warnings.some(
+          (w) => w.name === 'WeftWorkflowClaimLostWarning' && (w as never as { workflowId: string }).workflowId === h.workflowId,
+        ),
+      'claim-lost warning',
+    );
+    expect(ran.k8).toEqual(['gated']); // the next step body never started on A
+    expect((await a.describe(h.workflowId)).history.map((o) => o.name)).toEqual(['first']);
   });
 });
