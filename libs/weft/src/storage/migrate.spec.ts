@@ -33,16 +33,12 @@ describe('migrations', () => {
       ]);
       const idx = await tdb.query<{ indexname: string }>(`SELECT indexname FROM pg_indexes WHERE schemaname = 'replica_s'`);
       const names = idx.map((i) => i.indexname);
-      for (const want of [
-        'weft_timers_fire_at_idx',
-        'weft_messages_unconsumed_idx',
-        'weft_workflows_status_type_idx',
-        'weft_workflow_claims_engine_idx',
-      ]) {
+      for (const want of ['weft_timers_fire_at_idx', 'weft_messages_unconsumed_idx', 'weft_workflows_status_type_idx']) {
         expect(names).toContain(want);
       }
-      // Renewal updates stay HOT: nothing indexes expires_at, and pages keep room (decision 0004).
-      expect(names).not.toContain('weft_workflow_claims_expires_idx');
+      // Renewal and release updates stay HOT: only the key indexes claims, and pages keep room
+      // (decision 0004, migration 1733918000000).
+      expect(names.filter((n) => n.startsWith('weft_workflow_claims'))).toEqual(['weft_workflow_claims_pkey']);
       const [claims] = await tdb.query<{ reloptions: string[] }>(
         `SELECT c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
          WHERE n.nspname = 'replica_s' AND c.relname = 'weft_workflow_claims'`,

@@ -1,8 +1,7 @@
-import { Column, Entity, Index, PrimaryColumn, VersionColumn } from 'typeorm';
+import { Column, Entity, PrimaryColumn, VersionColumn } from 'typeorm';
 
-/** Per-workflow claim. Rows are never deleted and `epoch` only grows. */
+/** Per-workflow claim. Rows are never deleted and `epoch` only grows. No index but the key: see migration 1733918000000. */
 @Entity({ name: 'weft_workflow_claims' })
-@Index('weft_workflow_claims_engine_idx', ['engineId'], { where: 'engine_id IS NOT NULL' })
 export class WorkflowClaimEntity {
   @PrimaryColumn({ name: 'workflow_id', type: 'varchar', length: 255 })
   workflowId!: string;

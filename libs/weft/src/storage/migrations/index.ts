@@ -8,6 +8,7 @@ import { traceContextMigration } from './1733572000000-trace-context.js';
 import { queuesMigration } from './1733658400000-queues.js';
 import { workflowVersionMigration } from './1733744800000-workflow-version.js';
 import { fenceEpochMigration } from './1733831200000-fence-epoch.js';
+import { claimsWithoutEngineIndexMigration } from './1733918000000-claims-without-engine-index.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -21,5 +22,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733658400000, migration: queuesMigration(schema) },
     { id: 1733744800000, migration: workflowVersionMigration(schema) },
     { id: 1733831200000, migration: fenceEpochMigration(schema) },
+    { id: 1733918000000, migration: claimsWithoutEngineIndexMigration(schema) },
   ];
 }

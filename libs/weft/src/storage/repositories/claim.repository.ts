@@ -110,14 +110,18 @@ function statements(schema: string) {
       SELECT workflow_id, epoch::text AS epoch, previous FROM c`,
     /**
      * One row per engine holding claims, for operators (the dashboard's engines view). A renewal
-     * sets expires_at = now + TTL ($1), so the latest one was at max(expires_at) - TTL.
+     * sets expires_at = now + TTL ($1), so the latest one was at max(expires_at) - TTL. Held
+     * claims are reached through the running workflows (the claims table has a row for every
+     * workflow ever started, and no index by engine): a claim is only held while its workflow
+     * runs, but for the moment a delayed start's or a resume's claim precedes its status commit.
      */
     engines: `SELECT engine_id, count(*)::int AS claims,
                      (count(*) FILTER (WHERE expires_at < clock_timestamp()))::int AS expired,
                      max(expires_at) AS latest_expiry,
                      EXTRACT(EPOCH FROM (max(expires_at) - clock_timestamp())) * 1000 AS expires_in_ms,
                      EXTRACT(EPOCH FROM (clock_timestamp() - max(expires_at))) * 1000 + $1 AS renewal_age_ms
-              FROM ${claims} WHERE engine_id IS NOT NULL
+              FROM ${claims} c JOIN ${wf} w ON w.id = c.workflow_id AND w.status = 'running'
+              WHERE c.engine_id IS NOT NULL
               GROUP BY engine_id ORDER BY engine_id LIMIT $2`,
     /** Running workflows that never got a claim row (e.g. a crash between statements). */
     backfill: `INSERT INTO ${claims} (workflow_id)
