@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 
 export const adminUrl = () =>
@@ -46,11 +47,35 @@ export async function openCeiling() {
     return { clients, tps: Math.round(Number(tps[1])), latencyMs: lat ? Number(lat[1]) : undefined };
   }
 
+  /**
+   * The same one-row INSERT committed one after another from node-pg (the driver the engine
+   * uses), prepared: p50 and mean in ms. pgbench's C client is the floor of the database; this
+   * is the floor of one commit from Node on this machine.
+   */
+  async function nodeCommit(n = 1000) {
+    const c = new pg.Client({ connectionString: u.toString() });
+    c.on('error', () => undefined);
+    await c.connect();
+    try {
+      const ms = [];
+      for (let i = 0; i < n + 50; i++) {
+        const t0 = performance.now();
+        await c.query({ name: 'ceiling_insert', text: 'INSERT INTO ceiling (client, v) VALUES ($1, 1)', values: [0] });
+        if (i >= 50) ms.push(performance.now() - t0); // the first 50 warm the connection and the plan
+      }
+      ms.sort((a, b) => a - b);
+      const mean = ms.reduce((a, b) => a + b, 0) / ms.length;
+      return { commits: n, p50Ms: Math.round(ms[Math.floor(n / 2)] * 1000) / 1000, meanMs: Math.round(mean * 1000) / 1000 };
+    } finally {
+      await c.end();
+    }
+  }
+
   async function drop() {
     fs.rmSync(dir, { recursive: true, force: true });
     await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
     await admin.end();
   }
 
-  return { measure, drop, seconds };
+  return { measure, nodeCommit, drop, seconds };
 }

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openCeiling } from './ceiling.js';
+import { chart, median, otherTables, targetsTable, throughputTables } from './report.js';
 
 const HERE = import.meta.dirname;
 const ROOT = path.join(HERE, '..');
@@ -40,10 +41,6 @@ function runOne(file, args) {
   return JSON.parse(out);
 }
 
-const median = (xs) => {
-  const v = xs.filter((x) => typeof x === 'number' && Number.isFinite(x)).sort((a, b) => a - b);
-  return v.length === 0 ? undefined : v[Math.floor(v.length / 2)];
-};
 const r2 = (n, d = 2) => (n === undefined ? undefined : Math.round(n * 10 ** d) / 10 ** d);
 
 /** Flattens a result to { "path.to.number": value } so runs can be combined key by key. */
@@ -65,15 +62,28 @@ function mediansOf(all) {
 }
 
 /** Adds the ceiling and the ratios of one run to its throughput result (in place). */
-function withRatios(result, before, after) {
+function withRatios(result, before, after, nodeCommits = []) {
   const tps = {};
   for (const c of [1, 16]) tps[c] = (before.find((b) => b.clients === c).tps + after.find((a) => a.clients === c).tps) / 2;
   const floorMs = (4 / tps[1]) * 1000;
-  result.ceiling = { before, after, tps1: tps[1], tps16: tps[16], fourCommitFloorMs: r2(floorMs, 3) };
+  // Four serial commits from node-pg: what the same workflow costs with nothing of the engine's.
+  const nodeFloorMs = nodeCommits.length ? (4 * nodeCommits.reduce((a, n) => a + n.p50Ms, 0)) / nodeCommits.length : undefined;
+  result.ceiling = {
+    before,
+    after,
+    tps1: tps[1],
+    tps16: tps[16],
+    fourCommitFloorMs: r2(floorMs, 3),
+    nodeCommits,
+    fourNodeCommitsMs: nodeFloorMs === undefined ? undefined : r2(nodeFloorMs, 3),
+  };
   for (const row of result.results) {
     row.ceilingTps = tps[row.inFlight === 1 ? 1 : 16];
     row.ofCeiling = r2(row.stepsPerSec / row.ceilingTps, 3);
-    if (row.inFlight === 1 && row.shape === 'noop3') row.p50OverFloor = r2(row.p50Ms / floorMs, 2);
+    if (row.inFlight === 1 && row.shape === 'noop3') {
+      row.p50OverFloor = r2(row.p50Ms / floorMs, 2);
+      if (nodeFloorMs !== undefined) row.p50OverNodeFloor = r2(row.p50Ms / nodeFloorMs, 2);
+    }
   }
   result.leaseOverNone = [];
   for (const lease of result.results.filter((r) => r.mode === 'workflow-lease')) {
@@ -93,10 +103,14 @@ function runThroughput(file, args) {
     const ceiling = await openCeiling();
     try {
       const before = [ceiling.measure(1), ceiling.measure(16)];
+      const nodeBefore = await ceiling.nodeCommit();
       const result = runOne(file, args);
       const after = [ceiling.measure(1), ceiling.measure(16)];
-      process.stderr.write(`ceiling before ${JSON.stringify(before)} after ${JSON.stringify(after)}\n`);
-      return withRatios(result, before, after);
+      const nodeAfter = await ceiling.nodeCommit();
+      process.stderr.write(
+        `ceiling before ${JSON.stringify(before)} ${JSON.stringify(nodeBefore)} after ${JSON.stringify(after)} ${JSON.stringify(nodeAfter)}\n`,
+      );
+      return withRatios(result, before, after, [nodeBefore, nodeAfter]);
     } finally {
       await ceiling.drop();
     }
@@ -149,308 +163,6 @@ for (const [name, file, args] of render ? [] : benches) {
   results.push({ bench: all[0].bench, command, runs: all, medians: mediansOf(all) });
 }
 
-// ---------------------------------------------------------------- the tables, for a person
-
-const fmt = (n, digits = 0) =>
-  n === undefined || n === null || Number.isNaN(n)
-    ? '–'
-    : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const modeName = (m) => `\`${m}\``;
-
-/** Median over the runs of one throughput row's figure. */
-function rowMedian(entry, mode, shape, inFlight, key) {
-  return median(entry.runs.map((r) => r.results.find((x) => x.mode === mode && x.shape === shape && x.inFlight === inFlight)?.[key]));
-}
-
-function throughputTables(entry) {
-  const rs = entry.runs;
-  const first = rs[0];
-  const out = [];
-  const at = (r, which, c) => r.ceiling?.[which]?.find((x) => x.clients === c);
-  out.push(
-    '### The ceiling (pgbench, one-row INSERT, `-M prepared`)',
-    '',
-    'Commits per second of a one-row INSERT from pgbench on the same server, before and after each run of the engine;',
-    "a run's ratios divide by the mean of its two. Four serial commits at the 1-client ceiling take " +
-      `${fmt(median(rs.map((r) => r.ceiling?.fourCommitFloorMs)), 2)} ms (median over the runs; the floor of a 3-step workflow).`,
-    '',
-    '| run | clients | before the engine runs | after | mean (used) |',
-    '|---|---|---|---|---|',
-  );
-  rs.forEach((r, i) => {
-    for (const c of [1, 16]) {
-      const b = at(r, 'before', c);
-      const a = at(r, 'after', c);
-      out.push(
-        `| ${i + 1} | ${c} | ${fmt(b?.tps)} commits/s (${fmt(b?.latencyMs, 3)} ms avg) | ${fmt(a?.tps)} commits/s (${fmt(a?.latencyMs, 3)} ms avg) | ${fmt(r.ceiling?.[`tps${c}`])} commits/s |`,
-      );
-    }
-  });
-  const levels = [...new Set(first.results.filter((r) => r.shape === 'noop3').map((r) => r.inFlight))];
-  const modes = [...new Set(first.results.map((r) => r.mode))];
-  out.push(
-    '',
-    `### Throughput: ${fmt(median(rs.map((r) => r.results.find((x) => x.inFlight !== 1)?.workflows)))} workflows of 3 no-op steps (1,000 at 1 in flight)`,
-    '',
-    '"of the ceiling" = steps/s ÷ the ceiling at the same client count (64 in flight: the 16-client ceiling).',
-    '',
-    '| in flight | mode | workflows/s | steps/s | of the ceiling | p50 | p99 | commits / workflow | advance statements / workflow | Node CPU / workflow |',
-    '|---|---|---|---|---|---|---|---|---|---|',
-  );
-  const sentences = [];
-  for (const level of levels)
-    for (const mode of modes) {
-      const m = (k) => rowMedian(entry, mode, 'noop3', level, k);
-      out.push(
-        `| ${level} | ${modeName(mode)} | ${fmt(m('workflowsPerSec'))} | ${fmt(m('stepsPerSec'))} | ${fmt(m('ofCeiling'), 2)} | ${fmt(m('p50Ms'), 2)} ms | ${fmt(m('p99Ms'), 2)} ms | ${fmt(m('commitsPerWorkflow'), 2)} | ${fmt(m('advanceStatementsPerWorkflow'), 2)} | ${fmt(m('cpuMsPerWorkflow'), 3)} ms |`,
-      );
-      sentences.push(
-        `- ${level} in flight, ${mode}: ${fmt(m('workflowsPerSec'))} wf/s, ${fmt(m('ofCeiling'), 2)} of the ceiling, p50 ${fmt(m('p50Ms'), 2)} ms`,
-      );
-    }
-  const lon = (shape, level) =>
-    median(rs.map((r) => r.leaseOverNone?.find((x) => x.shape === shape && x.inFlight === level)?.workflowsPerSec));
-  out.push('', ...sentences, '');
-  if (modes.length === 2)
-    out.push(
-      `\`workflow-lease\` ÷ \`none\` (workflows/s, same run): ${levels.map((l) => `${l} in flight ${fmt(lon('noop3', l), 2)}`).join(', ')}.`,
-      '',
-    );
-  const mixed = first.results.filter((r) => r.shape === 'mixed');
-  if (mixed.length > 0) {
-    out.push(
-      `### Mixed shape: ${fmt(mixed[0].workflows)} workflows at ${mixed[0].inFlight} in flight`,
-      '',
-      'A step, a 5 ms sleep, a signal wait (the bench sends the signal right after the start), a child workflow of one step, a step.',
-      'Commits and statements count the child too.',
-      '',
-      '| mode | workflows/s | p50 | p99 | commits / workflow | advance statements / workflow | Node CPU / workflow |',
-      '|---|---|---|---|---|---|---|',
-    );
-    for (const { mode, inFlight } of mixed) {
-      const m = (k) => rowMedian(entry, mode, 'mixed', inFlight, k);
-      out.push(
-        `| ${modeName(mode)} | ${fmt(m('workflowsPerSec'))} | ${fmt(m('p50Ms'), 1)} ms | ${fmt(m('p99Ms'), 1)} ms | ${fmt(m('commitsPerWorkflow'), 2)} | ${fmt(m('advanceStatementsPerWorkflow'), 2)} | ${fmt(m('cpuMsPerWorkflow'), 3)} ms |`,
-      );
-    }
-    if (modes.length === 2)
-      out.push('', `\`workflow-lease\` ÷ \`none\` (workflows/s, same run): ${fmt(lon('mixed', mixed[0].inFlight), 2)}.`);
-    out.push('');
-  }
-  out.push('![Steps per second by workflows in flight, both modes, against the ceiling](images/throughput.svg)', '');
-  return out;
-}
-
-function targetsTable(byName) {
-  const t = byName.throughput;
-  const m = (mode, level, key) => (t ? rowMedian(t, mode, 'noop3', level, key) : undefined);
-  const lon = (level) =>
-    t ? median(t.runs.map((r) => r.leaseOverNone?.find((x) => x.shape === 'noop3' && x.inFlight === level)?.workflowsPerSec)) : undefined;
-  const yes = (ok) => (ok === undefined ? '–' : ok ? 'yes' : 'no');
-  const renewal = byName.renewal?.medians;
-  const parked = byName['parked-heap']?.medians;
-  const rows = [
-    [
-      '`workflow-lease` wf/s ÷ `none` wf/s at 16 in flight',
-      '0.59–0.66',
-      '≥ 0.90',
-      fmt(lon(16), 2),
-      yes(lon(16) === undefined ? undefined : lon(16) >= 0.9),
-    ],
-    [
-      'commits per workflow at 16, `workflow-lease`',
-      '2.1–2.2',
-      '≤ 1.3',
-      fmt(m('workflow-lease', 16, 'commitsPerWorkflow'), 2),
-      yes(m('workflow-lease', 16, 'commitsPerWorkflow') === undefined ? undefined : m('workflow-lease', 16, 'commitsPerWorkflow') <= 1.3),
-    ],
-    [
-      'ratio to the ceiling at 16 in flight, `none` / `workflow-lease`',
-      '0.18–0.24 / 0.10–0.16',
-      '≥ 0.30 / ≥ 0.27',
-      `${fmt(m('none', 16, 'ofCeiling'), 2)} / ${fmt(m('workflow-lease', 16, 'ofCeiling'), 2)}`,
-      `${yes(m('none', 16, 'ofCeiling') >= 0.3)} / ${yes(m('workflow-lease', 16, 'ofCeiling') >= 0.27)}`,
-    ],
-    [
-      'ratio to the ceiling at 64 in flight, `none`',
-      '0.26–0.33',
-      '≥ 0.40',
-      fmt(m('none', 64, 'ofCeiling'), 2),
-      yes(m('none', 64, 'ofCeiling') >= 0.4),
-    ],
-    [
-      'p50 at 1 in flight ÷ four-commit floor, `none` / `workflow-lease`',
-      '2.8–3.8',
-      '≤ 2.5',
-      `${fmt(m('none', 1, 'p50OverFloor'), 2)} / ${fmt(m('workflow-lease', 1, 'p50OverFloor'), 2)}`,
-      `${yes(m('none', 1, 'p50OverFloor') <= 2.5)} / ${yes(m('workflow-lease', 1, 'p50OverFloor') <= 2.5)}`,
-    ],
-    [
-      'Node CPU per workflow at 16 in flight, `none` / `workflow-lease`',
-      '0.39 / 0.55 ms',
-      '≤ 0.35 ms',
-      `${fmt(m('none', 16, 'cpuMsPerWorkflow'), 3)} / ${fmt(m('workflow-lease', 16, 'cpuMsPerWorkflow'), 3)} ms`,
-      `${yes(m('none', 16, 'cpuMsPerWorkflow') <= 0.35)} / ${yes(m('workflow-lease', 16, 'cpuMsPerWorkflow') <= 0.35)}`,
-    ],
-    ['throughput at 16 with 1,000,000 ended workflows ÷ empty tables', 'not measured', '≥ 0.90', 'not measured by `npm run bench`', '–'],
-    [
-      'a fresh engine recovering 100,000 running workflows (parked on timers)',
-      'not measured',
-      'all claimed within `maxConcurrentWorkflows`, renewals never late, ≤ 300 MB',
-      'not measured by `npm run bench`',
-      '–',
-    ],
-    [
-      'renewal pass, 100k claims / heap, parked workflows',
-      '748 ms / 68 MiB',
-      '< 1 s / ≤ 200 MB',
-      `${fmt(renewal?.['renewalPasses[2].passMsMedianOf3'], 0)} ms / ${fmt(parked?.['result.heapWithParkedMiB'], 1)} MiB (${fmt(parked?.['result.workflows'])} parked)`,
-      renewal && parked
-        ? `${yes(renewal['renewalPasses[2].passMsMedianOf3'] < 1000)} / ${yes(parked['result.heapWithParkedMiB'] <= 200)}`
-        : '–',
-    ],
-  ];
-  return [
-    '### Targets of issue 15',
-    '',
-    '| figure | issue 15 "now" | target | measured here (median) | met |',
-    '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.join(' | ')} |`),
-    '',
-  ];
-}
-
-function otherTables(entry) {
-  const med = entry.medians;
-  const from = entry.from ? ` (kept from the run of ${entry.from})` : '';
-  if (entry.bench === 'renewal') {
-    const out = [`### Renewal${from}`, '', '| held claims | one renewal pass | statements per pass |', '|---|---|---|'];
-    for (let i = 0; med[`renewalPasses[${i}].heldClaims`] !== undefined; i++)
-      out.push(
-        `| ${fmt(med[`renewalPasses[${i}].heldClaims`])} | ${fmt(med[`renewalPasses[${i}].passMsMedianOf3`], 1)} ms | ${fmt(med[`renewalPasses[${i}].statementsPerPass`])} |`,
-      );
-    out.push('', '| failover of | claim TTL | renew interval | SIGKILL to the last workflow resumed |', '|---|---|---|---|');
-    for (let i = 0; med[`failovers[${i}].workflows`] !== undefined; i++)
-      out.push(
-        `| ${fmt(med[`failovers[${i}].workflows`])} workflows | ${fmt(med[`failovers[${i}].claimTtlMs`])} ms | ${fmt(med[`failovers[${i}].renewIntervalMs`])} ms | ${fmt(med[`failovers[${i}].sigkillToLastResumedMs`])} ms |`,
-      );
-    return [...out, ''];
-  }
-  if (entry.bench === 'parked-heap') {
-    return [
-      `### Parked workflows${from}`,
-      '',
-      '| parked workflows | start and park | heap before | heap with them parked | live in the cache | RSS |',
-      '|---|---|---|---|---|---|',
-      `| ${fmt(med['result.workflows'])} | ${fmt(med['result.startAndParkSeconds'], 1)} s | ${fmt(med['result.heapBeforeMiB'], 1)} MiB | ${fmt(med['result.heapWithParkedMiB'], 1)} MiB | ${fmt(med['result.liveInCache'])} | ${fmt(med['result.rssMiB'], 1)} MiB |`,
-      '',
-    ];
-  }
-  if (entry.bench === 'signal-latency') {
-    const first = entry.runs[0];
-    const out = [
-      `### Signal latency (two engine processes, one signal at a time)${from}`,
-      '',
-      '| delivery | one way p50 | p90 | p99 | `engine.signal()` p50 |',
-      '|---|---|---|---|---|',
-    ];
-    (first.results ?? []).forEach((r, i) => {
-      const name = r.mode ?? (r.pollIntervalMs ? `poll every ${r.pollIntervalMs} ms` : `variant ${i + 1}`);
-      out.push(
-        `| ${name} | ${fmt(med[`results[${i}].oneWayMs.p50`], 2)} ms | ${fmt(med[`results[${i}].oneWayMs.p90`], 2)} ms | ${fmt(med[`results[${i}].oneWayMs.p99`], 2)} ms | ${fmt(med[`results[${i}].signalCallMs.p50`], 2)} ms |`,
-      );
-    });
-    return [...out, ''];
-  }
-  return [
-    `### ${entry.bench}${from}`,
-    '',
-    '| figure | median |',
-    '|---|---|',
-    ...Object.entries(med).map(([k, v]) => `| ${k} | ${v} |`),
-    '',
-  ];
-}
-
-// ---------------------------------------------------------------- the chart, hand-written SVG
-
-function chart(entry) {
-  const levels = [...new Set(entry.runs[0].results.filter((r) => r.shape === 'noop3').map((r) => r.inFlight))].sort((a, b) => a - b);
-  const modes = [...new Set(entry.runs[0].results.map((r) => r.mode))];
-  const ceilingAt = (level) => median(entry.runs.map((r) => r.ceiling?.[level === 1 ? 'tps1' : 'tps16']));
-  const series = [
-    ...modes.map((mode, i) => ({
-      name: `${mode} (steps/s)`,
-      color: ['#1f77b4', '#d62728'][i] ?? '#2ca02c',
-      dash: '',
-      below: i === 1,
-      points: levels.map((l) => rowMedian(entry, mode, 'noop3', l, 'stepsPerSec')),
-      ratios: levels.map((l) => rowMedian(entry, mode, 'noop3', l, 'ofCeiling')),
-    })),
-    { name: 'ceiling (one-row INSERT commits/s)', color: '#555', dash: '6 4', below: false, points: levels.map(ceilingAt), ratios: [] },
-  ];
-  const W = 640;
-  const H = 400;
-  const L = 70;
-  const R = 20;
-  const T = 50;
-  const B = 60;
-  const max = Math.max(1, ...series.flatMap((s) => s.points.filter((p) => p !== undefined)));
-  const step = 10 ** Math.floor(Math.log10(max / 5));
-  const tick = [1, 2, 5, 10].map((k) => k * step).find((k) => max / k <= 6) ?? 10 * step;
-  const top = Math.ceil(max / tick) * tick;
-  const x = (i) => L + (levels.length === 1 ? (W - L - R) / 2 : (i * (W - L - R)) / (levels.length - 1));
-  const y = (v) => T + (H - T - B) * (1 - v / top);
-  const esc = (s) => String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  const parts = [
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
-    `<rect width="${W}" height="${H}" fill="#fff"/>`,
-    `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14">Throughput by workflows in flight (3 no-op steps), ${esc(entry.runs[0]?.at?.slice(0, 10) ?? date)}</text>`,
-  ];
-  for (let v = 0; v <= top; v += tick)
-    parts.push(
-      `<line x1="${L}" x2="${W - R}" y1="${y(v)}" y2="${y(v)}" stroke="#e5e5e5"/>`,
-      `<text x="${L - 6}" y="${y(v) + 4}" text-anchor="end">${fmt(v)}</text>`,
-    );
-  levels.forEach((l, i) => parts.push(`<text x="${x(i)}" y="${H - B + 18}" text-anchor="middle">${l}</text>`));
-  parts.push(
-    `<text x="${(L + W - R) / 2}" y="${H - B + 38}" text-anchor="middle">workflows in flight (64: against the 16-client ceiling)</text>`,
-    `<text transform="translate(16 ${(T + H - B) / 2}) rotate(-90)" text-anchor="middle">per second</text>`,
-    `<line x1="${L}" x2="${L}" y1="${T}" y2="${H - B}" stroke="#888"/>`,
-    `<line x1="${L}" x2="${W - R}" y1="${H - B}" y2="${H - B}" stroke="#888"/>`,
-  );
-  for (const s of series) {
-    const pts = s.points.map((p, i) => (p === undefined ? undefined : [x(i), y(p)])).filter(Boolean);
-    parts.push(
-      `<polyline fill="none" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''} points="${pts.map((p) => p.join(',')).join(' ')}"/>`,
-    );
-    s.points.forEach((p, i) => {
-      if (p === undefined) return;
-      const label = s.dash ? fmt(p) : `${fmt(p)} (${fmt(s.ratios[i], 2)})`;
-      // Last point: text to its left; the second mode's labels below its line, so they do not collide.
-      const last = i === levels.length - 1;
-      const dy = s.below ? 16 : -6;
-      parts.push(
-        `<circle cx="${x(i)}" cy="${y(p)}" r="3" fill="${s.color}"/>`,
-        `<text x="${x(i) + (last ? -6 : 6)}" y="${y(p) + dy}" fill="${s.color}"${last ? ' text-anchor="end"' : ''}>${label}</text>`,
-      );
-    });
-  }
-  series.forEach((s, i) => {
-    const ly = T + 4 + i * 16;
-    parts.push(
-      `<line x1="${L + 12}" x2="${L + 40}" y1="${ly}" y2="${ly}" stroke="${s.color}" stroke-width="2"${s.dash ? ` stroke-dasharray="${s.dash}"` : ''}/>`,
-      `<text x="${L + 46}" y="${ly + 4}">${esc(s.name)}</text>`,
-    );
-  });
-  parts.push(
-    `<text x="${W - R}" y="${H - 8}" text-anchor="end" fill="#666">in brackets: steps/s ÷ ceiling of the same run; medians of ${entry.runs.length} run(s)</text>`,
-    '</svg>',
-    '',
-  );
-  return parts.join('\n');
-}
-
 // ---------------------------------------------------------------- write everything
 
 fs.mkdirSync(dir, { recursive: true });
@@ -480,7 +192,7 @@ fs.writeFileSync(doc, next);
 const svg = path.join(ROOT, 'docs', 'images', 'throughput.svg');
 if (byName.throughput && !byName.throughput.from) {
   fs.mkdirSync(path.dirname(svg), { recursive: true });
-  fs.writeFileSync(svg, chart(byName.throughput));
+  fs.writeFileSync(svg, chart(byName.throughput, date));
 }
 // The repository's formatter keeps `npm run lint` (prettier --check .) green on what we wrote.
 try {
