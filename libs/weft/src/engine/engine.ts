@@ -13,6 +13,7 @@ import { createOwnershipPolicy } from '../ownership/create-policy.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
+import { PlanFreshness } from '../storage/plan-freshness.js';
 import { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
@@ -63,6 +64,7 @@ export class WeftEngine {
   /** Schedules: create, update, pause, unpause, trigger, delete, describe, list (docs/schedules.md). */
   readonly schedules: WeftSchedules;
   private readonly retention: Retention;
+  private readonly plans: PlanFreshness;
   private readonly queues: QueueAdmission;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
@@ -164,6 +166,7 @@ export class WeftEngine {
       mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
     });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
+    this.plans = new PlanFreshness(database.sql, database.schema, database.sql.plans);
     this.timers = new TimerLoop(
       async () => {
         // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
@@ -172,6 +175,7 @@ export class WeftEngine {
         await this.transitions.processDueTimers();
         await this.schedules.fireDue();
         await this.retention.maybeRun();
+        await this.refreshPlans();
         // Without a maintenance pass of the policy, the timer tick is also the owner-side poll.
         if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
       },
@@ -227,6 +231,7 @@ export class WeftEngine {
     this.ownershipReady.catch(() => undefined);
     this.bootstrapping = (async () => {
       await this.ownershipReady;
+      await this.refreshPlans(true); // the tables' sizes now: later growth is measured from here
       await this.options.tracing.ready(); // before recovery, so recovered runs are traced
       await this.schedules.syncDeclared();
       const auto = this.options.backgroundTasks === 'auto';
@@ -384,6 +389,16 @@ export class WeftEngine {
     return this.transitions.recoverAll();
   }
 
+  /**
+   * Cached plans follow the tables' growth (storage/plan-freshness.ts). A failed read of the
+   * sizes only postpones that: the statements still run.
+   */
+  private async refreshPlans(now = false): Promise<void> {
+    await (now ? this.plans.refresh() : this.plans.maybeRefresh()).catch((err) =>
+      this.options.logger.warn(`Reading the table sizes failed: ${(err as Error).message}`),
+    );
+  }
+
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
   async runMaintenance(): Promise<{
     pass: PassReport | null;
@@ -398,6 +413,7 @@ export class WeftEngine {
     const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
     const schedulesFired = await this.schedules.fireDue();
     const purged = await this.retention.runPass();
+    await this.refreshPlans(true);
     const admitted = await this.queues.pass();
     return { pass, timersFired, schedulesFired, purged, admitted };
   }

@@ -18,7 +18,7 @@ export abstract class FencedPolicy extends BasePolicy {
 
   constructor(deps: PolicyDependencies) {
     super(deps);
-    this.renewalSql = new DedicatedConnection(() => deps.sql.connectionConfig(), deps.config.ttlMs);
+    this.renewalSql = new DedicatedConnection(() => deps.sql.connectionConfig(), deps.config.ttlMs, deps.sql.plans);
     this.scheduler = new ClaimRenewalScheduler(
       { renew: () => this.renew(), reclaim: () => this.reclaim(), poll: () => deps.runtime.poll() },
       deps.config.renewMs,

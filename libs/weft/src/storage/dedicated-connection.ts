@@ -1,4 +1,5 @@
 import { Client, ClientConfig } from 'pg';
+import type { PlanGeneration } from './plan-freshness.js';
 import type { SqlClient } from './sql-client.js';
 import { statementName } from './sql-client.js';
 
@@ -18,6 +19,8 @@ function connectionLost(err: unknown): boolean {
  */
 export class DedicatedConnection implements Pick<SqlClient, 'query'> {
   private client: Client | undefined;
+  /** The plan generation the connection's cached plans belong to (plan-freshness.ts). */
+  private generation = 0;
   private connecting: Promise<Client> | undefined;
   private closed = false;
 
@@ -25,6 +28,7 @@ export class DedicatedConnection implements Pick<SqlClient, 'query'> {
     private readonly config: () => ClientConfig,
     /** No statement may outlive this (a hung connection is replaced). */
     private readonly queryTimeoutMs: number,
+    private readonly plans?: PlanGeneration,
   ) {}
 
   /** Statements sent here must be safe to send twice: one that met a dead connection is retried once. */
@@ -32,6 +36,10 @@ export class DedicatedConnection implements Pick<SqlClient, 'query'> {
     for (let attempt = 0; ; attempt++) {
       const client = await this.connect();
       try {
+        if (this.plans && this.generation !== this.plans.value) {
+          await client.query('DISCARD PLANS');
+          this.generation = this.plans.value;
+        }
         const res = await client.query({ name: statementName(sql), text: sql, values: params });
         return res.rows as R[];
       } catch (err) {
@@ -68,6 +76,7 @@ export class DedicatedConnection implements Pick<SqlClient, 'query'> {
         throw new Error('The dedicated connection is closed');
       }
       this.client = client;
+      this.generation = this.plans?.value ?? 0; // a new connection has no cached plans
       return client;
     })().finally(() => (this.connecting = undefined));
     return this.connecting;

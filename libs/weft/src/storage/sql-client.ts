@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClientConfig, Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import { PlanGeneration } from './plan-freshness.js';
 
 const names = new Map<string, string>();
 
@@ -27,6 +28,12 @@ export interface Queryable {
  * with bound parameters and get plain rows back, without TypeORM's per-query runner.
  */
 export class SqlClient implements Queryable {
+  /** Bumped when a table's size class changes: connections then discard their cached plans (plan-freshness.ts). */
+  readonly plans = new PlanGeneration();
+  /** The plan generation each pooled connection last ran statements under. */
+  private readonly generationOf = new WeakMap<object, number>();
+  private watchedPool: Pool | undefined;
+
   constructor(private readonly dataSource: DataSource) {}
 
   /** TypeORM's manager of the same DataSource, for the repositories' TypeORM side. */
@@ -37,16 +44,43 @@ export class SqlClient implements Queryable {
   get pool(): Pool {
     const pool = (this.dataSource.driver as unknown as { master?: Pool }).master;
     if (!pool) throw new Error('The Weft DataSource is not initialized');
+    if (this.watchedPool !== pool) {
+      // A new connection has no cached plans: it starts in the current generation.
+      pool.on('connect', (client) => this.generationOf.set(client, this.plans.value));
+      this.watchedPool = pool;
+    }
     return pool;
   }
 
   /**
    * Every statement is sent as a named prepared statement: the hot-path CTEs cost more to plan
-   * than to run, and pg prepares each name once per connection.
+   * than to run, and pg prepares each name once per connection. A connection whose plans are of
+   * an older generation discards them first (docs/decisions/0009).
    */
   async query<R = Record<string, unknown>>(sql: string, params: unknown[] = []): Promise<R[]> {
-    const res = await this.pool.query({ name: statementName(sql), text: sql, values: params });
-    return res.rows as R[];
+    const pool = this.pool;
+    const generation = this.plans.value;
+    const statement = { name: statementName(sql), text: sql, values: params };
+    if (generation === 0) return (await pool.query(statement)).rows as R[];
+    // What pool.query does, plus the generation check on the connection it checked out.
+    const client = await pool.connect();
+    let failed: Error | undefined;
+    const onError = (err: Error) => void (failed = err);
+    client.on('error', onError);
+    try {
+      if (this.generationOf.get(client) !== generation) {
+        await client.query('DISCARD PLANS');
+        this.generationOf.set(client, generation);
+        this.plans.discards++;
+      }
+      return (await client.query(statement)).rows as R[];
+    } catch (err) {
+      failed ??= err instanceof Error ? err : new Error(String(err));
+      throw err;
+    } finally {
+      client.off('error', onError);
+      client.release(failed); // as pool.query: a connection whose statement failed is not reused
+    }
   }
 
   /** Connection settings of the pool, for connections Weft opens beside it. */

@@ -43,7 +43,7 @@ function statements(schema: string) {
       SELECT m.workflow_id, max(m.id)::text AS last_id FROM ${msgs} m
       JOIN ${wf} w ON w.id = m.workflow_id AND w.status = 'running' AND w.type = ANY($2::text[])
       WHERE m.consumed_seq IS NULL AND m.status = 'pending'
-        AND ($1::text IS NULL OR EXISTS (SELECT 1 FROM ${claims} c WHERE c.workflow_id = m.workflow_id AND c.engine_id = $1))
+        AND ($1::text IS NULL OR (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = m.workflow_id) = $1)
       GROUP BY m.workflow_id LIMIT $3`,
     readUpdate: `SELECT status, result FROM ${msgs} WHERE id = $1::bigint`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */

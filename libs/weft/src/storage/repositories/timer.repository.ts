@@ -21,9 +21,10 @@ function statements(schema: string) {
     takeDue: `
       WITH due AS (
         SELECT id, fire_at FROM ${timers} t WHERE fire_at <= clock_timestamp()
-          AND ($3::text IS NULL OR t.seq < 0 OR EXISTS (
-            SELECT 1 FROM ${claims} c WHERE c.workflow_id = t.workflow_id AND c.engine_id = $3))
-          AND EXISTS (SELECT 1 FROM ${wf} w WHERE w.id = t.workflow_id AND w.type = ANY($4::text[]))
+          -- Probes by key for each due timer, never a semi-join: a generic plan hashed all of
+          -- weft_workflows for that on every tick (hot-path-plans.spec.ts).
+          AND ($3::text IS NULL OR t.seq < 0 OR (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = t.workflow_id) = $3)
+          AND (SELECT w.type FROM ${wf} w WHERE w.id = t.workflow_id) = ANY($4::text[])
         ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED
       )
       UPDATE ${timers} t SET fire_at = clock_timestamp() + $2 * interval '1 millisecond'

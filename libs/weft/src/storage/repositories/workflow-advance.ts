@@ -95,9 +95,11 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
     conditions.push('(c.fence_epoch IS NULL OR w.fence_epoch = c.fence_epoch)');
     // Why a refused command was refused, read from the statement's snapshot: a takeover that
     // committed while this statement waited reads as a version conflict, and the reload that
-    // follows checks the epoch again (Runtime.loadAndLaunch).
-    fenced.push(`(c.fence_epoch IS NULL OR upd.id IS NOT NULL OR EXISTS (
-      SELECT 1 FROM ${wf} x WHERE x.id = c.id AND x.fence_epoch = c.fence_epoch))`);
+    // follows checks the epoch again (Runtime.loadAndLaunch). A scalar subquery, evaluated only
+    // for a refused command: written as EXISTS, the planner made it a hashed subplan that read
+    // all of weft_workflows on every commit (hot-path-plans.spec.ts).
+    fenced.push(`(c.fence_epoch IS NULL OR upd.id IS NOT NULL
+      OR COALESCE((SELECT x.fence_epoch FROM ${wf} x WHERE x.id = c.id) = c.fence_epoch, false))`);
   }
   if (shape.lease) {
     // Under ownership 'lease' every write needs the global lease at the writer's epoch.
