@@ -2,7 +2,8 @@
 // crashed (ownership 'workflow-lease'): time until all are claimed, claims held against
 // maxConcurrentWorkflows, renewal headroom (database and engine side), lost claims, and the
 // recovering engine's peak RSS and heap, for a few renewal periods after recovery. A second
-// variant recovers the same N with maxConcurrentWorkflows = 20,000. Prints JSON on stdout.
+// variant recovers the same N with maxConcurrentWorkflows = 20,000, a third with no heap bound on
+// the engine's node (the first two run with --max-old-space-size=160). Prints JSON on stdout.
 // node --expose-gc --enable-source-maps --import ./test/support/register-ts.js bench/recovery.ts [N]
 //
 // One file, three roles (RECOVERY_ROLE): the parent (no role) seeds, samples and reports; a
@@ -220,8 +221,7 @@ class Child {
   constructor(role: string, vars: Record<string, string>) {
     const script = fileURLToPath(import.meta.url);
     // --no-warnings: Weft warnings (one per lost claim) are counted through onWarning instead.
-    // RECOVERY_ENGINE_FLAGS: extra node flags for the recovering engine (--cpu-prof, --max-old-space-size).
-    const extra = role === 'engine' ? env('RECOVERY_ENGINE_FLAGS').split(' ').filter(Boolean) : [];
+    const extra = role === 'engine' ? (vars.ENGINE_FLAGS ?? '').split(' ').filter(Boolean) : [];
     const args = ['--expose-gc', '--no-warnings', ...extra, ...TS_NODE_ARGS, script];
     this.proc = spawn(process.execPath, args, {
       env: { ...process.env, ...vars, RECOVERY_ROLE: role },
@@ -376,7 +376,14 @@ async function claimsAtEnd(c: Client, engineId: string) {
 }
 
 /** One recovery: a fresh engine process, sampled from here until OBSERVE_PERIODS after it holds `target`. */
-async function recover(url: string, c: Client, total: number, maxConcurrent: number, engineId: string) {
+/**
+ * The recovering engine's node flags: a heap bound as a 300 MB container gives one (V8 sizes its
+ * heap from the machine's memory otherwise, 24 GiB here, and collects late). RECOVERY_ENGINE_FLAGS
+ * overrides (--cpu-prof, another bound); the 'unbounded' run has none.
+ */
+const BOUNDED_FLAGS = process.env.RECOVERY_ENGINE_FLAGS ?? '--max-old-space-size=160';
+
+async function recover(url: string, c: Client, total: number, maxConcurrent: number, engineId: string, flags: string) {
   const target = Math.min(total, maxConcurrent);
   // Each claim's epoch before: one taken more than once during the run moved by more than 1.
   await c.query(
@@ -388,6 +395,7 @@ async function recover(url: string, c: Client, total: number, maxConcurrent: num
     TTL_MS: String(RECOVERY.ttlMs),
     RENEW_MS: String(RECOVERY.renewMs),
     MAX_CONCURRENT: String(maxConcurrent),
+    ENGINE_FLAGS: flags,
   });
   const spawnedAt = Date.now();
   const t0 = (await engine.next('bootstrapping')).at as number;
@@ -416,6 +424,7 @@ async function recover(url: string, c: Client, total: number, maxConcurrent: num
   const sampled = sampler.figures(t0);
   const peak = report.peakMiB as Record<string, number>;
   return {
+    engineFlags: flags,
     maxConcurrent,
     target,
     ...sampled,
@@ -449,21 +458,25 @@ async function parent(): Promise<void> {
       const seeding = await seed(url, c, total);
       log(`seeded: ${JSON.stringify(seeding)}`);
       const runs: Array<Awaited<ReturnType<typeof recover>>> = [];
-      for (const max of [total, Math.min(20_000, total)]) {
-        const name = runs.length ? 'limited' : 'full';
+      const plan = [
+        { name: 'full', max: total, flags: BOUNDED_FLAGS },
+        { name: 'limited', max: Math.min(20_000, total), flags: BOUNDED_FLAGS },
+        { name: 'unbounded', max: total, flags: '' },
+      ];
+      for (const [i, { name, max, flags }] of plan.entries()) {
         // The engine before exited without releasing (a second crash): its claims expire first.
-        if (runs.length) await waitExpired(c, 'recovery-full', 2 * RECOVERY.renewMs);
-        log(`recovery with maxConcurrentWorkflows = ${max}`);
-        runs.push(await recover(url, c, total, max, `recovery-${name}`));
+        if (i > 0) await waitExpired(c, `recovery-${plan[i - 1].name}`, 2 * RECOVERY.renewMs);
+        log(`recovery with maxConcurrentWorkflows = ${max}, node flags '${flags}'`);
+        runs.push(await recover(url, c, total, max, `recovery-${name}`, flags));
         log(`${name}: ${JSON.stringify({ ...runs.at(-1), engine: undefined })}`);
       }
-      return { seeding, full: runs[0], limited: runs[1] };
+      return { seeding, full: runs[0], limited: runs[1], unbounded: runs[2] };
     } finally {
       for (const ch of children) if (!ch.exited) ch.proc.kill('SIGKILL');
       await c.end();
     }
   });
-  const { full, limited } = result;
+  const { full, limited, unbounded } = result;
   const within = (r: typeof full) =>
     r.claimedAtEnd === r.target && r.maxClaimsHeld <= r.maxConcurrent && Number(r.maxClaimsHeldInEngine) <= r.maxConcurrent;
   const onTime = (r: typeof full) => Number(r.renewalsLate) === 0 && r.samplesWithExpiredClaims === 0 && r.lostClaims === 0;
@@ -483,6 +496,8 @@ async function parent(): Promise<void> {
     },
     engine: fullEngine,
     limited,
+    // The same recovery with no heap bound: V8 lets garbage pile up to a multiple of the live heap.
+    unbounded: { ...unbounded, engine: undefined },
     runSeconds: round((performance.now() - began) / 1000, 1),
     machine: { ...machine(), loadAvgBefore: loadBefore.map((x) => round(x, 2)), loadAvgAfter: loadavg().map((x) => round(x, 2)) },
     at: new Date().toISOString(),

@@ -415,6 +415,8 @@ export class WeftEngine {
     const purged = await this.retention.runPass();
     await this.refreshPlans(true);
     const admitted = await this.queues.pass();
+    // Without a maintenance pass of the policy (ownership 'none'), the owner-side poll is here.
+    if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
     return { pass, timersFired, schedulesFired, purged, admitted };
   }
 

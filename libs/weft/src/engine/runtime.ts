@@ -2,6 +2,7 @@ import { WeftError } from '../common/errors.js';
 import { isTransientDatabaseError } from '../storage/database-errors.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
+import { Batcher } from '../storage/batcher.js';
 import type { LoadedWorkflow } from '../storage/repositories/workflow.repository.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { NonDeterminismStop } from './context.js';
@@ -55,6 +56,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   /** Graceful shutdown under way: running bodies finish and commit, nothing new starts. */
   draining = false;
   private readonly commitErrorsLogged = new WeakSet<Execution>();
+  /** Loads of workflows to drive share statements (recovery, a burst of wakes or takeovers). */
+  private readonly loader: Batcher<string, LoadedWorkflow | null>;
 
   readonly store: WorkflowStore;
   readonly committer: GroupCommitter;
@@ -74,6 +77,11 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.ownership = deps.ownership;
     this.children = deps.children;
     this.onTimerScheduled = deps.onTimerScheduled;
+    this.loader = new Batcher(
+      (ids) => this.store.workflows.loadMany(ids),
+      (id) => id,
+      LOAD_BATCH,
+    );
   }
 
   get maxPayloadBytes(): number {
@@ -267,7 +275,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
 
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
     if (this.closed || this.draining || !this.ownership.holds(workflowId)) return;
-    const loaded = await this.store.workflows.load(workflowId);
+    const loaded = await this.loader.submit(workflowId);
     if (!loaded || loaded.row.status !== 'running') return this.ownership.notRunning(workflowId);
     if (this.live.has(workflowId) || this.closed || this.draining || !this.ownership.holds(workflowId)) return;
     if (!this.ownership.loadedUnder(workflowId, loaded.fenceEpoch)) return;
@@ -469,6 +477,9 @@ export class Runtime implements ExecutionHost, ContinueHost {
     await this.committer.idle();
   }
 }
+
+/** Workflows per load statement: their histories come back as one result. */
+const LOAD_BATCH = 64;
 
 /** Errors of the workflow's own making (bad child input): these reach its code. */
 const INPUT_ERRORS = new Set([

@@ -19,6 +19,11 @@ const TIMER_BATCH = 200;
  */
 export const isTerminal = (s: WorkflowStatus) => TERMINAL_STATUSES.includes(s);
 
+/** Running ids read per page at recovery. */
+const RECOVERY_PAGE = 1000;
+/** Ids claimed per statement at recovery, then loaded and replayed together. */
+const RECOVERY_SLICE = 200;
+
 /**
  * Transitions committed from outside a workflow's own run (cancel, suspend, resume, timeout,
  * delayed start) and the due-timer pass that triggers some of them.
@@ -93,35 +98,46 @@ export class Transitions {
       .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
   }
 
-  /** Replays and continues every running workflow of a registered type not already live here. */
+  /**
+   * Replays and continues every running workflow of a registered type not already live here: a
+   * page of ids at a time, each slice claimed in one statement within maxConcurrentWorkflows
+   * (the rest is left to reclaim scans, this engine's as room frees up and other engines'), and
+   * the claimed ones loaded together (Runtime.drive shares its loads). A shutdown stops it.
+   */
   async recoverAll(): Promise<{ recovered: number }> {
     let after = '';
     let recovered = 0;
-    for (;;) {
-      // Only the types this engine runs: an engine with none (the CLI's) reads nothing.
-      const page = await this.store.workflows.runningPage(after, 500, this.registry.names());
-      if (page.length === 0) break;
-      after = page[page.length - 1].id;
-      const mine = page.filter((w) => !this.runtime.live.has(w.id));
-      for (let i = 0; i < mine.length;) {
-        // Past maxConcurrentWorkflows the rest is left to the reclaim scans (this engine's, as
-        // room frees up, and other engines'); a shutdown stops recovery.
-        const n = Math.min(32, this.ownership.room());
-        if (this.runtime.draining || n <= 0) return { recovered };
-        const slice = mine.slice(i, i + n);
-        i += n;
-        const batch = await Promise.all(
-          slice.map(async (w) => {
-            // Background path: a workflow another engine holds is skipped, not an error.
-            if (!(await this.ownership.claimForRecovery(w.id))) return 0;
-            await this.runtime.drive(w.id);
-            return 1;
-          }),
-        );
-        recovered += batch.reduce<number>((a, b) => a + b, 0);
+    this.ownership.recovering(true);
+    try {
+      for (;;) {
+        // Only the types this engine runs: an engine with none (the CLI's) reads nothing.
+        const page = await this.store.workflows.runningPage(after, RECOVERY_PAGE, this.registry.names());
+        if (page.length === 0) break;
+        after = page[page.length - 1].id;
+        const mine = page.filter((w) => !this.runtime.live.has(w.id)).map((w) => w.id);
+        for (let i = 0; i < mine.length;) {
+          if (this.runtime.draining) return { recovered };
+          const room = this.ownership.reserve(Math.min(RECOVERY_SLICE, mine.length - i));
+          if (room.granted <= 0) {
+            room.done();
+            return { recovered };
+          }
+          const slice = mine.slice(i, i + room.granted);
+          i += slice.length;
+          let claimed: string[];
+          try {
+            claimed = await this.ownership.claimForRecovery(slice);
+          } finally {
+            room.done();
+          }
+          await Promise.all(claimed.map((id) => this.runtime.drive(id)));
+          recovered += claimed.length;
+        }
       }
+      return { recovered };
+    } finally {
+      this.ownership.recovering(false);
     }
-    return { recovered };
   }
 
   /** Due timers: one query per batch, then each wakes its workflow. */

@@ -116,6 +116,24 @@ export class WorkflowClaimRegistry {
     return { ok: true, epoch };
   }
 
+  /**
+   * Recovery: claims those of `workflowIds` that are running and free (or whose holder expired
+   * past the grace) in one statement; returns the ones taken. Ids in backoff are left alone.
+   */
+  async acquireMany(workflowIds: string[]): Promise<string[]> {
+    const wanted = workflowIds.filter((id) => !this.inBackoff(id));
+    if (wanted.length === 0) return [];
+    const sentAt = performance.now();
+    const taken = await this.claims.acquireMany(wanted, this.terms);
+    for (const r of taken) {
+      this.held.set(r.workflowId, r.epoch);
+      this.validUntil.set(r.workflowId, sentAt + this.config.ttlMs);
+      this.metrics.claimAttempt?.(r.previous ? 'takeover' : 'acquired');
+    }
+    if (taken.length) this.metrics.claimsActive?.(this.held.size);
+    return taken.map((r) => r.workflowId);
+  }
+
   /** Takeover of an expired holder, exactly as read. */
   async takeover(workflowId: string, heldBy: string, epoch: string): Promise<AcquireResult> {
     if (this.inBackoff(workflowId)) {

@@ -5,7 +5,7 @@ import { WeftEngineLeaseLostWarning } from '../observability/warnings.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
 import { FencedPolicy } from './fenced-policy.js';
 import { GlobalLease } from './global-lease.js';
-import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies } from './policy.js';
+import { unbounded, type OwnershipFigures, type OwnershipPolicy, type PolicyDependencies, type Reservation } from './policy.js';
 
 export class LeasePolicy extends FencedPolicy implements OwnershipPolicy {
   readonly rotatesClaims = false;
@@ -88,9 +88,15 @@ export class LeasePolicy extends FencedPolicy implements OwnershipPolicy {
     return Infinity;
   }
 
-  async claimForRecovery(): Promise<boolean> {
-    return this.holds();
+  async claimForRecovery(workflowIds: string[]): Promise<string[]> {
+    return this.holds() ? workflowIds : [];
   }
+
+  reserve(wanted: number): Reservation {
+    return unbounded(wanted);
+  }
+
+  recovering(): void {}
 
   async claimForCommand(workflowId: string): Promise<void> {
     if (!this.holds()) throw new WorkflowClaimUnavailableError(workflowId, null);

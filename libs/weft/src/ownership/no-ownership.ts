@@ -1,6 +1,6 @@
 // Ownership 'none': one engine per database. Every question answers yes and nothing is fenced.
 import type { AdvanceCommand } from '../storage/types.js';
-import { BasePolicy, OwnershipFigures, OwnershipPolicy } from './policy.js';
+import { BasePolicy, OwnershipFigures, OwnershipPolicy, Reservation, unbounded } from './policy.js';
 
 /** Before a timer taken by a crashed engine's poll is taken again (no claims to wait for). */
 export const TIMER_RETRY_MS = 30_000;
@@ -68,9 +68,13 @@ export class NoOwnership extends BasePolicy implements OwnershipPolicy {
   room(): number {
     return Infinity;
   }
-  async claimForRecovery(): Promise<boolean> {
-    return true;
+  async claimForRecovery(workflowIds: string[]): Promise<string[]> {
+    return workflowIds;
   }
+  reserve(wanted: number): Reservation {
+    return unbounded(wanted);
+  }
+  recovering(): void {}
   async claimForCommand(): Promise<void> {}
   async claimForTimer(): Promise<boolean> {
     return true;

@@ -117,10 +117,21 @@ export interface OwnershipPolicy {
   readonly childClaim: 'free' | null;
   /** Records the claim a start took in its statement; false: another engine holds it, do not launch. */
   adoptStartClaim(workflowId: string, epoch: string | null, sentAt: number): boolean;
-  /** Claims this engine may still take under maxConcurrentWorkflows. */
+  /** Claims this engine may still take under maxConcurrentWorkflows (reservations counted). */
   room(): number;
-  /** Before replaying a running workflow at recovery; false: another engine holds it, skip. */
-  claimForRecovery(workflowId: string): Promise<boolean>;
+  /**
+   * Reserves up to `wanted` of the room for a claim statement about to be sent (recovery, the
+   * reclaim scan, queue admission): concurrent ones cannot together take more than
+   * maxConcurrentWorkflows. `done()` once the statement's claims are recorded (or it failed).
+   */
+  reserve(wanted: number): Reservation;
+  /**
+   * Before replaying running workflows at recovery: claims the ones nobody holds (or whose holder
+   * expired) in one statement; returns those this engine holds now. The others are skipped.
+   */
+  claimForRecovery(workflowIds: string[]): Promise<string[]>;
+  /** recoverAll() is claiming: the reclaim scan leaves the takeovers to it meanwhile. */
+  recovering(active: boolean): void;
   /** Before an explicit command (resume): throws WorkflowClaimUnavailableError if held elsewhere. */
   claimForCommand(workflowId: string): Promise<void>;
   /** Before firing a delayed start; false: another engine has it. */
@@ -129,6 +140,15 @@ export interface OwnershipPolicy {
   describe(workflowId: string): Promise<ClaimDescription>;
   figures(): OwnershipFigures;
 }
+
+/** A share of maxConcurrentWorkflows held for a claim statement in flight (OwnershipPolicy.reserve). */
+export interface Reservation {
+  readonly granted: number;
+  done(): void;
+}
+
+/** Modes without per-workflow claims have no bound to reserve against. */
+export const unbounded = (wanted: number): Reservation => ({ granted: wanted, done: () => undefined });
 
 /** What every mode shares: the claim view, which reads the same table in any mode. */
 export abstract class BasePolicy {

@@ -185,6 +185,21 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     expect((await claim('many-9-0'))?.engine_id ?? null).not.toBe('A9');
   });
 
+  it('recovery and the reclaim scan running at once take no more than maxConcurrentWorkflows together', async () => {
+    const a = await engine('A12', { backgroundTasks: 'manual' });
+    await a.bootstrap();
+    for (let i = 0; i < 30; i++) await a.start('sleepy', { ms: 60_000 }, { workflowId: `race-12-${i}` });
+    await a.dispose(); // claims released, workflows still running
+    const b = await engine('B12', { backgroundTasks: 'manual', maxConcurrentWorkflows: 5 });
+    // Maintenance passes (each a reclaim scan) while bootstrap's recovery claims.
+    await Promise.all([b.bootstrap(), b.runMaintenance(), b.runMaintenance()]);
+    const held = await env.tdb.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE engine_id = 'B12'`, // earlier tests' running ones count too
+    );
+    expect(held[0].n).toBe(5);
+    expect(b.ownership.registry!.held.size).toBe(5);
+  });
+
   it('an explicit resume is not refused by the backoff an engine keeps after losing the workflow', async () => {
     const a = await engine('A11');
     const b = await engine('B11');

@@ -8,7 +8,7 @@ import type { ClaimTerms } from '../storage/repositories/claim.repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
 import { FencedPolicy } from './fenced-policy.js';
-import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies } from './policy.js';
+import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies, Reservation } from './policy.js';
 
 const BACKFILL_EVERY_PASSES = 10;
 
@@ -24,6 +24,9 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
   readonly registry: WorkflowClaimRegistry;
   private readonly undriven = new Set<string>();
   private passes = 0;
+  /** Claims reserved for claim statements in flight (reserve()). */
+  private reserved = 0;
+  private recoveries = 0;
 
   constructor(deps: PolicyDependencies) {
     super(deps);
@@ -124,12 +127,30 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
   }
 
   room(): number {
-    return this.config.maxConcurrent - this.registry.held.size;
+    return this.config.maxConcurrent - this.registry.held.size - this.reserved;
   }
 
-  async claimForRecovery(workflowId: string): Promise<boolean> {
-    if (this.registry.held.has(workflowId)) return true;
-    return (await this.registry.acquire(workflowId)).ok;
+  reserve(wanted: number): Reservation {
+    const granted = Math.max(0, Math.min(wanted, this.room()));
+    this.reserved += granted;
+    let open = true;
+    return {
+      granted,
+      done: () => {
+        if (open) this.reserved -= granted;
+        open = false;
+      },
+    };
+  }
+
+  async claimForRecovery(workflowIds: string[]): Promise<string[]> {
+    const held = workflowIds.filter((id) => this.registry.held.has(id));
+    const taken = await this.registry.acquireMany(workflowIds.filter((id) => !this.registry.held.has(id)));
+    return [...held, ...taken];
+  }
+
+  recovering(active: boolean): void {
+    this.recoveries += active ? 1 : -1;
   }
 
   async claimForCommand(workflowId: string): Promise<void> {
@@ -175,9 +196,17 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     await registry.retryReleases().catch(() => false);
     this.retryUndriven();
     let total = 0;
+    // While recoverAll() claims (in pages, through the key), a scan of every candidate per cycle
+    // would only race it for the same rows.
+    if (this.recoveries > 0) return total;
     for (let cycle = 0; cycle < RECLAIM_CYCLES_PER_PASS && !this.scheduler.isDisposing; cycle++) {
-      const room = Math.min(WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS, this.config.maxConcurrent - registry.held.size);
-      const taken = await registry.reclaim(this.deps.runtime.registeredTypes(), room);
+      const room = this.reserve(WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS);
+      let taken: Awaited<ReturnType<WorkflowClaimRegistry['reclaim']>>;
+      try {
+        taken = await registry.reclaim(this.deps.runtime.registeredTypes(), room.granted);
+      } finally {
+        room.done();
+      }
       for (const t of taken) {
         this.deps.runtime.stopLive(t.workflowId); // never drive from stale local state
         this.driveReclaimed(t.workflowId);

@@ -102,12 +102,20 @@ export class QueueAdmission {
       const q = this.declared.get(names[(first + i) % names.length])!;
       const s = stats.get(q.name);
       if (!s || !worthAdmitting(q, s, types)) continue;
-      const room = Math.min(ADMIT_BATCH, ownership.room());
-      if (room <= 0 || !this.deps.mayAdmit()) break;
-      const n = await this.admit(q, room, types);
+      const room = ownership.reserve(ADMIT_BATCH);
+      if (room.granted <= 0 || !this.deps.mayAdmit()) {
+        room.done();
+        break;
+      }
+      let n: number;
+      try {
+        n = await this.admit(q, room.granted, types);
+      } finally {
+        room.done();
+      }
       admitted += n;
       stats.set(q.name, { enqueued: s.enqueued - n, running: s.running + n });
-      if (n === room && s.enqueued > n) more = true;
+      if (n === room.granted && s.enqueued > n) more = true;
     }
     this.figures = Object.fromEntries(stats);
     for (const [queue, s] of stats) {

@@ -16,6 +16,15 @@ function statements(schema: string) {
   // fences the previous holder's commits (docs/decisions/0008). It waits for a commit of the
   // previous holder in flight, so the new holder's load sees it.
   const FOLLOW = `fenced AS (UPDATE ${wf} w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id)`;
+  // The candidates (cand) taken at the epoch and holder they were read with: $1 the engine, $3 the TTL.
+  const TAKE = `c AS (
+        UPDATE ${claims} c SET epoch = c.epoch + 1, engine_id = $1, expires_at = clock_timestamp() + $3 * interval '1 millisecond',
+               claimed_at = clock_timestamp(), version = c.version + 1
+        FROM cand
+        WHERE c.workflow_id = cand.workflow_id AND c.epoch = cand.epoch AND c.engine_id IS NOT DISTINCT FROM cand.engine_id
+        RETURNING c.workflow_id, c.epoch, cand.engine_id AS previous
+      ),
+      ${FOLLOW}`;
   // A released claim has no holder: its row takes no fenced write until the next handover.
   const UNFENCE = `UPDATE ${wf} w SET fence_epoch = NULL FROM c WHERE w.id = c.workflow_id AND w.fence_epoch = c.epoch`;
   return {
@@ -87,6 +96,22 @@ function statements(schema: string) {
      * Reclaim scan and takeover in one statement: running workflows of the given types whose
      * holder is absent or expired, bounded and locked with SKIP LOCKED so survivors split them.
      */
+    /**
+     * Recovery, a page at a time: those of the given ids ($2) that are running and whose claim is
+     * free or expired past the grace, locked in id order (SKIP LOCKED: another engine's scan or
+     * recovery has them), then taken as the reclaim scan takes them.
+     */
+    acquireMany: `
+      WITH cand AS (
+        SELECT c.workflow_id, c.engine_id, c.epoch FROM ${claims} c JOIN ${wf} w ON w.id = c.workflow_id
+        WHERE c.workflow_id = ANY($2::text[]) AND w.id = ANY($2::text[]) AND w.status = 'running'
+          AND (c.engine_id IS NULL OR c.expires_at < clock_timestamp() - $4 * interval '1 millisecond')
+        ORDER BY c.workflow_id
+        FOR UPDATE OF c SKIP LOCKED
+        FOR SHARE OF w SKIP LOCKED
+      ),
+      ${TAKE}
+      SELECT workflow_id, epoch::text AS epoch, previous FROM c`,
     reclaim: `
       WITH cand AS (
         SELECT c.workflow_id, c.engine_id, c.epoch FROM ${claims} c JOIN ${wf} w ON w.id = c.workflow_id
@@ -99,14 +124,7 @@ function statements(schema: string) {
         FOR UPDATE OF c SKIP LOCKED
         FOR SHARE OF w SKIP LOCKED
       ),
-      c AS (
-        UPDATE ${claims} c SET epoch = c.epoch + 1, engine_id = $1, expires_at = clock_timestamp() + $3 * interval '1 millisecond',
-               claimed_at = clock_timestamp(), version = c.version + 1
-        FROM cand
-        WHERE c.workflow_id = cand.workflow_id AND c.epoch = cand.epoch AND c.engine_id IS NOT DISTINCT FROM cand.engine_id
-        RETURNING c.workflow_id, c.epoch, cand.engine_id AS previous
-      ),
-      ${FOLLOW}
+      ${TAKE}
       SELECT workflow_id, epoch::text AS epoch, previous FROM c`,
     /**
      * One row per engine holding claims, for operators (the dashboard's engines view). A renewal
@@ -228,6 +246,17 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
       t.graceMs,
       skip,
       limit,
+    ]);
+    return rows.map((r) => ({ workflowId: r.workflow_id, epoch: r.epoch, previous: r.previous }));
+  }
+
+  /** Takes those of `ids` that are running and free or expired (recovery); see the statement. */
+  async acquireMany(ids: string[], t: ClaimTerms) {
+    const rows = await this.db.query<{ workflow_id: string; epoch: string; previous: string | null }>(this.q.acquireMany, [
+      t.engineId,
+      ids,
+      t.ttlMs,
+      t.graceMs,
     ]);
     return rows.map((r) => ({ workflowId: r.workflow_id, epoch: r.epoch, previous: r.previous }));
   }

@@ -172,7 +172,7 @@ function statements(schema: string) {
                     '[]'::json) AS inbox,
                   COALESCE((SELECT json_agg(json_build_object('kind', t.kind, 'seq', t.seq, 'fire_at', t.fire_at))
                     FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
-           FROM ${wf} w WHERE w.id = $1`,
+           FROM ${wf} w WHERE w.id = ANY($1::text[])`,
     get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
                  created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at
           FROM ${wf} WHERE id = $1`,
@@ -184,6 +184,22 @@ function statements(schema: string) {
              AND ($6::varchar IS NULL OR left(id, char_length($6)) = $6)
            ORDER BY created_at, id LIMIT $5`,
     runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND type = ANY($3::varchar[]) AND id > $1 ORDER BY id LIMIT $2`,
+  };
+}
+
+function loadedFrom(r: Record<string, unknown>): LoadedWorkflow {
+  return {
+    row: mapWorkflowRow(r),
+    dbNow: r.db_now as Date,
+    traceContext: (r.trace_context as string | null) ?? null,
+    fenceEpoch: (r.fence_epoch as string | null) ?? null,
+    history: r.history as OperationRecord[],
+    inbox: r.inbox as InboxMessage[],
+    timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
+      kind: t.kind,
+      seq: t.seq,
+      fireAt: new Date(t.fire_at),
+    })),
   };
 }
 
@@ -429,25 +445,19 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
 
   /** @internal */
   async load(id: string): Promise<LoadedWorkflow | null> {
-    const rows = await this.db.query<Record<string, unknown>>(this.wf.load, [id]);
-    if (!rows.length) return null;
-    const r = rows[0];
-    return {
-      row: mapWorkflowRow(r),
-      dbNow: r.db_now as Date,
-      traceContext: (r.trace_context as string | null) ?? null,
-      fenceEpoch: (r.fence_epoch as string | null) ?? null,
-      history: r.history as OperationRecord[],
-      inbox: r.inbox as InboxMessage[],
-      timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
-        kind: t.kind,
-        seq: t.seq,
-        fireAt: new Date(t.fire_at),
-      })),
-    };
+    return (await this.loadMany([id]))[0];
   }
 
-  /** One workflow's row, or null. */
+  /** @internal Several workflows in one statement (recovery, a burst of wakes); null for an id that does not exist. */
+  async loadMany(ids: string[]): Promise<Array<LoadedWorkflow | null>> {
+    const rows = await this.db.query<Record<string, unknown>>(this.wf.load, [ids]);
+    const byId = new Map(rows.map((r) => [r.id as string, r]));
+    return ids.map((id) => {
+      const r = byId.get(id);
+      return r ? loadedFrom(r) : null;
+    });
+  }
+
   async get(id: string): Promise<WorkflowRow | null> {
     const rows = await this.db.query(this.wf.get, [id]);
     return rows.length ? mapWorkflowRow(rows[0]) : null;
