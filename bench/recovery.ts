@@ -10,16 +10,15 @@
 // 'creator' child starts the N workflows and is SIGKILLed once they are parked; an 'engine'
 // child is the recovering engine, alone in its process so its memory is its own.
 import { WeftEngine, type ClaimAttemptOutcome, type WeftEngineOptions, type WeftMetricsSink, type WorkflowContext } from '@weft/nest';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'pg';
-import { TS_NODE_ARGS } from '../test/support/node-ts.js';
+import { Child, children } from './child.js';
 import { machine, percentile, round, withFreshDatabase } from './support.js';
 
 const SCHEMA = 'weft';
+/** This file: the children run it in their roles. */
+const SELF = fileURLToPath(import.meta.url);
 const TYPE = 'long-sleep';
 /** The crashed engine's terms: short, so its claims expire soon after the kill. */
 const CREATOR = { engineId: 'crashed', ttlMs: 6_000, renewMs: 2_000, inFlight: 256 };
@@ -209,69 +208,6 @@ async function recoveringEngine(): Promise<void> {
 
 // ---------------------------------------------------------------- the parent
 
-/** A child whose stdout is JSON lines; `next(event)` waits for the next line of that event. */
-const children = new Set<Child>();
-
-class Child {
-  readonly proc: ChildProcess;
-  private readonly lines: Array<Record<string, unknown>> = [];
-  private readonly wakers = new Set<() => void>();
-  exited = false;
-
-  constructor(role: string, vars: Record<string, string>) {
-    const script = fileURLToPath(import.meta.url);
-    // --no-warnings: Weft warnings (one per lost claim) are counted through onWarning instead.
-    const extra = role === 'engine' ? (vars.ENGINE_FLAGS ?? '').split(' ').filter(Boolean) : [];
-    const args = ['--expose-gc', '--no-warnings', ...extra, ...TS_NODE_ARGS, script];
-    this.proc = spawn(process.execPath, args, {
-      env: { ...process.env, ...vars, RECOVERY_ROLE: role },
-      stdio: ['pipe', 'pipe', 'inherit'],
-    });
-    children.add(this);
-    createInterface({ input: this.proc.stdout! }).on('line', (line) => {
-      if (line.trim()) this.lines.push(JSON.parse(line) as Record<string, unknown>);
-      this.wake();
-    });
-    this.proc.on('exit', () => {
-      this.exited = true;
-      this.wake();
-    });
-  }
-
-  private wake(): void {
-    for (const w of this.wakers) w();
-    this.wakers.clear();
-  }
-
-  async next(event: string): Promise<Record<string, unknown>> {
-    for (;;) {
-      const i = this.lines.findIndex((e) => e.event === event);
-      if (i >= 0) return this.lines.splice(i, 1)[0];
-      if (this.exited) throw new Error(`child exited (${this.proc.exitCode ?? this.proc.signalCode}) before "${event}"`);
-      await new Promise<void>((r) => this.wakers.add(r));
-    }
-  }
-
-  send(cmd: string): void {
-    this.proc.stdin!.write(`${cmd}\n`);
-  }
-
-  /** The kernel's peak RSS of the child (VmHWM): what 200 ms samples can miss. */
-  vmHwmMiB(): number {
-    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${this.proc.pid}/status`, 'utf8'));
-    return m ? round(Number(m[1]) / 1024, 1) : NaN;
-  }
-
-  async exit(): Promise<void> {
-    if (this.exited) return;
-    const gone = new Promise<void>((r) => this.proc.once('exit', () => r()));
-    this.send('exit');
-    const t = setTimeout(() => this.proc.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(t);
-  }
-}
-
 async function one<T>(c: Client, sql: string, params: unknown[] = []): Promise<T> {
   return (await c.query(sql, params)).rows[0] as T;
 }
@@ -293,7 +229,7 @@ const waitExpired = (c: Client, engineId: string, graceMs: number) =>
   );
 
 async function seed(url: string, c: Client, count: number) {
-  const creatorChild = new Child('creator', { DATABASE_URL: url, COUNT: String(count) });
+  const creatorChild = new Child(SELF, [], { RECOVERY_ROLE: 'creator', DATABASE_URL: url, COUNT: String(count) });
   await creatorChild.next('bootstrapped');
   // Parked = its sleep timer is written (the commit after the step).
   const sql = `SELECT ($1 - count(*))::int AS n FROM ${SCHEMA}.weft_timers WHERE kind = 'sleep'`;
@@ -389,13 +325,13 @@ async function recover(url: string, c: Client, total: number, maxConcurrent: num
   await c.query(
     `DROP TABLE IF EXISTS bench_epochs; CREATE TABLE bench_epochs AS SELECT workflow_id, epoch FROM ${SCHEMA}.weft_workflow_claims`,
   );
-  const engine = new Child('engine', {
+  const engine = new Child(SELF, flags.split(' ').filter(Boolean), {
+    RECOVERY_ROLE: 'engine',
     DATABASE_URL: url,
     ENGINE_ID: engineId,
     TTL_MS: String(RECOVERY.ttlMs),
     RENEW_MS: String(RECOVERY.renewMs),
     MAX_CONCURRENT: String(maxConcurrent),
-    ENGINE_FLAGS: flags,
   });
   const spawnedAt = Date.now();
   const t0 = (await engine.next('bootstrapping')).at as number;
