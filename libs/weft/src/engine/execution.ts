@@ -276,8 +276,9 @@ export class Execution implements ReplayTarget {
         const batch = this.queue.splice(0);
         const lazy = this.lazyOps;
         this.lazyOps = [];
-        let change: Change = { operations: lazy };
-        for (const b of batch) change = merge(change, b.change);
+        // Most flushes carry one change and no lazy values: sent as it is, not copied.
+        let change: Change = lazy.length === 0 && batch.length === 1 ? batch[0].change : { operations: lazy };
+        if (change !== batch[0]?.change) for (const b of batch) change = merge(change, b.change);
         const outcome = await this.commitAgainOnError(change);
         if (!outcome) return;
         if (!outcome.ok) {

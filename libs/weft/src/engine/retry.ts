@@ -12,7 +12,15 @@ export interface ResolvedRetry {
 
 export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, initialInterval: '100ms', backoffCoefficient: 2, maxInterval: '30s' };
 
+let defaultResolved: ResolvedRetry | undefined;
+
 export function resolveRetry(policy: RetryPolicy | undefined): ResolvedRetry {
+  // Most steps take the default: resolved once (ResolvedRetry is never mutated).
+  if (policy === undefined) return (defaultResolved ??= resolvePolicy(DEFAULT_RETRY));
+  return resolvePolicy(policy);
+}
+
+function resolvePolicy(policy: RetryPolicy): ResolvedRetry {
   const p = { ...DEFAULT_RETRY, ...policy };
   const maxAttempts = p.maxAttempts ?? 3;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {

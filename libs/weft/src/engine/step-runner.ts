@@ -36,19 +36,22 @@ async function attemptOnce(
   parent: AbortSignal,
   mayStart?: () => boolean,
 ): Promise<unknown> {
+  // The ownership check runs in the same microtask as the body's first line: an engine paused
+  // between a check and the body (a burst of steps resuming at once) re-checks after the pause.
+  const start = (stepArgs: StepArgs) =>
+    Promise.resolve().then(() => {
+      if (mayStart && !mayStart()) throw new NotStarted();
+      return stepBodyStorage.run(stepArgs, () => fn(stepArgs));
+    });
+  // Without a timeout, the attempt's signal is the run's own: an AbortController and a listener
+  // per attempt are a measurable share of a short step (docs/performance.md).
+  if (timeoutMs === undefined) return start({ ...args, signal: parent });
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
   let timer: LongTimeout | undefined;
   try {
-    const stepArgs = { ...args, signal: controller.signal };
-    // The ownership check runs in the same microtask as the body's first line: an engine paused
-    // between a check and the body (a burst of steps resuming at once) re-checks after the pause.
-    const body = Promise.resolve().then(() => {
-      if (mayStart && !mayStart()) throw new NotStarted();
-      return stepBodyStorage.run(stepArgs, () => fn(stepArgs));
-    });
-    if (timeoutMs === undefined) return await body;
+    const body = start({ ...args, signal: controller.signal });
     const timeout = new Promise<never>((_, reject) => {
       timer = setLongTimeout(() => {
         const err = new StepTimeoutError(name, timeoutMs);

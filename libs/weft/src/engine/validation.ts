@@ -80,6 +80,11 @@ export function assertJsonSerializable(value: unknown, what: string): void {
 
 /** Serializes once, checking size; returns the JSON round-trip of the value (what replay returns). */
 export function toStoredJson(value: unknown, what: string, maxBytes: number): unknown {
+  // A finite number (not -0), a boolean or null comes back from JSON as it went in, and so does a
+  // string short enough that even fully escaped (6 bytes a code unit) it is within the bound.
+  if (value === null || typeof value === 'boolean') return value;
+  if (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)) return value;
+  if (typeof value === 'string' && value.length * 6 + 2 <= maxBytes && !value.includes('\u0000')) return value;
   assertJsonSerializable(value, what);
   if (value === undefined) return null;
   let text: string;

@@ -259,69 +259,81 @@ function traceSql(shape: AdvanceShape, part: 'column' | 'set'): string {
   return part === 'column' ? ', trace_context text' : '\n        trace_context = COALESCE(c.trace_context, w.trace_context),';
 }
 
-const nonEmpty = <T, R>(items: T[] | undefined, map: (t: T) => R): R[] | null => (items?.length ? items.map(map) : null);
+const opJson = (o: OperationRecord) => {
+  // Absent keys read as NULL in json_to_recordset: only what the operation has is sent.
+  const out: Record<string, unknown> = { seq: o.seq, kind: o.kind, name: o.name, status: o.status };
+  if (o.result !== undefined && o.result !== null) out.result = o.result;
+  if (o.error !== undefined && o.error !== null) out.error = o.error;
+  if (o.attempts !== undefined && o.attempts !== 1) out.attempts = o.attempts;
+  if (o.startedAt) out.started_at = o.startedAt;
+  if (o.event !== undefined && o.event !== null) out.event = o.event;
+  return out;
+};
 
-const opJson = (o: OperationRecord) => ({
-  seq: o.seq,
-  kind: o.kind,
-  name: o.name,
-  status: o.status,
-  result: o.result ?? null,
-  error: o.error ?? null,
-  attempts: o.attempts ?? 1,
-  started_at: o.startedAt ?? null,
-  event: o.event ?? null,
-});
-
-const continueJson = (c: AdvanceCommand) => ({
-  cont: c.continueAsNew !== undefined,
-  next_input: c.continueAsNew?.input ?? null,
-  next_version: c.continueAsNew?.workflowVersion ?? null,
-});
-
-export function toCommandJson(c: AdvanceCommand) {
-  return {
-    id: c.workflowId,
-    expected: c.expectedVersion,
-    status: c.status ?? null,
-    set_output: c.output !== undefined,
-    output: c.output?.value ?? null,
-    set_error: c.error !== undefined,
-    error: c.error?.value ?? null,
-    completed: c.completed === true,
-    ops: nonEmpty(c.operations, opJson),
-    clear_timers: c.clearTimers === true,
-    del_timers: nonEmpty(c.deleteTimers, (t) => t),
-    timers: nonEmpty(c.timers, (t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs })),
-    msgs: nonEmpty(c.messages, (m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null })),
-    consume: nonEmpty(c.consume, (m) => ({ ...m, result: m.result ?? null })),
-    fence_engine: c.fence?.engineId ?? null,
-    fence_epoch: c.fence?.epoch ?? null,
-    lease_engine: c.leaseFence?.engineId ?? null,
-    lease_epoch: c.leaseFence?.epoch ?? null,
-    release: c.release === true,
-    rotate: c.rotate === true,
-    ...continueJson(c),
-    trace_context: c.traceContext, // absent from the JSON when undefined (tracing off)
-  };
+/**
+ * One command as a JSON record of the statement's `cmd`. A key that is absent reads as NULL, which
+ * every part of the statement takes as "not asked for" (a NULL flag is not true, a NULL list has
+ * no rows), so only what the command asks for is sent: the text is shorter to build, send and parse.
+ */
+export function toCommandJson(c: AdvanceCommand): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: c.workflowId, expected: c.expectedVersion };
+  if (c.status !== undefined) out.status = c.status;
+  if (c.output !== undefined) {
+    out.set_output = true;
+    out.output = c.output.value ?? null;
+  }
+  if (c.error !== undefined) {
+    out.set_error = true;
+    out.error = c.error.value ?? null;
+  }
+  if (c.completed) out.completed = true;
+  if (c.operations?.length) out.ops = c.operations.map(opJson);
+  if (c.clearTimers) out.clear_timers = true;
+  if (c.deleteTimers?.length) out.del_timers = c.deleteTimers;
+  if (c.timers?.length) out.timers = c.timers.map((t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs }));
+  if (c.messages?.length)
+    out.msgs = c.messages.map((m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null }));
+  if (c.consume?.length) out.consume = c.consume.map((m) => ({ ...m, result: m.result ?? null }));
+  if (c.fence) {
+    out.fence_engine = c.fence.engineId;
+    out.fence_epoch = c.fence.epoch;
+  }
+  if (c.leaseFence) {
+    out.lease_engine = c.leaseFence.engineId;
+    out.lease_epoch = c.leaseFence.epoch;
+  }
+  if (c.release) out.release = true;
+  if (c.rotate) out.rotate = true;
+  if (c.continueAsNew !== undefined) {
+    out.cont = true;
+    out.next_input = c.continueAsNew.input ?? null;
+    out.next_version = c.continueAsNew.workflowVersion ?? null;
+  }
+  if (c.traceContext !== undefined) out.trace_context = c.traceContext; // tracing on
+  return out;
 }
 
-export const shapeOf = (c: AdvanceCommand): AdvanceShape => ({
-  ops: !!c.operations?.length,
-  delTimers: !!c.clearTimers || !!c.deleteTimers?.length,
-  timers: !!c.timers?.length,
-  msgs: !!c.messages?.length,
-  consume: !!c.consume?.length,
-  fence: !!c.fence,
-  lease: !!c.leaseFence,
-  release: !!c.release && !!c.fence,
-  rotate: !!c.rotate,
-  cont: c.continueAsNew !== undefined,
-  trace: c.traceContext !== undefined,
-});
+/** The parts a command uses, as the bits of its shape key (the order of SHAPE_BITS). */
+export function shapeKeyOf(c: AdvanceCommand): number {
+  return (
+    (c.operations?.length ? 1 : 0) |
+    (c.clearTimers || c.deleteTimers?.length ? 2 : 0) |
+    (c.timers?.length ? 4 : 0) |
+    (c.messages?.length ? 8 : 0) |
+    (c.consume?.length ? 16 : 0) |
+    (c.fence ? 32 : 0) |
+    (c.leaseFence ? 64 : 0) |
+    (c.release && c.fence ? 128 : 0) |
+    (c.rotate ? 256 : 0) |
+    (c.continueAsNew !== undefined ? 512 : 0) |
+    (c.traceContext !== undefined ? 1024 : 0)
+  );
+}
 
-export const unionShape = (a: AdvanceShape, b: AdvanceShape): AdvanceShape =>
-  Object.fromEntries(Object.keys(a).map((k) => [k, a[k as keyof AdvanceShape] || b[k as keyof AdvanceShape]])) as unknown as AdvanceShape;
+export const shapeFromKey = (key: number): AdvanceShape =>
+  Object.fromEntries(SHAPE_BITS.map((k, i) => [k, (key & (1 << i)) !== 0])) as unknown as AdvanceShape;
+
+export const shapeOf = (c: AdvanceCommand): AdvanceShape => shapeFromKey(shapeKeyOf(c));
 
 /** The one parameter: the batch as JSON, in the order given (callers sort by id). */
 export const advanceParams = (commands: AdvanceCommand[]): [string] => [JSON.stringify(commands.map(toCommandJson))];

@@ -10,7 +10,7 @@ import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
-import { advanceOutcomes, advanceParams, AdvanceRow, advanceSql, shapeKey, shapeOf, unionShape } from './workflow-advance.js';
+import { advanceOutcomes, advanceParams, AdvanceRow, advanceSql, shapeFromKey, shapeKeyOf } from './workflow-advance.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -339,12 +339,13 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return advanceOutcomes(commands, rows);
   }
 
+  /** The statement for the union of the parts the batch uses, built once per shape. */
   private advanceSqlFor(commands: AdvanceCommand[]): string {
-    const shape = commands.map(shapeOf).reduce(unionShape);
-    const key = shapeKey(shape);
+    let key = 0;
+    for (const c of commands) key |= shapeKeyOf(c);
     let sql = this.advanceStatements.get(key);
     if (!sql) {
-      sql = advanceSql(this.schema, shape);
+      sql = advanceSql(this.schema, shapeFromKey(key));
       this.advanceStatements.set(key, sql);
     }
     return sql;
