@@ -277,16 +277,25 @@ const opJson = (o: OperationRecord) => {
  */
 export function toCommandJson(c: AdvanceCommand): Record<string, unknown> {
   const out: Record<string, unknown> = { id: c.workflowId, expected: c.expectedVersion };
+  rowFields(c, out);
+  listFields(c, out);
+  ownershipFields(c, out);
+  if (c.traceContext !== undefined) out.trace_context = c.traceContext; // tracing on
+  return out;
+}
+
+/** What the versioned UPDATE of the workflow row sets. */
+function rowFields(c: AdvanceCommand, out: Record<string, unknown>): void {
   if (c.status !== undefined) out.status = c.status;
-  if (c.output !== undefined) {
-    out.set_output = true;
-    out.output = c.output.value ?? null;
-  }
-  if (c.error !== undefined) {
-    out.set_error = true;
-    out.error = c.error.value ?? null;
-  }
+  if (c.output !== undefined) Object.assign(out, { set_output: true, output: c.output.value ?? null });
+  if (c.error !== undefined) Object.assign(out, { set_error: true, error: c.error.value ?? null });
   if (c.completed) out.completed = true;
+  if (c.continueAsNew !== undefined)
+    Object.assign(out, { cont: true, next_input: c.continueAsNew.input ?? null, next_version: c.continueAsNew.workflowVersion ?? null });
+}
+
+/** The rows written beside it: operations, timers, messages, consumed messages. */
+function listFields(c: AdvanceCommand, out: Record<string, unknown>): void {
   if (c.operations?.length) out.ops = c.operations.map(opJson);
   if (c.clearTimers) out.clear_timers = true;
   if (c.deleteTimers?.length) out.del_timers = c.deleteTimers;
@@ -294,40 +303,36 @@ export function toCommandJson(c: AdvanceCommand): Record<string, unknown> {
   if (c.messages?.length)
     out.msgs = c.messages.map((m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null }));
   if (c.consume?.length) out.consume = c.consume.map((m) => ({ ...m, result: m.result ?? null }));
-  if (c.fence) {
-    out.fence_engine = c.fence.engineId;
-    out.fence_epoch = c.fence.epoch;
-  }
-  if (c.leaseFence) {
-    out.lease_engine = c.leaseFence.engineId;
-    out.lease_epoch = c.leaseFence.epoch;
-  }
-  if (c.release) out.release = true;
-  if (c.rotate) out.rotate = true;
-  if (c.continueAsNew !== undefined) {
-    out.cont = true;
-    out.next_input = c.continueAsNew.input ?? null;
-    out.next_version = c.continueAsNew.workflowVersion ?? null;
-  }
-  if (c.traceContext !== undefined) out.trace_context = c.traceContext; // tracing on
-  return out;
 }
 
-/** The parts a command uses, as the bits of its shape key (the order of SHAPE_BITS). */
+/** The fence, the lease's fence, and what happens to the claim. */
+function ownershipFields(c: AdvanceCommand, out: Record<string, unknown>): void {
+  if (c.fence) Object.assign(out, { fence_engine: c.fence.engineId, fence_epoch: c.fence.epoch });
+  if (c.leaseFence) Object.assign(out, { lease_engine: c.leaseFence.engineId, lease_epoch: c.leaseFence.epoch });
+  if (c.release) out.release = true;
+  if (c.rotate) out.rotate = true;
+}
+
+/** Whether a command uses each part, in the order of SHAPE_BITS. */
+const SHAPE_TESTS: Record<keyof AdvanceShape, (c: AdvanceCommand) => boolean> = {
+  ops: (c) => !!c.operations?.length,
+  delTimers: (c) => !!c.clearTimers || !!c.deleteTimers?.length,
+  timers: (c) => !!c.timers?.length,
+  msgs: (c) => !!c.messages?.length,
+  consume: (c) => !!c.consume?.length,
+  fence: (c) => !!c.fence,
+  lease: (c) => !!c.leaseFence,
+  release: (c) => !!c.release && !!c.fence,
+  rotate: (c) => !!c.rotate,
+  cont: (c) => c.continueAsNew !== undefined,
+  trace: (c) => c.traceContext !== undefined,
+};
+
+/** The parts a command uses, as the bits of its shape key. */
 export function shapeKeyOf(c: AdvanceCommand): number {
-  return (
-    (c.operations?.length ? 1 : 0) |
-    (c.clearTimers || c.deleteTimers?.length ? 2 : 0) |
-    (c.timers?.length ? 4 : 0) |
-    (c.messages?.length ? 8 : 0) |
-    (c.consume?.length ? 16 : 0) |
-    (c.fence ? 32 : 0) |
-    (c.leaseFence ? 64 : 0) |
-    (c.release && c.fence ? 128 : 0) |
-    (c.rotate ? 256 : 0) |
-    (c.continueAsNew !== undefined ? 512 : 0) |
-    (c.traceContext !== undefined ? 1024 : 0)
-  );
+  let key = 0;
+  for (let i = 0; i < SHAPE_BITS.length; i++) if (SHAPE_TESTS[SHAPE_BITS[i]](c)) key |= 1 << i;
+  return key;
 }
 
 export const shapeFromKey = (key: number): AdvanceShape =>
