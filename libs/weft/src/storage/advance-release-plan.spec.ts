@@ -71,13 +71,15 @@ describe('advance statement: the release finds the claim by its key (real Postgr
         fence: { engineId: ENGINE, epoch },
         release: true,
       });
-      const sql = advanceSql('weft', shapeOf(terminal('w1', '1')));
+      const sql = advanceSql('weft', shapeOf(terminal('w1', '1')), true); // one command: its id is $2
       await db.query('SET plan_cache_mode = force_generic_plan');
       await db.query({ name: 'terminal', text: sql, values: advanceParams([terminal('w1', '1')]) }); // prepares it
       await db.query('PREPARE terminal_again AS ' + sql);
       const [plan] = (
         await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-          `EXPLAIN (FORMAT JSON) EXECUTE terminal_again(${db.escapeLiteral(advanceParams([terminal('w2', '1')])[0])})`,
+          `EXPLAIN (FORMAT JSON) EXECUTE terminal_again(${advanceParams([terminal('w2', '1')])
+            .map((p) => db.escapeLiteral(p))
+            .join(', ')})`,
         )
       ).rows[0]['QUERY PLAN'];
       const rel = releaseNodes(plan.Plan);

@@ -44,17 +44,18 @@ describe('PlanFreshness (real PostgreSQL, autovacuum or not)', () => {
   });
 
   it('replaces a plan made on a tiny table once the table has grown', async () => {
-    // A step's record for a workflow that does not exist: refused, nothing written.
+    // Two steps' records (a batch, as under load) for workflows that do not exist: refused, nothing written.
     const cmd: AdvanceCommand = {
       workflowId: 'none-such',
       expectedVersion: 1,
       operations: [{ seq: 0, kind: 'step', name: 'a', status: 'completed', result: 1 }],
     };
+    const batch = [cmd, { ...cmd, workflowId: 'none-such-2' }];
     const sql = advanceSql('weft', shapeOf(cmd));
-    const run = () => db.sql.query(sql, advanceParams([cmd]));
+    const run = () => db.sql.query(sql, advanceParams(batch));
     const plan = async () => {
       const [row] = await db.sql.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-        `EXPLAIN (FORMAT JSON) EXECUTE ${statementName(sql)}(${advanceParams([cmd])
+        `EXPLAIN (FORMAT JSON) EXECUTE ${statementName(sql)}(${advanceParams(batch)
           .map((p) => `'${p.replace(/'/g, "''")}'`)
           .join(', ')})`,
       );

@@ -45,11 +45,14 @@ const UPDATE_RESULT_KEEP = "interval '10 minutes'";
 export const shapeKey = (s: AdvanceShape) => SHAPE_BITS.reduce((key, k, i) => key | (s[k] ? 1 << i : 0), 0);
 
 /**
- * Every join against a table also filters on `= ANY(<the batch's ids>)`: json_to_recordset is
- * estimated at 100 rows, and a generic plan made while a table was small would otherwise hash
- * join over a sequential scan of it on every commit (1 ms at 5k rows, worse as tables grow).
+ * Every join against a table also filters on the batch's ids: json_to_recordset is estimated at
+ * 100 rows, and a generic plan made while a table was small would otherwise hash join over a
+ * sequential scan of it on every commit (1 ms at 5k rows, worse as tables grow). A batch of one
+ * command (every commit at low load) names its id as a parameter ($2): an array of unknown length
+ * is estimated at 10 ids, for which a generic plan still scans a table of a few thousand rows
+ * (0.4 ms of a 0.6 ms statement at 3,000 workflows), while one id is always an index probe.
  */
-const IDS = 'ARRAY(SELECT id FROM cmd)';
+const inBatch = (single: boolean) => (single ? '= $2::text' : '= ANY(ARRAY(SELECT id FROM cmd))');
 
 /** Every message the command consumes is still pending (locked by `locked`). */
 const CONSUMED = '(c.consume IS NULL OR json_array_length(c.consume) = (SELECT count(*) FROM locked l WHERE l.workflow_id = c.id))';
@@ -61,8 +64,9 @@ const CONSUMED = '(c.consume IS NULL OR json_array_length(c.consume) = (SELECT c
  * statement (group commit). Parts a batch does not use are left out: planning and running the
  * full statement costs about twice the lean one. See docs/decisions/0001.
  */
-export function advanceSql(schema: string, shape: AdvanceShape): string {
+export function advanceSql(schema: string, shape: AdvanceShape, single = false): string {
   const wf = qualify(schema, 'weft_workflows');
+  const ids = inBatch(single);
   const parts: string[] = [
     `cmd AS (
       SELECT * FROM json_to_recordset($1::json) AS c(
@@ -81,7 +85,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
   if (claimWrite) {
     parts.push(`claim_rows AS (
       SELECT cl.workflow_id, cl.engine_id, cl.epoch FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
-      WHERE cl.workflow_id = ANY(${IDS}) AND (c.release OR c.rotate)
+      WHERE cl.workflow_id ${ids} AND (c.release OR c.rotate)
       ORDER BY cl.workflow_id FOR NO KEY UPDATE OF cl)`);
     // Always true; it makes the locks a step of the UPDATE that runs before its first row.
     guards.push('(SELECT count(*) FROM claim_rows) >= 0');
@@ -118,7 +122,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
       SELECT m.id, m.workflow_id FROM ${qualify(schema, 'weft_messages')} m
       JOIN (SELECT c.id AS wid, x.id AS mid FROM cmd c, json_to_recordset(c.consume) AS x(id bigint)) q
         ON m.id = q.mid AND m.workflow_id = q.wid
-      WHERE m.workflow_id = ANY(${IDS}) AND m.consumed_seq IS NULL AND m.status = 'pending'
+      WHERE m.workflow_id ${ids} AND m.consumed_seq IS NULL AND m.status = 'pending'
       FOR UPDATE OF m)`);
     guards.push(CONSUMED);
   }
@@ -146,9 +150,9 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
         }
         version = w.version + 1
       FROM cmd c
-      WHERE w.id = ANY(${IDS}) AND w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
+      WHERE w.id ${ids} AND w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
-  parts.push(...extraParts(schema, shape), ...claimParts(schema, shape), ...continueParts(schema, shape));
+  parts.push(...extraParts(schema, shape, ids), ...claimParts(schema, shape, ids), ...continueParts(schema, shape, ids));
   return `WITH ${parts.join(',\n')}
     SELECT c.id, upd.version, ${fenced.length ? fenced.join(' AND ') : 'true'} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
@@ -157,7 +161,7 @@ export function advanceSql(schema: string, shape: AdvanceShape): string {
 /** The parts that write only for the commands whose versioned UPDATE matched (the `ok` rows). */
 const USES_OK: Array<keyof AdvanceShape> = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'release', 'rotate', 'cont'];
 
-function extraParts(schema: string, shape: AdvanceShape): string[] {
+function extraParts(schema: string, shape: AdvanceShape, ids: string): string[] {
   const ops = qualify(schema, 'weft_operations');
   const timers = qualify(schema, 'weft_timers');
   const msgs = qualify(schema, 'weft_messages');
@@ -177,7 +181,7 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
   if (shape.delTimers) {
     out.push(`del_timers AS (
       DELETE FROM ${timers} t USING ok
-      WHERE t.workflow_id = ANY(${IDS}) AND t.workflow_id = ok.id
+      WHERE t.workflow_id ${ids} AND t.workflow_id = ok.id
         AND (ok.clear_timers OR (t.kind, t.seq) IN (
           SELECT d.kind, d.seq FROM json_to_recordset(ok.del_timers) AS d(kind text, seq int))))`);
   }
@@ -201,13 +205,13 @@ function extraParts(schema: string, shape: AdvanceShape): string[] {
     out.push(`consume AS (
       UPDATE ${msgs} m SET consumed_seq = x.seq, status = COALESCE(x.status, 'consumed'), result = x.result
       FROM ok, json_to_recordset(ok.consume) AS x(id bigint, seq int, status text, result json)
-      WHERE m.workflow_id = ANY(${IDS}) AND m.consumed_seq IS NULL AND m.id = x.id AND m.workflow_id = ok.id)`);
+      WHERE m.workflow_id ${ids} AND m.consumed_seq IS NULL AND m.id = x.id AND m.workflow_id = ok.id)`);
   }
   return out;
 }
 
 /** Claim changes that ride on the advance: release on terminal/suspend, epoch rotation on external transitions. */
-function claimParts(schema: string, shape: AdvanceShape): string[] {
+function claimParts(schema: string, shape: AdvanceShape, ids: string): string[] {
   const claims = qualify(schema, 'weft_workflow_claims');
   const out: string[] = [];
   if (shape.release) {
@@ -218,13 +222,13 @@ function claimParts(schema: string, shape: AdvanceShape): string[] {
     out.push(`rel AS (
       UPDATE ${claims} cl SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
       FROM ok JOIN claim_rows r ON r.workflow_id = ok.id
-      WHERE cl.workflow_id = ANY(${IDS}) AND ok.release AND cl.workflow_id = ok.id
+      WHERE cl.workflow_id ${ids} AND ok.release AND cl.workflow_id = ok.id
         AND r.engine_id = ok.fence_engine AND r.epoch = ok.fence_epoch)`);
   }
   if (shape.rotate) {
     out.push(`rot AS (
       UPDATE ${claims} cl SET epoch = cl.epoch + 1, engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
-      FROM ok WHERE cl.workflow_id = ANY(${IDS}) AND ok.rotate AND cl.workflow_id = ok.id)`);
+      FROM ok WHERE cl.workflow_id ${ids} AND ok.rotate AND cl.workflow_id = ok.id)`);
   }
   return out;
 }
@@ -236,20 +240,20 @@ function claimParts(schema: string, shape: AdvanceShape): string[] {
  * child of this run's). A signal that arrives meanwhile is pending and stays for the next run.
  * The data-modifying CTEs share one snapshot, so nothing this statement inserts is deleted.
  */
-function continueParts(schema: string, shape: AdvanceShape): string[] {
+function continueParts(schema: string, shape: AdvanceShape, ids: string): string[] {
   if (!shape.cont) return [];
   const spent = `(m.kind = 'child' OR ((m.consumed_seq IS NOT NULL OR m.status <> 'pending')
           AND (m.kind <> 'update' OR m.created_at < clock_timestamp() - ${UPDATE_RESULT_KEEP})))`;
   return [
     `cont_ops AS (
       DELETE FROM ${qualify(schema, 'weft_operations')} o USING ok
-      WHERE o.workflow_id = ANY(${IDS}) AND o.workflow_id = ok.id AND ok.cont)`,
+      WHERE o.workflow_id ${ids} AND o.workflow_id = ok.id AND ok.cont)`,
     `cont_timers AS (
       DELETE FROM ${qualify(schema, 'weft_timers')} t USING ok
-      WHERE t.workflow_id = ANY(${IDS}) AND t.workflow_id = ok.id AND ok.cont AND t.seq >= 0)`,
+      WHERE t.workflow_id ${ids} AND t.workflow_id = ok.id AND ok.cont AND t.seq >= 0)`,
     `cont_msgs AS (
       DELETE FROM ${qualify(schema, 'weft_messages')} m USING ok
-      WHERE m.workflow_id = ANY(${IDS}) AND m.workflow_id = ok.id AND ok.cont AND ${spent})`,
+      WHERE m.workflow_id ${ids} AND m.workflow_id = ok.id AND ok.cont AND ${spent})`,
   ];
 }
 
@@ -340,8 +344,11 @@ export const shapeFromKey = (key: number): AdvanceShape =>
 
 export const shapeOf = (c: AdvanceCommand): AdvanceShape => shapeFromKey(shapeKeyOf(c));
 
-/** The one parameter: the batch as JSON, in the order given (callers sort by id). */
-export const advanceParams = (commands: AdvanceCommand[]): [string] => [JSON.stringify(commands.map(toCommandJson))];
+/** The parameters: the batch as JSON, in the order given (callers sort by id), and a lone command's id (`advanceSql(..., single)`). */
+export const advanceParams = (commands: AdvanceCommand[]): string[] =>
+  commands.length === 1
+    ? [JSON.stringify([toCommandJson(commands[0])]), commands[0].workflowId]
+    : [JSON.stringify(commands.map(toCommandJson))];
 
 export interface AdvanceRow {
   id: string;

@@ -85,8 +85,11 @@ function statements(schema: string) {
              (SELECT s.id FROM ins_sig s WHERE s.workflow_id = ins.id) AS signal_id
       FROM ins
       UNION ALL
-      SELECT w.id, w.status, w.version, false, NULL, NULL FROM ${wf} w
-      WHERE w.id = ANY(ARRAY(SELECT id FROM req)) AND NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = w.id)`,
+      -- Ids that were there already: one probe by key each (OFFSET 0 keeps the planner from
+      -- turning it into a join, which a generic plan made on a small table did by scanning it).
+      SELECT w.id, w.status, w.version, false, NULL, NULL
+      FROM req CROSS JOIN LATERAL (SELECT x.id, x.status, x.version FROM ${wf} x WHERE x.id = req.id OFFSET 0) w
+      WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = req.id)`,
 
     /** Live (non-terminal) children, for the parent-close policy. */
     statuses: `SELECT id, status FROM ${wf} WHERE id = ANY($1::varchar[])`,
@@ -341,11 +344,13 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
 
   /** The statement for the union of the parts the batch uses, built once per shape. */
   private advanceSqlFor(commands: AdvanceCommand[]): string {
-    let key = 0;
-    for (const c of commands) key |= shapeKeyOf(c);
+    let shape = 0;
+    for (const c of commands) shape |= shapeKeyOf(c);
+    const single = commands.length === 1; // its id a parameter (see workflow-advance.ts)
+    const key = shape * 2 + (single ? 1 : 0);
     let sql = this.advanceStatements.get(key);
     if (!sql) {
-      sql = advanceSql(this.schema, shapeFromKey(key));
+      sql = advanceSql(this.schema, shapeFromKey(shape), single);
       this.advanceStatements.set(key, sql);
     }
     return sql;
