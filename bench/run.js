@@ -29,6 +29,9 @@ const benches = [
   ['parked-heap', 'parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],
   ['renewal', 'renewal.ts', []],
   ['signal-latency', 'signal-latency.ts', []],
+  // The two scale targets: 1,000,000 ended workflows in the tables, a fresh engine recovering 100,000.
+  ['scale-rows', 'scale-rows.ts', [process.env.BENCH_SCALE_ROWS ?? '1000000']],
+  ['recovery', 'recovery.ts', [process.env.BENCH_RECOVERY ?? '100000']],
 ];
 
 function runOne(file, args) {
