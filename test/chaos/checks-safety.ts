@@ -96,15 +96,20 @@ export function story(d: RunData, workflowId: string, max = 40): string[] {
     .map(([t, m]) => `${iso(t)} ${m}`);
 }
 
-/** Why a step body ran again (for the summary); "unexplained" ones are anomalies. */
-export function classifyReruns(d: RunData, w: FaultWindows, notes: Tally, anomalies: Tally): number {
+/**
+ * Why a step body ran again (for the summary); "unexplained" ones are anomalies. `ttlMs`: a
+ * suspend or cancel committed by another engine up to a TTL before a body started explains its
+ * re-run too (the engine learns of the rotation at its next fenced write), as checkFinishedReruns
+ * judges it.
+ */
+export function classifyReruns(d: RunData, w: FaultWindows, notes: Tally, anomalies: Tally, ttlMs = 0): number {
   let reruns = 0;
   for (const unordered of groupBy(d.ledger, (l) => `${l.workflow_id}#${l.seq}`).values()) {
     // In the order the bodies STARTED: a paused engine's body may write after a later one.
     const runs = [...unordered].sort((a, b) => a.started_ms - b.started_ms);
     for (let i = 1; i < runs.length; i++) {
       reruns++;
-      const cause = rerunCause(runs[i - 1], runs[i], w);
+      const cause = rerunCause(runs[i - 1], runs[i], w, ttlMs);
       notes.add(`step_rerun:${cause}`);
       if (cause === 'unexplained') anomalies.add('step_rerun_unexplained', { previous: brief(runs[i - 1]), rerun: brief(runs[i]) });
     }
@@ -112,7 +117,7 @@ export function classifyReruns(d: RunData, w: FaultWindows, notes: Tally, anomal
   return reruns;
 }
 
-function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows): string {
+function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows, ttlMs: number): string {
   const kill = w.kills.find((k) => k.engineId === prev.engine && k.at >= prev.started_ms);
   if (kill) return kill.crash ? 'engine-crashed' : 'engine-killed';
   if (w.gracefulStops.some((g) => g.engineId === prev.engine && g.from >= prev.started_ms && g.from <= next.started_ms))
@@ -120,7 +125,7 @@ function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows): string {
   if (w.leaseLost.some((l) => l.engineId === prev.engine && l.at >= prev.started_ms && l.at <= next.started_ms)) return 'lease-lost';
   if (w.pauses.some((p) => p.engineId === prev.engine && p.to >= prev.started_ms && p.from <= next.started_ms)) return 'engine-paused';
   if (w.pgDown.some((p) => p.to >= prev.started_ms && p.from <= next.started_ms)) return 'postgres-restart';
-  if (w.stops?.some((s) => s.workflowId === prev.workflow_id && s.at >= prev.started_ms && s.at <= next.started_ms))
+  if (w.stops?.some((s) => s.workflowId === prev.workflow_id && s.at >= prev.started_ms - ttlMs && s.at <= next.started_ms))
     return 'suspended-and-resumed';
   return 'unexplained';
 }

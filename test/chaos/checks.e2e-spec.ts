@@ -183,6 +183,25 @@ describe('chaos invariant checks', () => {
     expect(anomalies.counts).toEqual({ step_rerun_unexplained: 2 });
   });
 
+  it('explain a re-run by a suspend committed elsewhere up to a TTL before the first body started', () => {
+    // Another engine suspended the workflow (rotating its claim); the owner learns of it at its
+    // next fenced write, so a body can start just after the suspend; after the resume it runs again.
+    const d = emptyData();
+    d.ledger = [
+      body({ id: '1', workflow_id: 's', engine: 'B1', started_ms: T + 1000, at_ms: T + 1001 }),
+      body({ id: '2', workflow_id: 's', engine: 'B1', started_ms: T + 2000, at_ms: T + 2001 }),
+    ];
+    const windows = { ...noFaults, stops: [{ workflowId: 's', at: T + 900 }] };
+    const notes = new Tally();
+    const anomalies = new Tally();
+    expect(classifyReruns(d, windows, notes, anomalies, 3000)).toBe(1);
+    expect(notes.counts).toEqual({ 'step_rerun:suspended-and-resumed': 1 });
+    expect(anomalies.counts).toEqual({});
+    // A suspend longer than a TTL before the body does not explain it.
+    expect(classifyReruns(d, { ...noFaults, stops: [{ workflowId: 's', at: T - 5000 }] }, notes, anomalies, 3000)).toBe(1);
+    expect(anomalies.counts).toEqual({ step_rerun_unexplained: 1 });
+  });
+
   it('flag wrong outputs, unfinished workflows, history gaps, foreign results and lost messages', () => {
     const d = emptyData();
     const plan = (id: string): PlannedWorkflow => ({

@@ -80,7 +80,7 @@ export function runChecks(plan: PlannedWorkflow[], d: RunData, windows: FaultWin
   checkLedger(d, windows, violations, notes);
   checkFinishedReruns(d, windows, o, violations, notes, anomalies);
   checkStopWindows(d, windows, o, violations, notes);
-  const stepReruns = classifyReruns(d, windows, notes, anomalies);
+  const stepReruns = classifyReruns(d, windows, notes, anomalies, o.ttlMs);
   checkWriters(d, checkEpochs(d, violations), violations);
   checkIdleGaps(d, idleLimitMs, anomalies, notes);
   classifyTakeovers(d, windows, claimWindowMs, notes, anomalies);

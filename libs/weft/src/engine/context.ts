@@ -132,7 +132,8 @@ export class WorkflowContextImpl implements WorkflowContext {
       return fromRecord(op) as T;
     } finally {
       exec.inflightSteps--;
-      exec.scheduleParkCheck();
+      // Only a run with a wait can park; a wait added later schedules its own check.
+      if (exec.waits.size > 0) exec.scheduleParkCheck();
     }
   }
 

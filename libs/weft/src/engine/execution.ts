@@ -211,7 +211,7 @@ export class Execution implements ReplayTarget {
   record(op: OperationRecord, extra: Change = {}): Promise<void> {
     const withEvent = { ...op, event: this.nextEvent++ };
     this.history.set(op.seq, withEvent);
-    return this.commit({ ...extra, operations: [withEvent, ...(extra.operations ?? [])] });
+    return this.commit({ ...extra, operations: extra.operations?.length ? [withEvent, ...extra.operations] : [withEvent] });
   }
 
   /** Resolves a pending live wait with `result`, recording it (and `extra`) first. */
