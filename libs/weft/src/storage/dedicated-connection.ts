@@ -1,5 +1,5 @@
 import { Client, ClientConfig } from 'pg';
-import type { PlanGeneration } from './plan-freshness.js';
+import type { PlanGeneration } from './plan-generation.js';
 import type { SqlClient } from './sql-client.js';
 import { statementName } from './sql-client.js';
 

@@ -8,6 +8,7 @@
 // sizes of Weft's tables are watched, and each time one of them crosses a power of two, every
 // connection discards its plans before its next statement: the next plans are made at the
 // table's current size.
+import type { PlanGeneration } from './plan-generation.js';
 import type { Queryable } from './sql-client.js';
 
 /** The tables the hot path reads by key; their size decides between an index and a scan. */
@@ -17,16 +18,6 @@ export const WATCHED_TABLES = ['weft_workflows', 'weft_operations', 'weft_messag
 export function sizeClass(pages: number): number {
   if (pages < 8) return 0;
   return Math.min(Math.floor(Math.log2(pages)), 16) - 2;
-}
-
-/**
- * The current generation of plans: a connection that ran statements under an older one sends
- * `DISCARD PLANS` before its next statement (SqlClient, DedicatedConnection).
- */
-export class PlanGeneration {
-  value = 0;
-  /** DISCARD PLANS sent, for tests and benchmarks. */
-  discards = 0;
 }
 
 const SIZES = `SELECT c.relname AS name, (pg_relation_size(c.oid) / current_setting('block_size')::int)::int AS pages

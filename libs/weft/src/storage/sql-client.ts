@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ClientConfig, Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
-import { PlanGeneration } from './plan-freshness.js';
+import { PlanGeneration } from './plan-generation.js';
 
 const names = new Map<string, string>();
 

@@ -76,11 +76,13 @@ function statements(schema: string) {
                -- Locked in id order, as the advance's fence locks them: a renewal and a batch
                -- advance over the same claims cannot deadlock.
                lk AS (
-                 SELECT c.workflow_id FROM ${claims} c JOIN h ON c.workflow_id = h.id AND c.epoch = h.epoch
+                 SELECT c.ctid AS tid FROM ${claims} c JOIN h ON c.workflow_id = h.id AND c.epoch = h.epoch
                  WHERE c.engine_id = $1 ORDER BY c.workflow_id FOR NO KEY UPDATE OF c),
+               -- Each row found again by the address it was locked at (our lock keeps it there):
+               -- a second search of the key per claim was a third of a 100k-claim pass.
                upd AS (
                  UPDATE ${claims} c SET expires_at = clock_timestamp() + $4 * interval '1 millisecond'
-                 FROM lk WHERE c.workflow_id = lk.workflow_id
+                 FROM lk WHERE c.ctid = lk.tid
                  RETURNING c.workflow_id)
                SELECT h.id AS workflow_id FROM h LEFT JOIN upd ON upd.workflow_id = h.id WHERE upd.workflow_id IS NULL`,
     release: `WITH c AS (UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1
