@@ -172,10 +172,7 @@ async function runChunk(t: Target, total: number, tally: Tally): Promise<number>
   const elapsedMs = performance.now() - t0;
   const cpu = process.cpuUsage(cpu0);
   tally.commits += counter.commits(t.db) - commitsBefore;
-  for (const [text, n] of counter.texts(t.db)) {
-    const delta = n - (textsBefore.get(text) ?? 0);
-    if (delta > 0) tally.texts.set(text, (tally.texts.get(text) ?? 0) + delta);
-  }
+  counter.addSince(tally.texts, t.db, textsBefore);
   // Flushed: every commit of the chunk is, and pg_walinspect reads no further than that.
   const wal = await walBetween(t, wal0, await lsn(t, 'flush'));
   if (wal) {
@@ -202,12 +199,7 @@ async function warmUp(t: Target, n: number): Promise<void> {
 function summary(tally: Tally) {
   const total = tally.workflows;
   const latencies = [...tally.latencies].sort((a, b) => a - b);
-  const statements: Record<string, number> = {};
-  if (listStatements)
-    for (const [text, n] of [...tally.texts].sort((a, b) => b[1] - a[1])) {
-      const label = StatementCounter.label(text);
-      statements[label] = round((statements[label] ?? 0) + n / total, 3);
-    }
+  const statements = listStatements ? StatementCounter.perWorkflow(tally.texts, total) : {};
   return {
     workflows: total,
     wfPerSec: round(total / (tally.elapsedMs / 1000), 1),

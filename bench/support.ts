@@ -88,9 +88,27 @@ export class StatementCounter {
     return new Map(this.textsByDb.get(db) ?? []);
   }
 
+  /** Adds to `into` what was sent on `db` since `before` (a `texts(db)` taken earlier), by text. */
+  addSince(into: Map<string, number>, db: string, before: Map<string, number>): void {
+    for (const [text, n] of this.texts(db)) {
+      const delta = n - (before.get(text) ?? 0);
+      if (delta > 0) into.set(text, (into.get(text) ?? 0) + delta);
+    }
+  }
+
   /** A statement's text shortened to a label: whitespace collapsed, its first 100 characters. */
   static label(text: string): string {
     return text.replace(/\s+/g, ' ').trim().slice(0, 100);
+  }
+
+  /** Statements per workflow by label, most sent first, from counts by text. */
+  static perWorkflow(texts: Map<string, number>, workflows: number): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const [text, n] of [...texts].sort((a, b) => b[1] - a[1])) {
+      const label = StatementCounter.label(text);
+      out[label] = round((out[label] ?? 0) + n / workflows, 3);
+    }
+    return out;
   }
 }
 

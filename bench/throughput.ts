@@ -122,10 +122,7 @@ async function runChunk(t: Target, shape: Shape, total: number, inFlight: number
   tally.commits += counter.commits(t.db) - commitsBefore;
   tally.advanceStatements += engine.commitStatements - statementsBefore;
   tally.workflows += total;
-  for (const [text, n] of counter.texts(t.db)) {
-    const delta = n - (textsBefore.get(text) ?? 0);
-    if (delta > 0) tally.texts.set(text, (tally.texts.get(text) ?? 0) + delta);
-  }
+  counter.addSince(tally.texts, t.db, textsBefore);
 }
 
 /** Warm-up so connection setup, JIT and the first plans do not count. */
@@ -136,12 +133,7 @@ async function warmUp(t: Target, shape: Shape, n: number): Promise<void> {
 function row(t: Target, shape: Shape, inFlight: number, chunks: number, tally: Tally) {
   const total = tally.workflows;
   const elapsedS = tally.elapsedMs / 1000;
-  const statements: Record<string, number> = {};
-  if (listStatements)
-    for (const [text, n] of [...tally.texts].sort((a, b) => b[1] - a[1])) {
-      const label = StatementCounter.label(text);
-      statements[label] = round((statements[label] ?? 0) + n / total, 3);
-    }
+  const statements = listStatements ? StatementCounter.perWorkflow(tally.texts, total) : {};
   const latencies = [...tally.latencies].sort((a, b) => a - b);
   // Steps per workflow: noop3 has 3; mixed has 2 and its child 1.
   const steps = 3;
