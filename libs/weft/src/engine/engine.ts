@@ -166,7 +166,7 @@ export class WeftEngine {
       mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
     });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
-    this.plans = new PlanFreshness(database.sql, database.schema, database.sql.plans);
+    this.plans = new PlanFreshness(database.sql, database.schema);
     this.timers = new TimerLoop(
       async () => {
         // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').

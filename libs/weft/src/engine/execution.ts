@@ -277,8 +277,10 @@ export class Execution implements ReplayTarget {
         const lazy = this.lazyOps;
         this.lazyOps = [];
         // Most flushes carry one change and no lazy values: sent as it is, not copied.
-        let change: Change = lazy.length === 0 && batch.length === 1 ? batch[0].change : { operations: lazy };
-        if (change !== batch[0]?.change) for (const b of batch) change = merge(change, b.change);
+        const change: Change =
+          lazy.length === 0 && batch.length === 1
+            ? batch[0].change
+            : batch.reduce((c, b) => merge(c, b.change), { operations: lazy } as Change);
         const outcome = await this.commitAgainOnError(change);
         if (!outcome) return;
         if (!outcome.ok) {

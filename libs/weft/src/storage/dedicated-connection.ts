@@ -36,10 +36,7 @@ export class DedicatedConnection implements Pick<SqlClient, 'query'> {
     for (let attempt = 0; ; attempt++) {
       const client = await this.connect();
       try {
-        if (this.plans && this.generation !== this.plans.value) {
-          await client.query('DISCARD PLANS');
-          this.generation = this.plans.value;
-        }
+        if (this.plans) this.generation = await this.plans.catchUp(client, this.generation);
         const res = await client.query({ name: statementName(sql), text: sql, values: params });
         return res.rows as R[];
       } catch (err) {

@@ -61,7 +61,7 @@ describe('PlanFreshness (real PostgreSQL, autovacuum or not)', () => {
       );
       return scansOfWorkflows(row['QUERY PLAN'][0].Plan);
     };
-    const freshness = new PlanFreshness(db.sql, 'weft', db.sql.plans);
+    const freshness = new PlanFreshness(db.sql, 'weft');
     await freshness.refresh(); // the sizes at start: the baseline
 
     await tdb.query(

@@ -8,8 +8,7 @@
 // sizes of Weft's tables are watched, and each time one of them crosses a power of two, every
 // connection discards its plans before its next statement: the next plans are made at the
 // table's current size.
-import type { PlanGeneration } from './plan-generation.js';
-import type { Queryable } from './sql-client.js';
+import type { SqlClient } from './sql-client.js';
 
 /** The tables the hot path reads by key; their size decides between an index and a scan. */
 export const WATCHED_TABLES = ['weft_workflows', 'weft_operations', 'weft_messages', 'weft_timers', 'weft_workflow_claims'];
@@ -31,10 +30,10 @@ export class PlanFreshness {
   private readonly classes = new Map<string, number>();
   private lastCheck = 0;
 
+  /** `db`: the client whose connections' plans (`db.plans`) follow the sizes. */
   constructor(
-    private readonly db: Queryable,
+    private readonly db: SqlClient,
     private readonly schema: string,
-    readonly generation: PlanGeneration,
   ) {}
 
   /** From the background tick: a check when one is due. */
@@ -54,7 +53,7 @@ export class PlanFreshness {
       if (before !== undefined && before !== cls) changed = true;
       this.classes.set(name, cls);
     }
-    if (changed) this.generation.value++;
+    if (changed) this.db.plans.value++;
     return changed;
   }
 }

@@ -68,11 +68,7 @@ export class SqlClient implements Queryable {
     const onError = (err: Error) => void (failed = err);
     client.on('error', onError);
     try {
-      if (this.generationOf.get(client) !== generation) {
-        await client.query('DISCARD PLANS');
-        this.generationOf.set(client, generation);
-        this.plans.discards++;
-      }
+      this.generationOf.set(client, await this.plans.catchUp(client, this.generationOf.get(client)));
       return (await client.query(statement)).rows as R[];
     } catch (err) {
       failed ??= err instanceof Error ? err : new Error(String(err));

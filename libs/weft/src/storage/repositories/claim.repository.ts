@@ -95,10 +95,6 @@ function statements(schema: string) {
                  unfenced AS (UPDATE ${wf} w SET fence_epoch = NULL FROM c WHERE w.id = c.workflow_id AND w.fence_epoch = c.epoch)
                  SELECT workflow_id FROM c`,
     /**
-     * Reclaim scan and takeover in one statement: running workflows of the given types whose
-     * holder is absent or expired, bounded and locked with SKIP LOCKED so survivors split them.
-     */
-    /**
      * Recovery, a page at a time: those of the given ids ($2) that are running and whose claim is
      * free or expired past the grace, locked in id order (SKIP LOCKED: another engine's scan or
      * recovery has them), then taken as the reclaim scan takes them.
@@ -114,6 +110,10 @@ function statements(schema: string) {
       ),
       ${TAKE}
       SELECT workflow_id, epoch::text AS epoch, previous FROM c`,
+    /**
+     * Reclaim scan and takeover in one statement: running workflows of the given types whose
+     * holder is absent or expired, bounded and locked with SKIP LOCKED so survivors split them.
+     */
     reclaim: `
       WITH cand AS (
         SELECT c.workflow_id, c.engine_id, c.epoch FROM ${claims} c JOIN ${wf} w ON w.id = c.workflow_id

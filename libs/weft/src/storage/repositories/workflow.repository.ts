@@ -464,6 +464,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     });
   }
 
+  /** One workflow's row, or null. */
   async get(id: string): Promise<WorkflowRow | null> {
     const rows = await this.db.query(this.wf.get, [id]);
     return rows.length ? mapWorkflowRow(rows[0]) : null;
