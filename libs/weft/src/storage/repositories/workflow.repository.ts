@@ -398,9 +398,12 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
           priority: w.priority,
         })),
       ),
-      claimer?.engineId ?? null,
-      claimer?.ttlMs ?? null,
-      claimer?.graceMs ?? null,
+      // Without a claimer no row asks for a claim and these are unused, but not NULL: a NULL the
+      // planner can fold makes every custom plan look cheaper than the generic one, and the
+      // statement was planned afresh on every start (0.35 ms of a 1 ms start under 'none').
+      claimer?.engineId ?? '',
+      claimer?.ttlMs ?? 0,
+      claimer?.graceMs ?? 0,
     ]);
     const byId = new Map<string, InsertResult>(
       rows.map((r) => [

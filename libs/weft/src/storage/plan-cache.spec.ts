@@ -1,0 +1,62 @@
+// Every statement the engine sends over and over is planned once per connection, not once per
+// use. PostgreSQL plans a named prepared statement afresh for its first five uses (custom plans),
+// then keeps a generic plan unless the custom ones look cheaper. A parameter that is NULL lets the
+// planner fold whole parts of a custom plan away, so the custom plans always look cheaper and the
+// statement is planned on every use: the start statement did this under ownership 'none' (its
+// claim parameters were NULL) and paid about 0.35 ms of planning on every start
+// (docs/performance.md). pg_prepared_statements counts both kinds of plan per connection.
+import type pg from 'pg';
+import type { WeftEngine } from '../engine/engine.js';
+import { useTestEngines } from '../../../../test/support/engine.js';
+
+class ThreeSteps {
+  async run(ctx: { step<T>(name: string, fn: () => T): Promise<T> }) {
+    await ctx.step('a', () => 1);
+    await ctx.step('b', () => 2);
+    return ctx.step('c', () => 3);
+  }
+}
+
+interface PlanCounts {
+  statement: string;
+  generic: number;
+  custom: number;
+}
+
+/** The plans counted on every connection the engine's pool holds idle now. */
+async function planCounts(engine: WeftEngine): Promise<PlanCounts[]> {
+  const pool: pg.Pool = engine.store.sql.pool;
+  const clients: pg.PoolClient[] = [];
+  try {
+    for (let i = pool.idleCount; i > 0; i--) clients.push(await pool.connect());
+    const out: PlanCounts[] = [];
+    for (const c of clients) {
+      const { rows } = await c.query<{ statement: string; generic_plans: string; custom_plans: string }>(
+        'SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements',
+      );
+      for (const r of rows)
+        out.push({ statement: r.statement.replace(/\s+/g, ' ').trim().slice(0, 80), generic: Number(r.generic_plans), custom: Number(r.custom_plans) });
+    }
+    return out;
+  } finally {
+    for (const c of clients) c.release();
+  }
+}
+
+describe('hot statements are planned once per connection (real PostgreSQL)', () => {
+  const env = useTestEngines();
+
+  it.each(['none', 'workflow-lease'] as const)('ownership %s: no statement is custom-planned past its 5th use', async (ownership) => {
+    const engine = await env.pool.create({ ownership }, (e) => e.register('three', ThreeSteps));
+    await engine.bootstrap();
+    // One at a time (every commit alone), then eight at once (batched starts and advances).
+    for (let i = 0; i < 40; i++) await (await engine.start('three', {})).result();
+    for (let round = 0; round < 10; round++)
+      await Promise.all(Array.from({ length: 8 }, async () => (await engine.start('three', {})).result()));
+    const counts = await planCounts(engine);
+    // The statements this workload sends most were counted (the test can see what it judges).
+    expect(counts.some((c) => c.statement.startsWith('WITH req AS') && c.generic + c.custom >= 20)).toBe(true);
+    expect(counts.some((c) => c.statement.startsWith('WITH cmd AS') && c.generic + c.custom >= 20)).toBe(true);
+    expect(counts.filter((c) => c.custom > 5)).toEqual([]);
+  });
+});
