@@ -179,11 +179,26 @@ export class WorkflowClaimRegistry {
     this.metrics.renewalPassDuration?.((performance.now() - t0) / 1000);
     const validUntil = t0 + this.config.ttlMs;
     // A claim re-acquired at another epoch while the statement ran is not lost.
-    const lost: string[] = [];
+    const unrenewed: string[] = [];
+    const unrenewedEpochs: string[] = [];
     ids.forEach((id, i) => {
       if (!failed.has(id)) {
         if (this.held.get(id) === epochs[i]) this.validUntil.set(id, validUntil);
-      } else if (this.held.get(id) === epochs[i]) lost.push(id);
+      } else if (this.held.get(id) === epochs[i]) {
+        unrenewed.push(id);
+        unrenewedEpochs.push(epochs[i]);
+      }
+    });
+    if (unrenewed.length === 0) return [];
+    // A terminal or suspend commit releases the claim in its own statement, and its outcome may
+    // reach us after this renewal's: such a claim was let go here, not lost (no warning, no
+    // backoff, the run is not stopped; its commit's outcome forgets it too).
+    const released = await this.claims.releasedAt(this.renewSql, { ids: unrenewed, epochs: unrenewedEpochs });
+    const lost: string[] = [];
+    unrenewed.forEach((id, i) => {
+      if (this.held.get(id) !== unrenewedEpochs[i]) return;
+      if (released.has(id)) this.forget(id);
+      else lost.push(id);
     });
     for (const id of lost) this.lose(id);
     return lost;

@@ -57,4 +57,22 @@ describe('claim release while the database is away', () => {
     );
     expect(rows[0].engine_id).toBeNull();
   });
+
+  // Seen as a WeftWorkflowClaimLostWarning on a lone engine running workflows one at a time: the
+  // terminal commit released the claim, and the renewal pass that ran meanwhile got its answer
+  // first, so the claim the engine had just let go of read as taken from it.
+  it('a claim released at the held epoch before its commit outcome arrives is let go, not lost', async () => {
+    const registry = new WorkflowClaimRegistry({ sql: db.sql, schema: 'weft', engineId: 'E3', config });
+    await registry.acquire('wf-released');
+    await registry.acquire('wf-taken');
+    // The terminal commit's release, as the advance writes it; the registry has not heard of it yet.
+    await tdb.query(`UPDATE weft.weft_workflow_claims SET engine_id = NULL, expires_at = NULL, claimed_at = NULL
+                     WHERE workflow_id = 'wf-released'`);
+    // Control: another engine took this one over (a takeover moves the epoch).
+    await tdb.query(`UPDATE weft.weft_workflow_claims SET engine_id = 'E9', epoch = epoch + 1 WHERE workflow_id = 'wf-taken'`);
+
+    await expect(registry.renewAll()).resolves.toEqual(['wf-taken']);
+    expect([...registry.held.keys()]).toEqual([]);
+    expect(registry.renewalFailures).toBe(1);
+  });
 });

@@ -85,6 +85,15 @@ function statements(schema: string) {
                  FROM lk WHERE c.ctid = lk.tid
                  RETURNING c.workflow_id)
                SELECT h.id AS workflow_id FROM h LEFT JOIN upd ON upd.workflow_id = h.id WHERE upd.workflow_id IS NULL`,
+    /**
+     * Of claims a renewal could not renew, those released at the epoch this engine held them:
+     * only the holder releases at its epoch (the advance's release, release(), releaseAll()); a
+     * takeover or a rotation moves the epoch. A statement of its own, after the renewal: a
+     * release that committed while the renewal waited for the row is in this snapshot.
+     */
+    releasedAt: `SELECT c.workflow_id FROM ${claims} c JOIN unnest($1::text[], $2::bigint[]) AS h(id, epoch)
+                   ON c.workflow_id = h.id AND c.epoch = h.epoch
+                 WHERE c.engine_id IS NULL`,
     release: `WITH c AS (UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1
                          WHERE workflow_id = $1 AND engine_id = $2 AND epoch = $3::bigint RETURNING workflow_id, epoch)
               ${UNFENCE}`,
@@ -266,6 +275,12 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
   /** Renews every listed claim in one statement, on `via` (renewal's own connection); returns the ids it could not renew. */
   async renewAll(via: Queryable, engineId: string, held: { ids: string[]; epochs: string[] }, ttlMs: number): Promise<Set<string>> {
     const rows = await via.query<{ workflow_id: string }>(this.q.renewAll, [engineId, held.ids, held.epochs, ttlMs]);
+    return new Set(rows.map((r) => r.workflow_id));
+  }
+
+  /** Those of the claims (ids with the epochs held) that are free at that epoch: released by their holder. */
+  async releasedAt(via: Queryable, held: { ids: string[]; epochs: string[] }): Promise<Set<string>> {
+    const rows = await via.query<{ workflow_id: string }>(this.q.releasedAt, [held.ids, held.epochs]);
     return new Set(rows.map((r) => r.workflow_id));
   }
 
