@@ -89,6 +89,8 @@ export interface ExecutionRun {
   timers?: Map<number, Date>;
   /** The database clock when the run was loaded (the epoch for a new run). */
   loadedAtDbNow?: Date;
+  /** Whether timer rows may exist for it: false only for a run its start launched with none (default true). */
+  storedTimers?: boolean;
 }
 
 /**
@@ -140,6 +142,12 @@ export class Execution implements ReplayTarget {
   readonly history: Map<number, OperationRecord>;
   readonly timers: Map<number, Date>;
   readonly loadedAtDbNow: Date;
+  /**
+   * Whether weft_timers may hold rows of this workflow: its end deletes them only then. A run its
+   * start launched with no deadline and that never waited with a timer has none, and its last
+   * commit skips that part of the statement (about a fifth of it).
+   */
+  mayHaveStoredTimers: boolean;
 
   constructor(
     readonly host: ExecutionHost,
@@ -154,6 +162,7 @@ export class Execution implements ReplayTarget {
     const history = (this.history = run.history ?? new Map());
     this.timers = run.timers ?? new Map();
     this.loadedAtDbNow = run.loadedAtDbNow ?? new Date(0);
+    this.mayHaveStoredTimers = run.storedTimers ?? true;
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
     let maxEvent = -1;
     for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);
@@ -239,6 +248,7 @@ export class Execution implements ReplayTarget {
   commit(change: Change, terminal = false): Promise<void> {
     if (this.readOnly) return NEVER;
     if (this.state !== 'active' && !(terminal && this.state === 'finished')) return NEVER;
+    if (change.timers?.length) this.mayHaveStoredTimers = true;
     return new Promise<void>((resolve) => {
       this.queue.push({ change, resolve });
       this.scheduleFlush();

@@ -316,15 +316,16 @@ export class Runtime implements ExecutionHost, ContinueHost {
     const early = exec.replay?.endedEarly('run() returned first');
     if (early) return this.onNonDeterminism(exec, early);
     let change: Change;
+    const clearTimers = exec.mayHaveStoredTimers;
     if ('output' in outcome) {
       try {
         const output = toStoredJson(outcome.output, 'Workflow output', this.maxPayloadBytes);
-        change = { status: 'completed', output: { value: output }, completed: true, clearTimers: true };
+        change = { status: 'completed', output: { value: output }, completed: true, clearTimers };
       } catch (err) {
-        change = { status: 'failed', error: { value: describeError(err) }, completed: true, clearTimers: true };
+        change = { status: 'failed', error: { value: describeError(err) }, completed: true, clearTimers };
       }
     } else {
-      change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers: true };
+      change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
     }
     const settled = { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null };
     if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];

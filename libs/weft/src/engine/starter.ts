@@ -114,7 +114,15 @@ export class Starter {
       // Launched from the start: the caller's active context is the run's parent span (tracing).
       this.deps.options.tracing.fromStart(() =>
         runtime.launchNew(
-          { workflowId: row.id, definition: def, input: row.input, runNumber: run.runNumber, version: run.version, parentId: row.parentId },
+          {
+            workflowId: row.id,
+            definition: def,
+            input: row.input,
+            runNumber: run.runNumber,
+            version: run.version,
+            parentId: row.parentId,
+            storedTimers: row.timers.length > 0,
+          },
           inbox,
         ),
       );
