@@ -68,6 +68,7 @@ export function throughputTables(entry) {
         `- ${level} in flight, ${mode}: ${fmt(m('workflowsPerSec'))} wf/s, ${fmt(m('ofCeiling'), 2)} of the ceiling, p50 ${fmt(m('p50Ms'), 2)} ms`,
       );
     }
+  out.push(...warmUpLines(rs));
   const lon = (shape, level) =>
     median(rs.map((r) => r.leaseOverNone?.find((x) => x.shape === shape && x.inFlight === level)?.workflowsPerSec));
   out.push('', ...sentences, '');
@@ -99,6 +100,23 @@ export function throughputTables(entry) {
   }
   out.push('![Steps per second by workflows in flight, both modes, against the ceiling](images/throughput.svg)', '');
   return out;
+}
+
+/** The warm-up each engine ran before the levels, chunk by chunk (medians over the runs). */
+function warmUpLines(rs) {
+  const first = rs[0].warmUp;
+  if (!first?.length) return [];
+  const chunks = first[0].workflowsPerSec.length;
+  const per = (mode, i) => median(rs.map((r) => r.warmUp?.find((w) => w.mode === mode)?.workflowsPerSec[i]));
+  return [
+    '',
+    `Before the levels, each engine ran ${fmt(chunks * 1500)} workflows at 16 in flight on its empty tables, in chunks of 1,500`,
+    '(workflows/s of each chunk, in order). A fresh engine is slower until V8 has compiled the hot path and its young',
+    'tables have stopped doubling (every doubling makes each connection plan its statements again); the levels above are',
+    'measured after this, on tables that hold what a service in use holds.',
+    '',
+    ...first.map(({ mode }) => `- ${modeName(mode)}: ${Array.from({ length: chunks }, (_, i) => fmt(per(mode, i))).join(' → ')}`),
+  ];
 }
 
 export function targetsTable(byName) {
