@@ -48,7 +48,8 @@ describe('timer rows at the end of a workflow (real PostgreSQL)', () => {
     }
   }
 
-  const timerRows = async (id: string) => (await env.tdb.query(`SELECT kind, seq FROM weft.weft_timers WHERE workflow_id = $1`, [id])).length;
+  const timerRows = async (id: string) =>
+    (await env.tdb.query(`SELECT kind, seq FROM weft.weft_timers WHERE workflow_id = $1`, [id])).length;
 
   it('a run with no timers ends without a timer delete', async () => {
     const h = await watchingTimerDeletes(async () => {

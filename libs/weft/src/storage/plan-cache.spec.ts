@@ -35,7 +35,11 @@ async function planCounts(engine: WeftEngine): Promise<PlanCounts[]> {
         'SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements',
       );
       for (const r of rows)
-        out.push({ statement: r.statement.replace(/\s+/g, ' ').trim().slice(0, 80), generic: Number(r.generic_plans), custom: Number(r.custom_plans) });
+        out.push({
+          statement: r.statement.replace(/\s+/g, ' ').trim().slice(0, 80),
+          generic: Number(r.generic_plans),
+          custom: Number(r.custom_plans),
+        });
     }
     return out;
   } finally {

@@ -398,9 +398,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
           priority: w.priority,
         })),
       ),
-      // Without a claimer no row asks for a claim and these are unused, but not NULL: a NULL the
-      // planner can fold makes every custom plan look cheaper than the generic one, and the
-      // statement was planned afresh on every start (0.35 ms of a 1 ms start under 'none').
+      // Unused without a claimer, but never NULL: NULLs folded into custom plans made them look
+      // cheaper than the generic plan, so every start was planned afresh (plan-cache.spec.ts).
       claimer?.engineId ?? '',
       claimer?.ttlMs ?? 0,
       claimer?.graceMs ?? 0,
