@@ -323,12 +323,12 @@ describe('weft CLI', () => {
     });
 
     it("the CLI's engine never takes over an orphaned workflow", async () => {
-      // A running workflow of a type nobody registers, whose holder died long ago.
+      // A running workflow of a type nobody registers, whose holder died long ago. One statement:
+      // between two, engine A's backfill could give the running row a claim row of its own first.
       await tdb.query(
-        `INSERT INTO weft.weft_workflows (id, type, status, input, version) VALUES ('orphan-1', 'gone-type', 'running', 'null', 1)`,
-      );
-      await tdb.query(
-        `INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id, expires_at, claimed_at)
+        `WITH wf AS (
+           INSERT INTO weft.weft_workflows (id, type, status, input, version) VALUES ('orphan-1', 'gone-type', 'running', 'null', 1))
+         INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id, expires_at, claimed_at)
          VALUES ('orphan-1', 7, 'dead-engine', now() - interval '1 hour', now() - interval '2 hours')`,
       );
       await startTally('victim-1');

@@ -11,6 +11,13 @@ import type { InboxMessage } from '../types.js';
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
 export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;
 
+/** The owner-side poll's text; `owned` adds the holder filter (pollOwned). */
+const pollSql = (msgs: string, wf: string, owned: string) => `
+      SELECT m.workflow_id, max(m.id)::text AS last_id FROM ${msgs} m
+      JOIN ${wf} w ON w.id = m.workflow_id AND w.status = 'running' AND w.type = ANY($1::text[])
+      WHERE m.consumed_seq IS NULL AND m.status = 'pending' ${owned}
+      GROUP BY m.workflow_id LIMIT $2`;
+
 /** Every insert notifies in the same statement (same transaction). */
 function statements(schema: string) {
   const msgs = qualify(schema, 'weft_messages');
@@ -36,15 +43,12 @@ function statements(schema: string) {
             WHERE m.workflow_id = $1 AND m.consumed_seq IS NULL AND m.status = 'pending' AND m.id > $2::bigint
             ORDER BY m.id`,
     /**
-     * Owner-side poll, one query for all: workflows with buffered messages, held by this engine
-     * ($1, ownership 'workflow-lease') or running with a type it registered ($1 null).
+     * Owner-side poll, one query for all: workflows with buffered messages, running with a type
+     * this engine registered ($1) and, in pollOwned (ownership 'workflow-lease'), held by it ($3).
+     * Two texts rather than a NULL owner meaning "any": see TimerRepository's takeDue.
      */
-    poll: `
-      SELECT m.workflow_id, max(m.id)::text AS last_id FROM ${msgs} m
-      JOIN ${wf} w ON w.id = m.workflow_id AND w.status = 'running' AND w.type = ANY($2::text[])
-      WHERE m.consumed_seq IS NULL AND m.status = 'pending'
-        AND ($1::text IS NULL OR (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = m.workflow_id) = $1)
-      GROUP BY m.workflow_id LIMIT $3`,
+    poll: pollSql(msgs, wf, ''),
+    pollOwned: pollSql(msgs, wf, `AND (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = m.workflow_id) = $3`),
     readUpdate: `SELECT status, result FROM ${msgs} WHERE id = $1::bigint`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */
     expireUpdate: `UPDATE ${msgs} SET status = 'expired' WHERE id = $1::bigint AND status = 'pending' AND consumed_seq IS NULL RETURNING id`,
@@ -84,7 +88,9 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
   }
 
   async poll(ownerEngineId: string | null, types: string[], limit: number) {
-    return this.db.query<{ workflow_id: string; last_id: string }>(this.q.poll, [ownerEngineId, types, limit]);
+    type Row = { workflow_id: string; last_id: string };
+    if (ownerEngineId === null) return this.db.query<Row>(this.q.poll, [types, limit]);
+    return this.db.query<Row>(this.q.pollOwned, [types, limit, ownerEngineId]);
   }
 
   async readUpdate(messageId: string): Promise<{ status: string; result: unknown } | null> {
