@@ -83,9 +83,12 @@ export function advanceSql(schema: string, shape: AdvanceShape, single = false):
   // locks the same rows in one).
   const claimWrite = shape.release || shape.rotate;
   if (claimWrite) {
+    // Only the commands that release or rotate are looked up: in a batch most commands are a
+    // step's record, and probing their claims too was most of this part's index reads.
+    const claimIds = single ? ids : '= ANY(ARRAY(SELECT id FROM cmd WHERE release OR rotate))';
     parts.push(`claim_rows AS (
       SELECT cl.workflow_id, cl.engine_id, cl.epoch FROM ${qualify(schema, 'weft_workflow_claims')} cl JOIN cmd c ON cl.workflow_id = c.id
-      WHERE cl.workflow_id ${ids} AND (c.release OR c.rotate)
+      WHERE cl.workflow_id ${claimIds} AND (c.release OR c.rotate)
       ORDER BY cl.workflow_id FOR NO KEY UPDATE OF cl)`);
     // Always true; it makes the locks a step of the UPDATE that runs before its first row.
     guards.push('(SELECT count(*) FROM claim_rows) >= 0');
