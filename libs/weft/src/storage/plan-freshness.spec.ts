@@ -4,7 +4,7 @@
 // makes every connection discard its plans before its next statement (docs/decisions/0009).
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase, OpenedDatabase } from './data-source.js';
-import { PlanFreshness, sizeClass, WATCHED_TABLES } from './plan-freshness.js';
+import { PlanFreshness, sizeClass } from './plan-freshness.js';
 import { advanceParams, advanceSql, shapeOf } from './repositories/workflow-advance.js';
 import { statementName } from './sql-client.js';
 import type { AdvanceCommand } from './types.js';
@@ -83,25 +83,5 @@ describe('PlanFreshness (real PostgreSQL, autovacuum or not)', () => {
     expect(db.sql.plans.discards).toBe(1); // one connection, one DISCARD PLANS
     expect(await plan()).not.toContain('Seq Scan');
     expect(await freshness.refresh()).toBe(false); // same size class: nothing to do
-  });
-
-  it('reads the sizes on every tick while a table is young, every 2 s once all are grown', async () => {
-    const reads: number[] = [];
-    const counting = { query: (text: string, params?: unknown[]) => (reads.push(1), db.sql.query(text, params)), plans: db.sql.plans };
-    const freshness = new PlanFreshness(counting as unknown as typeof db.sql, 'weft');
-    await freshness.maybeRefresh(1_000);
-    await freshness.maybeRefresh(1_001); // young tables (messages and timers are empty here): read again
-    expect(reads.length).toBe(2);
-
-    // Every watched table past 2^10 pages: the 2 s interval.
-    let grownReads = 0;
-    const sizes = async () => (grownReads++, WATCHED_TABLES.map((name) => ({ name, pages: 2 ** 11 })));
-    const grown = new PlanFreshness({ query: sizes, plans: db.sql.plans } as unknown as typeof db.sql, 'weft');
-    await grown.refresh(10_000);
-    await grown.maybeRefresh(11_000);
-    await grown.maybeRefresh(11_999);
-    expect(grownReads).toBe(1);
-    await grown.maybeRefresh(12_000);
-    expect(grownReads).toBe(2);
   });
 });

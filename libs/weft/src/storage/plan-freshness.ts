@@ -23,16 +23,8 @@ const SIZES = `SELECT c.relname AS name, (pg_relation_size(c.oid) / current_sett
                FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
                WHERE n.nspname = $1 AND c.relname = ANY($2::text[]) AND c.relkind = 'r'`;
 
-/** How often the background tick reads the sizes (one catalog statement). */
+/** How often the background tick reads the sizes (one catalog statement): a young table doubles fast. */
 const EVERY_MS = 2_000;
-/**
- * While a table is young (under 2^10 pages, 8 MiB) it doubles within seconds under load, and until
- * the check sees it a plan made at half its size may scan it: then every tick reads the sizes
- * (timerPollInterval, 1 s by default). Reading more often discards nothing more: a discard follows
- * a doubling, not a read.
- */
-const YOUNG_EVERY_MS = 0;
-const YOUNG_CLASS = sizeClass(2 ** 10);
 
 export class PlanFreshness {
   private readonly classes = new Map<string, number>();
@@ -46,15 +38,8 @@ export class PlanFreshness {
 
   /** From the background tick: a check when one is due. */
   async maybeRefresh(now = Date.now()): Promise<boolean> {
-    if (now - this.lastCheck < this.interval()) return false;
+    if (now - this.lastCheck < EVERY_MS) return false;
     return this.refresh(now);
-  }
-
-  /** Until the first read every table counts as young. */
-  private interval(): number {
-    if (this.classes.size < WATCHED_TABLES.length) return YOUNG_EVERY_MS;
-    for (const cls of this.classes.values()) if (cls < YOUNG_CLASS) return YOUNG_EVERY_MS;
-    return EVERY_MS;
   }
 
   /** Reads the sizes; true (and a new generation) when a table changed class since the last read. */
