@@ -134,7 +134,7 @@ const WARM_UP_CHUNK = 1500;
  * An engine on empty tables is slower for its first few thousand workflows: V8 is still compiling
  * the hot path, and each time a young table doubles, every connection plans its statements again
  * (docs/decisions/0009). The levels are measured after it, on tables a service in use has; the
- * chunks' figures show the way there (docs/performance.md, "Warm-up").
+ * chunks' figures show the way there (docs/performance.md, "Steady state before measuring").
  */
 async function measuredWarmUp(targets: Target[], total: number): Promise<Array<{ mode: Mode; workflowsPerSec: number[] }>> {
   const out = targets.map((t) => ({ mode: t.mode, workflowsPerSec: [] as number[] }));
