@@ -42,8 +42,6 @@ const SHAPE_BITS: Array<keyof AdvanceShape> = [
  */
 const UPDATE_RESULT_KEEP = "interval '10 minutes'";
 
-export const shapeKey = (s: AdvanceShape) => SHAPE_BITS.reduce((key, k, i) => key | (s[k] ? 1 << i : 0), 0);
-
 /**
  * Every join against a table also filters on the batch's ids: json_to_recordset is estimated at
  * 100 rows, and a generic plan made while a table was small would otherwise hash join over a
