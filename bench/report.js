@@ -13,6 +13,8 @@ const fmt = (n, digits = 0) =>
     ? '–'
     : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const modeName = (m) => `\`${m}\``;
+/** A heading's note for an entry a BENCH_ONLY run kept from an earlier results file. */
+const keptFrom = (entry) => (entry.from ? ` (kept from the run of ${entry.from})` : '');
 
 /** Median over the runs of one throughput row's figure. */
 function rowMedian(entry, mode, shape, inFlight, key) {
@@ -23,9 +25,10 @@ export function throughputTables(entry) {
   const rs = entry.runs;
   const first = rs[0];
   const out = [];
+  const from = keptFrom(entry);
   const at = (r, which, c) => r.ceiling?.[which]?.find((x) => x.clients === c);
   out.push(
-    '### The ceiling (pgbench, one-row INSERT, `-M prepared`)',
+    `### The ceiling (pgbench, one-row INSERT, \`-M prepared\`)${from}`,
     '',
     'Commits per second of a one-row INSERT from pgbench on the same server, before and after each run of the engine;',
     "a run's ratios divide by the mean of its two. Four serial commits at the 1-client ceiling take " +
@@ -50,7 +53,7 @@ export function throughputTables(entry) {
   const modes = [...new Set(first.results.map((r) => r.mode))];
   out.push(
     '',
-    `### Throughput: ${fmt(median(rs.map((r) => r.results.find((x) => x.inFlight !== 1)?.workflows)))} workflows of 3 no-op steps (1,000 at 1 in flight)`,
+    `### Throughput: ${fmt(median(rs.map((r) => r.results.find((x) => x.inFlight !== 1)?.workflows)))} workflows of 3 no-op steps (1,000 at 1 in flight)${from}`,
     '',
     '"of the ceiling" = steps/s ÷ the ceiling at the same client count (64 in flight: the 16-client ceiling).',
     '',
@@ -80,7 +83,7 @@ export function throughputTables(entry) {
   const mixed = first.results.filter((r) => r.shape === 'mixed');
   if (mixed.length > 0) {
     out.push(
-      `### Mixed shape: ${fmt(mixed[0].workflows)} workflows at ${mixed[0].inFlight} in flight`,
+      `### Mixed shape: ${fmt(mixed[0].workflows)} workflows at ${mixed[0].inFlight} in flight${from}`,
       '',
       'A step, a 5 ms sleep, a signal wait (the bench sends the signal right after the start), a child workflow of one step, a step.',
       'Commits and statements count the child too.',
@@ -107,10 +110,11 @@ function warmUpLines(rs) {
   const first = rs[0].warmUp;
   if (!first?.length) return [];
   const chunks = first[0].workflowsPerSec.length;
+  const { workflows, workflowsPerChunk } = first[0];
   const per = (mode, i) => median(rs.map((r) => r.warmUp?.find((w) => w.mode === mode)?.workflowsPerSec[i]));
   return [
     '',
-    `Before the levels, each engine ran ${fmt(chunks * 1500)} workflows at 16 in flight on its empty tables, in chunks of 1,500`,
+    `Before the levels, each engine ran ${fmt(workflows)} workflows at 16 in flight on its empty tables, in chunks of ${fmt(workflowsPerChunk)}`,
     '(workflows/s of each chunk, in order). A fresh engine is slower until V8 has compiled the hot path and its young',
     'tables have stopped doubling (every doubling makes each connection plan its statements again); the levels above are',
     'measured after this, on tables that hold what a service in use holds.',
@@ -237,7 +241,7 @@ function recoveryRow(med, yes) {
 
 export function otherTables(entry) {
   const med = entry.medians;
-  const from = entry.from ? ` (kept from the run of ${entry.from})` : '';
+  const from = keptFrom(entry);
   if (entry.bench === 'renewal') {
     const out = [`### Renewal${from}`, '', '| held claims | one renewal pass | statements per pass |', '|---|---|---|'];
     for (let i = 0; med[`renewalPasses[${i}].heldClaims`] !== undefined; i++)

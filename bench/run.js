@@ -182,7 +182,7 @@ const lines = [
     `Command: \`${shown?.command ?? command}\`.`,
   '',
   ...targetsTable(byName),
-  ...(byName.throughput && !byName.throughput.from ? throughputTables(byName.throughput) : []),
+  ...(byName.throughput ? throughputTables(byName.throughput) : []),
   ...results.filter((r) => r.bench !== 'throughput').flatMap(otherTables),
 ];
 const doc = path.join(ROOT, 'docs', 'performance.md');

@@ -128,6 +128,14 @@ async function runChunk(t: Target, shape: Shape, total: number, inFlight: number
 
 const WARM_UP_CHUNK = 1500;
 
+/** One engine's warm-up: workflows/s of each chunk, in order (the last one may be shorter). */
+interface WarmUp {
+  mode: Mode;
+  workflows: number;
+  workflowsPerChunk: number;
+  workflowsPerSec: number[];
+}
+
 /**
  * The warm-up before the measured levels, itself measured: `total` workflows per engine at 16 in
  * flight on the empty tables, in chunks of WARM_UP_CHUNK that alternate between the engines.
@@ -136,8 +144,8 @@ const WARM_UP_CHUNK = 1500;
  * (docs/decisions/0009). The levels are measured after it, on tables a service in use has; the
  * chunks' figures show the way there (docs/performance.md, "Steady state before measuring").
  */
-async function measuredWarmUp(targets: Target[], total: number): Promise<Array<{ mode: Mode; workflowsPerSec: number[] }>> {
-  const out = targets.map((t) => ({ mode: t.mode, workflowsPerSec: [] as number[] }));
+async function measuredWarmUp(targets: Target[], total: number): Promise<WarmUp[]> {
+  const out = targets.map((t): WarmUp => ({ mode: t.mode, workflows: total, workflowsPerChunk: WARM_UP_CHUNK, workflowsPerSec: [] }));
   for (let done = 0; done < total; done += WARM_UP_CHUNK) {
     const n = Math.min(WARM_UP_CHUNK, total - done);
     for (const [i, t] of targets.entries()) {
@@ -220,7 +228,7 @@ async function main() {
   // Workflows each engine runs at 16 in flight before the first figure counts (BENCH_WARMUP).
   const warmUpTotal = Math.max(WARM_UP_CHUNK, Number(process.env.BENCH_WARMUP ?? 6000));
   const results: ReturnType<typeof row>[] = [];
-  let warmUpChunks: Array<{ mode: Mode; workflowsPerSec: number[] }> = [];
+  let warmUpChunks: WarmUp[] = [];
   const nest = (i: number, targets: Target[]): Promise<void> =>
     i < modes.length
       ? withEngine(modes[i], (t) => nest(i + 1, [...targets, t]))
