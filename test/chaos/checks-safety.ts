@@ -20,18 +20,26 @@ export interface FaultWindows {
 const engineOf = (writer: string) => (writer.startsWith('weft:') ? writer.slice(5) : null);
 
 /**
- * No step body ran after its result was recorded, except the documented window: a step that was
- * in flight on an engine when it was paused (its retry loop started before SIGSTOP, the body wrote
- * after it). Bodies of a step in flight across a PostgreSQL restart are reported under their own
- * kind; anything else is `step_ran_after_result_recorded`.
+ * No step body ran after its result was recorded, except the documented windows (DESIGN §6: a
+ * body runs again only if its engine crashed, stalled past the TTL or lost its claim first): a
+ * step that was in flight on an engine when it was paused (its retry loop started before SIGSTOP,
+ * the body wrote after it), and one whose engine was deposed by a suspend or cancel committed
+ * elsewhere while the step was in flight or up to a TTL before it started (the owner learns of
+ * the rotation at its next fenced write or renewal, while the resumed run may already have
+ * recorded the step). Bodies of a step in flight across a PostgreSQL restart are reported under
+ * their own kind; anything else is `step_ran_after_result_recorded`.
  */
-export function checkLedger(d: RunData, w: FaultWindows, v: Tally, notes: Tally): void {
+export function checkLedger(d: RunData, w: FaultWindows, v: Tally, notes: Tally, ttlMs = 0): void {
   for (const row of d.ledger) {
     if (!row.op_recorded) continue;
     const pause = w.pauses.find((p) => p.pid === row.pid && row.step_started_ms < p.to && row.at_ms >= p.from);
     if (pause) {
       const kind = row.started_ms < pause.to ? 'excused_paused_in_flight' : 'excused_paused_in_flight_retry_attempt';
       notes.add(`body_after_result_recorded:${kind}`);
+      continue;
+    }
+    if (w.stops?.some((s) => s.workflowId === row.workflow_id && s.at >= row.step_started_ms - ttlMs && s.at <= row.at_ms)) {
+      notes.add('body_after_result_recorded:excused_deposed_by_suspend_or_cancel');
       continue;
     }
     const outage = w.pgDown.some((p) => row.step_started_ms < p.to && row.started_ms >= p.from);

@@ -166,6 +166,30 @@ describe('chaos invariant checks', () => {
     });
   });
 
+  it('excuse a body whose engine a suspend deposed while its step was in flight, not one that started a TTL after it', () => {
+    // Engine A1's body was in flight when another engine suspended the workflow; after the resume
+    // B1 ran and recorded the step, and A1's body wrote its side effect after that record.
+    const d = legitimate();
+    d.ledger = [body({ id: '1', started_ms: T + 50, step_started_ms: T + 50, at_ms: T + 1800, op_recorded: true })];
+    const ttlMs = 3000;
+    const check = (stops: FaultWindows['stops']) => {
+      const v = new Tally();
+      const notes = new Tally();
+      checkLedger(d, { ...noFaults, stops }, v, notes, ttlMs);
+      return { violations: v.counts, notes: notes.counts };
+    };
+    expect(check([{ workflowId: 'w', at: T + 400 }])).toEqual({
+      violations: {},
+      notes: { 'body_after_result_recorded:excused_deposed_by_suspend_or_cancel': 1 },
+    });
+    // Another workflow's suspend, or one committed after the body wrote, explains nothing.
+    expect(check([{ workflowId: 'x', at: T + 400 }]).violations).toEqual({ step_ran_after_result_recorded: 1 });
+    expect(check([{ workflowId: 'w', at: T + 1900 }]).violations).toEqual({ step_ran_after_result_recorded: 1 });
+    // A suspend more than a TTL before the step started: the engine had had time to learn of it.
+    d.ledger[0] = { ...d.ledger[0], started_ms: T + 5000, step_started_ms: T + 5000, at_ms: T + 5100 };
+    expect(check([{ workflowId: 'w', at: T + 1000 }]).violations).toEqual({ step_ran_after_result_recorded: 1 });
+  });
+
   it('explain re-runs by the fault that caused them, in body start order', () => {
     const d = emptyData();
     d.ledger = [

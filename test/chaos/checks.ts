@@ -77,7 +77,7 @@ export function runChecks(plan: PlannedWorkflow[], d: RunData, windows: FaultWin
   checkUpdateResults(plan, client.updateResults, violations);
   checkExpiringUpdates(plan, d, client.expiring, violations, notes);
   checkDelayedStarts(plan, d, violations);
-  checkLedger(d, windows, violations, notes);
+  checkLedger(d, windows, violations, notes, o.ttlMs);
   checkFinishedReruns(d, windows, o, violations, notes, anomalies);
   checkStopWindows(d, windows, o, violations, notes);
   const stepReruns = classifyReruns(d, windows, notes, anomalies, o.ttlMs);
