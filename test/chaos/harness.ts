@@ -112,13 +112,19 @@ interface Phase {
  */
 async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, startedAt: number, log: (m: string) => void): Promise<string> {
   let faultsDoneAt = 0;
+  let drivenAt = 0;
   void ph.faulting.then(() => (faultsDoneAt = Date.now()));
+  void ph.driving.then(() => (drivenAt = Date.now()));
   const reason = await until(
     async () => {
       if (ph.monitor.done >= total) {
         if (p.faultsUntilDone) ph.injector.stop();
         if (faultsDoneAt) return 'all workflows finished';
       }
+      // Faults "until done" must not outlast a workflow nobody will finish (a resume the driver
+      // gave up on, reported as resume_gave_up): once the driver is through and nothing advanced
+      // for stallMs, the faults stop and the stall rule below ends the run.
+      if (p.faultsUntilDone && drivenAt && Date.now() - ph.monitor.lastProgressAt > p.stallMs) ph.injector.stop();
       if (faultsDoneAt && Date.now() - ph.monitor.lastProgressAt > p.stallMs) return `no progress for ${p.stallMs} ms`;
       if (faultsDoneAt && Date.now() - faultsDoneAt > p.settleMs) return `not all finished ${p.settleMs} ms after the last fault`;
       if (Date.now() - startedAt > p.maxRunMs) return `run cap of ${p.maxRunMs} ms reached`;
