@@ -5,7 +5,8 @@
 //   BENCH_MODES=workflow-lease,none  BENCH_FILL_CHUNK=<workflows per INSERT, 100000>
 //   BENCH_MESSAGE_EVERY=<every k-th ended workflow waited for a signal, 4>  BENCH_STATEMENTS=1
 //   BENCH_AUTOVACUUM_LIKE=0 (no stand-in for an autovacuum that is off on the server)
-//   BENCH_IDS=time-ordered (the bench passes UUIDv7-style workflow ids; default: the engine's randomUUID)
+//   BENCH_IDS=random (the bench passes randomUUID() ids and fills with random ids, as before the engine's
+//   ids became UUIDv7: the comparison; default: the engine's own ids, and a time-ordered fill)
 //
 // Per mode, two databases with an engine each, side by side: "empty" and "full". Both are first
 // measured while empty (the control: two like databases, so its ratio is the method's own bias),
@@ -15,7 +16,7 @@
 // With autovacuum off on the server, its default rules are applied between chunks (autovacuumLike).
 // WAL per workflow (with pg_walinspect, this database's blocks only) shows the full-page images.
 import { WeftEngine } from '@weft/nest';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { adminUrl, machine, percentile, round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
 
@@ -29,22 +30,14 @@ const log = (m: string) => process.stderr.write(`[scale-rows] ${m}\n`);
 /** --expose-gc: collect between chunks, so one engine's garbage is not collected in the other's chunk. */
 const gc = () => (globalThis as { gc?: () => void }).gc?.();
 /**
- * BENCH_IDS=time-ordered: the bench passes UUIDv7-style ids (millisecond time first) instead of
- * letting the engine draw randomUUID(), to show what random keys cost in the primary keys of a
- * large table (every insert lands on another leaf page). The filled rows keep random ids.
+ * BENCH_IDS=random: random ids (randomUUID, what the engine generated before docs/decisions/0010)
+ * for the workflows the bench starts and the ones it fills, to show what random keys cost in the
+ * primary keys of a large table (every insert lands on another leaf page). Default: the engine
+ * generates its UUIDv7 ids, and the filled ones are time-ordered too (their creation time first).
  */
-const timeOrderedIds = process.env.BENCH_IDS === 'time-ordered';
+const randomIds = process.env.BENCH_IDS === 'random';
 
-function timeOrderedId(): string {
-  const b = randomBytes(16);
-  b.writeUIntBE(Date.now(), 0, 6);
-  b[6] = (b[6] & 0x0f) | 0x70;
-  b[8] = (b[8] & 0x3f) | 0x80;
-  const h = b.toString('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
-const startOptions = () => (timeOrderedIds ? { workflowId: timeOrderedId() } : {});
+const startOptions = () => (randomIds ? { workflowId: randomUUID() } : {});
 
 interface Target {
   label: Label;
@@ -246,14 +239,19 @@ async function alternate(empty: Target, full: Target, plan: Plan) {
  * the row at version 4 (start + 3 advances), its 3 operations, no timers (the terminal commit
  * clears them), under 'workflow-lease' its claim row released by the terminal commit (epoch 1,
  * no holder, version 2), and every `messageEvery`-th one a workflow that waited for a signal:
- * step, waitForSignal, step, and its consumed message. Ids are random UUIDs like the engine's
- * randomUUID() (md5 of a salt and the number, so every table's statement derives the same id);
- * creation times spread over 30 days in insertion order, as a table that grew for a month.
+ * step, waitForSignal, step, and its consumed message. Creation times spread over 30 days in
+ * insertion order, as a table that grew for a month. Ids are UUIDv7 like the engine's: the
+ * creation time's milliseconds, then md5 of a salt and the number (so every table's statement
+ * derives the same id); BENCH_IDS=random: the md5 alone, a random UUID.
  */
 function fillStatements(withClaims: boolean) {
+  const id = randomIds
+    ? 'y.r::uuid::text'
+    : `substr(y.ms, 1, 8) || '-' || substr(y.ms, 9, 4) || '-7' || substr(y.r, 1, 3) || '-8' || substr(y.r, 4, 3) || '-' || substr(y.r, 7, 12)`;
   const from = `FROM generate_series($1::int, $2::int) g
-    CROSS JOIN LATERAL (SELECT md5($3::text || g)::uuid::text AS id, g % $4 = 0 AS sig,
-      now() - interval '30 days' + (g::float8 / $5) * interval '30 days' AS t) x`;
+    CROSS JOIN LATERAL (SELECT now() - interval '30 days' + (g::float8 / $5) * interval '30 days' AS t, md5($3::text || g) AS r) y0
+    CROSS JOIN LATERAL (SELECT y0.t, y0.r, lpad(to_hex((extract(epoch FROM y0.t) * 1000)::bigint), 12, '0') AS ms) y
+    CROSS JOIN LATERAL (SELECT ${id} AS id, g % $4 = 0 AS sig, y.t AS t) x`;
   const stmts = [
     `INSERT INTO weft.weft_workflows (id, type, status, input, output, run_number, created_at, updated_at, completed_at, version)
      SELECT x.id, CASE WHEN x.sig THEN 'signalled' ELSE 'noop3' END, 'completed', json_build_object('n', g), to_json(g + 2), 1,
@@ -417,7 +415,7 @@ async function main() {
         workflowsPerChunk: perChunk,
         chunksPerDatabase: chunks,
         autovacuumLike,
-        ids: timeOrderedIds ? 'time-ordered' : 'engine (randomUUID)',
+        ids: randomIds ? 'random (randomUUID)' : 'engine (UUIDv7)',
         fillSeconds,
         totalSeconds: round((performance.now() - t0) / 1000, 1),
         results,
