@@ -269,7 +269,7 @@ export function otherTables(entry) {
     const out = [
       `### ${fmt(med.rows)} ended workflows in the tables${from}`,
       '',
-      '3 no-op steps at 16 in flight on a database that holds them (written as the engine leaves them: histories, claims, a consumed signal every 4th) against an empty one, side by side, in chunks that alternate between the two; the control is the same pair before the fill.',
+      `3 no-op steps at 16 in flight on a database that holds them (written as the engine leaves them: histories, claims, a consumed signal every 4th) against an empty one, side by side, in chunks that alternate between the two; the control is the same pair before the fill. Workflow ids: ${entry.runs[0].ids === 'random (randomUUID)' ? 'random UUIDs (BENCH_IDS=random)' : 'the engine’s UUIDv7, time-ordered in the fill too (docs/decisions/0010)'}.`,
       '',
       '| mode | empty tables | full tables | full ÷ empty | adjacent chunks ÷ (median) | control (both empty) | WAL per workflow, empty / full | full-page images per workflow, full |',
       '|---|---|---|---|---|---|---|---|',
