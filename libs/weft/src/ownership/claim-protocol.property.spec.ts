@@ -279,19 +279,25 @@ describe('claim protocol: random interleavings of three registries (real Postgre
   /** All three engines try to get the same workflow at once, each by what it read. */
   async function race(w: World, id: string): Promise<void> {
     const before = (await claims()).get(id);
+    const t0 = performance.now();
     const results = await Promise.all(
       w.regs.map(async (reg) => {
         const view = await reg.read(id);
         return view?.engineId ? reg.takeover(id, view.engineId, view.epoch) : reg.acquire(id);
       }),
     );
+    const took = performance.now() - t0;
     results.forEach((r, e) => noteWin(w, e, id, r));
     const winners = results.filter((r) => r.ok);
-    expect(winners.length).toBeLessThanOrEqual(1);
+    // One winner, unless the race outlasted a TTL plus the grace (a loaded machine; the TTL is
+    // 60 ms): then a later engine may legitimately take over the first winner's expired claim.
+    // Never two at one epoch: each win is the epoch after the one before.
+    if (took <= CONFIG.ttlMs + CONFIG.graceMs) expect(winners.length).toBeLessThanOrEqual(1);
+    expect(new Set(winners.map((r) => (r.ok ? r.epoch : ''))).size).toBe(winners.length);
     const eligible = !before?.engineId || before.expired;
-    if (eligible && ENGINES.some((_, e) => !w.lost[e].has(id))) expect(winners).toHaveLength(1);
+    if (eligible && ENGINES.some((_, e) => !w.lost[e].has(id))) expect(winners.length).toBeGreaterThanOrEqual(1);
     const after = (await claims()).get(id)!;
-    expect(after.epoch).toBe(winners.length ? plus1(before?.epoch) : (before?.epoch ?? '0'));
+    expect(after.epoch).toBe(String(BigInt(before?.epoch ?? '0') + BigInt(winners.length)));
   }
 
   async function perform(w: World, a: Action): Promise<void> {
