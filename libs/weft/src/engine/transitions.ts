@@ -174,20 +174,34 @@ export class Transitions {
     }
   }
 
+  /**
+   * A timer taken here may be fired late (the engine stalled between taking it and firing it,
+   * and another engine fired it meanwhile): the workflow then runs already, maybe under a claim
+   * this engine holds for its own run of it. Only a claim this fire took is let go, and only
+   * while no run here uses it; a running workflow whose claim the fire took over is driven.
+   */
   private async fireDelayedStart(workflowId: string): Promise<void> {
+    const heldBefore = this.ownership.holds(workflowId);
     if (!(await this.ownership.claimForTimer(workflowId))) return; // another engine has it
-    // A failed fire lets the claim go: the timer fires again (here or elsewhere) and claims anew,
+    const letGo = async () => {
+      if (!heldBefore && !this.runtime.live.has(workflowId)) await this.ownership.release(workflowId);
+    };
+    let status: WorkflowStatus | undefined;
+    // A failed fire lets its claim go: the timer fires again (here or elsewhere) and claims anew,
     // and if another engine started the workflow meanwhile nothing would ever release it here.
-    const row = await this.external(workflowId, 'delayed-start', (r) =>
-      r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null,
-    ).catch(async (err: unknown) => {
-      await this.ownership.release(workflowId).catch(() => undefined);
+    const row = await this.external(workflowId, 'delayed-start', (r) => {
+      status = r.status;
+      return r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null;
+    }).catch(async (err: unknown) => {
+      await letGo().catch(() => undefined);
       throw err;
     });
     if (row) {
       const { input, runNumber, version, parentId } = row;
       this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });
-    } else await this.ownership.release(workflowId);
+    } else if (status === 'running') {
+      if (!heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
+    } else await letGo();
   }
 
   /**

@@ -162,6 +162,45 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     expect(bodies['delayed-5']).toBe(1);
   });
 
+  it('a delayed-start timer fired late, for a workflow this engine already runs, leaves its claim alone', async () => {
+    // An engine that stalled between taking a delayed start's timer and firing it finds the
+    // workflow started by another engine meanwhile, and may hold its claim for its own run of it
+    // (taken over since). Seen in the soak: the fire released that claim, the run's next commit
+    // was refused, and a finished step ran again after a reclaim.
+    const a = await engine('A5c', { backgroundTasks: 'manual' });
+    await a.bootstrap();
+    const h = await a.start('gated', { key: 'late-fire' }, { workflowId: 'late-fire' });
+    await waitFor(() => gates.has('late-fire'), 'the step body to start');
+    const held = await claim(h.workflowId);
+    expect(held.engine_id).toBe('A5c');
+    await env.tdb.query(
+      `INSERT INTO weft.weft_timers (workflow_id, kind, seq, fire_at) VALUES ($1, 'delayed-start', -1, now() - interval '1 second')`,
+      [h.workflowId],
+    );
+    await a.runMaintenance(); // fires the late timer
+    expect(await claim(h.workflowId)).toEqual(held);
+    gates.get('late-fire')!();
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('after');
+    expect(await row(h.workflowId)).toMatchObject({ status: 'completed' });
+  });
+
+  it('a late delayed-start fire that takes over a dead holder’s claim of a running workflow drives it', async () => {
+    const a = await engine('A5d', { backgroundTasks: 'manual' });
+    await a.bootstrap();
+    const h = await a.start('once', { key: 'late-takeover' }, { workflowId: 'late-takeover', startAfter: '1h' });
+    // Fired by an engine that then died: running, its claim held by 'dead', expired.
+    await env.tdb.query(`UPDATE weft.weft_workflows SET status = 'running', fence_epoch = 7 WHERE id = $1`, [h.workflowId]);
+    await env.tdb.query(
+      `UPDATE weft.weft_workflow_claims SET engine_id = 'dead', epoch = 7, expires_at = now() - interval '1 hour' WHERE workflow_id = $1`,
+      [h.workflowId],
+    );
+    await env.tdb.query(`UPDATE weft.weft_timers SET fire_at = now() - interval '1 second' WHERE workflow_id = $1`, [h.workflowId]);
+    // Only the due timers (runMaintenance's reclaim scan would take the workflow over first).
+    await (a as unknown as { transitions: { processDueTimers(): Promise<number> } }).transitions.processDueTimers();
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('done');
+    expect(bodies['late-takeover']).toBe(1);
+  });
+
   it('resume on an engine without the type leaves the claim free, so an engine with the type runs it', async () => {
     const runner = await engine('R6');
     const other = await engine('O6', {}, (e) => e.register('once', Once));
