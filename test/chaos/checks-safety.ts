@@ -26,8 +26,10 @@ const engineOf = (writer: string) => (writer.startsWith('weft:') ? writer.slice(
  * the body wrote after it), and one whose engine was deposed by a suspend or cancel committed
  * elsewhere while the step was in flight or up to a TTL before it started (the owner learns of
  * the rotation at its next fenced write or renewal, while the resumed run may already have
- * recorded the step). Bodies of a step in flight across a PostgreSQL restart are reported under
- * their own kind; anything else is `step_ran_after_result_recorded`.
+ * recorded the step), and one in flight across a PostgreSQL outage longer than the TTL (no
+ * renewal could pass, so the claim expired under it). Bodies in flight across a shorter outage
+ * are reported under their own kind (the claim must outlive it); anything else is
+ * `step_ran_after_result_recorded`.
  */
 export function checkLedger(d: RunData, w: FaultWindows, v: Tally, notes: Tally, ttlMs = 0): void {
   for (const row of d.ledger) {
@@ -42,7 +44,13 @@ export function checkLedger(d: RunData, w: FaultWindows, v: Tally, notes: Tally,
       notes.add('body_after_result_recorded:excused_deposed_by_suspend_or_cancel');
       continue;
     }
-    const outage = w.pgDown.some((p) => row.step_started_ms < p.to && row.started_ms >= p.from);
+    const outage = w.pgDown.find((p) => row.step_started_ms < p.to && row.started_ms >= p.from);
+    if (outage && outage.to - outage.from > ttlMs) {
+      // Cut off from the database longer than the TTL, the engine could not renew: its claim
+      // expired under a body it had started while the claim was still valid, as across a pause.
+      notes.add('body_after_result_recorded:excused_in_flight_across_postgres_restart_past_ttl');
+      continue;
+    }
     const kind = outage ? 'step_ran_after_result_recorded:in_flight_across_postgres_restart' : 'step_ran_after_result_recorded';
     v.add(kind, () => ({ ...brief(row), context: context(row, w), story: story(d, row.workflow_id) }));
   }

@@ -101,10 +101,12 @@ function legitimate(): RunData {
   return d;
 }
 
+const TTL_MS = 3000;
+
 function violationsOf(d: RunData, windows = noFaults): Record<string, number> {
   const v = new Tally();
   checkWriters(d, checkEpochs(d, v), v);
-  checkLedger(d, windows, v, new Tally());
+  checkLedger(d, windows, v, new Tally(), TTL_MS);
   checkEndState(d, v);
   return v.counts;
 }
@@ -164,6 +166,9 @@ describe('chaos invariant checks', () => {
       step_ran_after_result_recorded: 1,
       'step_ran_after_result_recorded:in_flight_across_postgres_restart': 1,
     });
+    // An outage longer than the TTL: no renewal could pass, the claim expired under the body.
+    const long = { from: T + 6000, to: T + 6000 + TTL_MS + 1 };
+    expect(violationsOf(d, { ...noFaults, pauses: [pause], pgDown: [long] })).toEqual({ step_ran_after_result_recorded: 1 });
   });
 
   it('excuse a body whose engine a suspend deposed while its step was in flight, not one that started a TTL after it', () => {
