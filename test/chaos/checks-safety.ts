@@ -17,6 +17,14 @@ export interface FaultWindows {
   stops?: Array<{ workflowId: string; at: number }>;
 }
 
+/**
+ * A suspend or cancel of the workflow committed in [from - ttlMs, to]: it deposed the engine that
+ * ran a body in that window (an owner learns of the rotation at its next fenced write or renewal,
+ * so a body may still start up to a TTL after it).
+ */
+export const stoppedWithin = (w: FaultWindows, workflowId: string, from: number, to: number, ttlMs: number): boolean =>
+  !!w.stops?.some((s) => s.workflowId === workflowId && s.at >= from - ttlMs && s.at <= to);
+
 const engineOf = (writer: string) => (writer.startsWith('weft:') ? writer.slice(5) : null);
 
 /**
@@ -40,7 +48,7 @@ export function checkLedger(d: RunData, w: FaultWindows, v: Tally, notes: Tally,
       notes.add(`body_after_result_recorded:${kind}`);
       continue;
     }
-    if (w.stops?.some((s) => s.workflowId === row.workflow_id && s.at >= row.step_started_ms - ttlMs && s.at <= row.at_ms)) {
+    if (stoppedWithin(w, row.workflow_id, row.step_started_ms, row.at_ms, ttlMs)) {
       notes.add('body_after_result_recorded:excused_deposed_by_suspend_or_cancel');
       continue;
     }
@@ -141,8 +149,7 @@ function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows, ttlMs: nu
   if (w.leaseLost.some((l) => l.engineId === prev.engine && l.at >= prev.started_ms && l.at <= next.started_ms)) return 'lease-lost';
   if (w.pauses.some((p) => p.engineId === prev.engine && p.to >= prev.started_ms && p.from <= next.started_ms)) return 'engine-paused';
   if (w.pgDown.some((p) => p.to >= prev.started_ms && p.from <= next.started_ms)) return 'postgres-restart';
-  if (w.stops?.some((s) => s.workflowId === prev.workflow_id && s.at >= prev.started_ms - ttlMs && s.at <= next.started_ms))
-    return 'suspended-and-resumed';
+  if (stoppedWithin(w, prev.workflow_id, prev.started_ms, next.started_ms, ttlMs)) return 'suspended-and-resumed';
   return 'unexplained';
 }
 

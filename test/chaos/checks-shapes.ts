@@ -2,7 +2,7 @@
 // body that finished on a stopping engine is committed, not run again), finished step bodies that
 // ran again in a live engine, bodies after a cancel or suspend committed, delayed starts, and
 // updates whose callers timed out. Each rule is documented in test/chaos/README.md.
-import { story, takeoverCause, type FaultWindows } from './checks-safety.js';
+import { stoppedWithin, story, takeoverCause, type FaultWindows } from './checks-safety.js';
 import { groupBy, type LedgerRow, type RunData, type WfAuditRow } from './data.js';
 import type { ExpiringOutcome } from './driver.js';
 import { LEASE_ID } from './schema.js';
@@ -110,8 +110,7 @@ function judgeRerun(d: RunData, r: LedgerRow, again: LedgerRow, w: FaultWindows,
   // A suspend or cancel ends that run (its commit is refused): at-least-once. Committed after the
   // body started, or up to a TTL before it: a deposed engine learns of the rotation only at its
   // next fenced write, so a body may start in that window (step_ran_after_* bounds it).
-  if (w.stops?.some((x) => x.workflowId === r.workflow_id && x.at >= from - o.ttlMs && x.at <= to))
-    return { excused: true, why: 'suspended-or-cancelled' };
+  if (stoppedWithin(w, r.workflow_id, from, to, o.ttlMs)) return { excused: true, why: 'suspended-or-cancelled' };
   const lost = claimLoss(d, r.workflow_id, e, from, to, w, o.claimWindowMs);
   if (lost === 'taken:holder-live') return { excused: false, why: lost, anomaly: 'finished_step_rerun_after_claim_taken_from_live_engine' };
   if (lost) return { excused: true, why: `claim-lost:${lost}` };

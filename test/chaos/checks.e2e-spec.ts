@@ -176,11 +176,10 @@ describe('chaos invariant checks', () => {
     // B1 ran and recorded the step, and A1's body wrote its side effect after that record.
     const d = legitimate();
     d.ledger = [body({ id: '1', started_ms: T + 50, step_started_ms: T + 50, at_ms: T + 1800, op_recorded: true })];
-    const ttlMs = 3000;
     const check = (stops: FaultWindows['stops']) => {
       const v = new Tally();
       const notes = new Tally();
-      checkLedger(d, { ...noFaults, stops }, v, notes, ttlMs);
+      checkLedger(d, { ...noFaults, stops }, v, notes, TTL_MS);
       return { violations: v.counts, notes: notes.counts };
     };
     expect(check([{ workflowId: 'w', at: T + 400 }])).toEqual({
