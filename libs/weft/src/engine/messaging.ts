@@ -194,15 +194,22 @@ export class Messaging {
   /** LISTEN on one dedicated connection; reconnects with backoff and polls after every reconnect. */
   async listen(): Promise<void> {
     if (this.closed) return;
+    let client: PoolClient | undefined;
     try {
-      const client = await this.sql.pool.connect();
+      client = await this.sql.pool.connect();
+      const mine = client;
       client.on('notification', (n) => n.payload && this.onNotify(n.payload));
-      client.on('error', () => this.reconnect(client));
-      client.on('end', () => this.reconnect(client));
+      client.on('error', () => this.reconnect(mine));
+      client.on('end', () => this.reconnect(mine));
       await this.store.messages.listen(client);
+      // Closed while this connected (a reconnect at shutdown): a client kept here would never be
+      // released, and ending the pool waits for every client it handed out.
+      if (this.closed) return void client.release(true);
       this.listener = client;
       this.listenRetryMs = 250;
     } catch (err) {
+      client?.release(true); // its LISTEN failed: not put back for reuse
+      if (this.closed) return;
       this.options.logger.warn(`LISTEN failed (${(err as Error).message}); retrying in ${this.listenRetryMs} ms`);
       this.scheduleReconnect();
     }
