@@ -6,7 +6,8 @@
 // bench's commits). Plans are judged here, not times; plus the release still does its job.
 import pg from 'pg';
 import { useTestEngines } from '../../../../test/support/engine.js';
-import { advanceParams, advanceSql, shapeOf } from './repositories/workflow-advance.js';
+import { advanceParams, advanceSql, shapeKeyOf, shapeOf } from './repositories/workflow-advance.js';
+import { loneAdvanceParams, loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
 
 const ENGINE = 'engine-a';
@@ -71,34 +72,46 @@ describe('advance statement: the release finds the claim by its key (real Postgr
         fence: { engineId: ENGINE, epoch },
         release: true,
       });
-      const sql = advanceSql('weft', shapeOf(terminal('w1', '1')), true); // one command: its id is $2
       await db.query('SET plan_cache_mode = force_generic_plan');
-      await db.query({ name: 'terminal', text: sql, values: advanceParams([terminal('w1', '1')]) }); // prepares it
-      await db.query('PREPARE terminal_again AS ' + sql);
-      const [plan] = (
-        await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
-          `EXPLAIN (FORMAT JSON) EXECUTE terminal_again(${advanceParams([terminal('w2', '1')])
-            .map((p) => db.escapeLiteral(p))
-            .join(', ')})`,
-        )
-      ).rows[0]['QUERY PLAN'];
-      const rel = releaseNodes(plan.Plan);
-      expect(rel.length).toBeGreaterThan(0);
-      const indexes = rel.map((n) => n['Index Name']).filter(Boolean);
-      expect(indexes).not.toContain('weft_workflow_claims_engine_idx');
-      expect(rel.some((n) => n['Relation Name'] === 'weft_workflow_claims' && n['Node Type'] === 'Seq Scan')).toBe(false);
-      expect(indexes).toContain('weft_workflow_claims_pkey');
-
-      // And it still releases exactly what it should: w1 (fenced at epoch 1) now free, w3 at a
-      // stale epoch refused and still held, nobody else touched.
+      // Both texts of the advance: the general one for a command alone, and the lone one the engine
+      // sends for a terminal commit with at most one operation (workflow-advance-lone.ts).
+      const forms = {
+        general: { sql: advanceSql('weft', shapeOf(terminal('w1', '1')), true), params: (c: AdvanceCommand) => advanceParams([c]) },
+        lone: {
+          sql: loneAdvanceSql('weft', shapeOf(terminal('w1', '1'))),
+          params: (c: AdvanceCommand) => loneAdvanceParams(c, shapeKeyOf(c)),
+        },
+      };
       const claim = async (id: string) =>
         (await db.query('SELECT engine_id, epoch::text AS epoch FROM weft.weft_workflow_claims WHERE workflow_id = $1', [id])).rows[0];
-      expect(await claim('w1')).toEqual({ engine_id: null, epoch: '1' });
-      const stale = await db.query({ name: 'terminal', text: sql, values: advanceParams([terminal('w3', '0')]) });
-      expect(stale.rows[0].fenced).toBe(false);
-      expect(await claim('w3')).toEqual({ engine_id: ENGINE, epoch: '1' });
-      const held = await db.query('SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE engine_id = $1', [ENGINE]);
-      expect(held.rows[0].n).toBe(HELD - 1);
+      let released = 0;
+      for (const [form, { sql, params }] of Object.entries(forms)) {
+        const [w1, w2, w3] = form === 'general' ? ['w1', 'w2', 'w3'] : ['w4', 'w5', 'w6'];
+        await db.query({ name: `terminal_${form}`, text: sql, values: params(terminal(w1, '1')) }); // prepares it
+        await db.query(`PREPARE terminal_${form}_again AS ${sql}`);
+        const literal = (p: unknown) => (p === null ? 'NULL' : db.escapeLiteral(String(p)));
+        const [plan] = (
+          await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(
+            `EXPLAIN (FORMAT JSON) EXECUTE terminal_${form}_again(${params(terminal(w2, '1')).map(literal).join(', ')})`,
+          )
+        ).rows[0]['QUERY PLAN'];
+        const rel = releaseNodes(plan.Plan);
+        expect(rel.length).toBeGreaterThan(0);
+        const indexes = rel.map((n) => n['Index Name']).filter(Boolean);
+        expect(indexes).not.toContain('weft_workflow_claims_engine_idx');
+        expect(rel.some((n) => n['Relation Name'] === 'weft_workflow_claims' && n['Node Type'] === 'Seq Scan')).toBe(false);
+        expect(indexes).toContain('weft_workflow_claims_pkey');
+
+        // And it still releases exactly what it should: w1 (fenced at epoch 1) now free, w3 at a
+        // stale epoch refused and still held, nobody else touched.
+        expect(await claim(w1)).toEqual({ engine_id: null, epoch: '1' });
+        released++;
+        const stale = await db.query({ name: `terminal_${form}`, text: sql, values: params(terminal(w3, '0')) });
+        expect(stale.rows[0].fenced).toBe(false);
+        expect(await claim(w3)).toEqual({ engine_id: ENGINE, epoch: '1' });
+        const held = await db.query('SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE engine_id = $1', [ENGINE]);
+        expect(held.rows[0].n).toBe(HELD - released);
+      }
     } finally {
       await db.end();
     }

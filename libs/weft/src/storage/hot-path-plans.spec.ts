@@ -7,7 +7,8 @@
 // Plans are judged here, not times (docs/performance.md).
 import pg from 'pg';
 import { useTestEngines } from '../../../../test/support/engine.js';
-import { advanceParams, advanceSql, shapeOf } from './repositories/workflow-advance.js';
+import { advanceParams, advanceSql, shapeKeyOf, shapeOf } from './repositories/workflow-advance.js';
+import { isLoneRecord, loneAdvanceParams, loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
 
 const ROWS = 3000;
@@ -153,6 +154,20 @@ describe('hot-path statements: generic plans reach rows by key (real PostgreSQL)
     expect(seqScans(plan)).toEqual([]);
   });
 
+  // The engine's text for a lone step record or plain terminal commit (workflow-advance-lone.ts).
+  const lone = Object.keys(commands).filter((name) => isLoneRecord([commands[name]], shapeKeyOf(commands[name])));
+  it('the lone form covers the step records', () => expect(lone).toEqual(['step record (fenced)', 'step record (ownership none)']));
+  it.each(lone)('%s, the lone form: no sequential scan of a big table', async (name) => {
+    const cmd = commands[name];
+    const plan = await genericPlan(
+      db,
+      `lone_${lone.indexOf(name)}`,
+      loneAdvanceSql('weft', shapeOf(cmd)),
+      loneAdvanceParams(cmd, shapeKeyOf(cmd)),
+    );
+    expect(seqScans(plan)).toEqual([]);
+  });
+
   it.each(['none', 'workflow-lease'])('the start statement (ownership %s): no sequential scan of a big table', async (ownership) => {
     const start = starts.get(ownership);
     expect(start).toBeDefined();
@@ -223,6 +238,12 @@ describe('hot-path statements on tables never analyzed: one command or start is 
   it('a lone step record', async () => {
     const cmd = commands['step record (ownership none)'];
     const plan = await genericPlan(db, 'lone', advanceSql('weft', shapeOf(cmd), true), advanceParams([cmd]));
+    expect(seqScans(plan)).toEqual([]);
+  });
+
+  it('a lone step record, the lone form', async () => {
+    const cmd = commands['step record (ownership none)'];
+    const plan = await genericPlan(db, 'lone_form', loneAdvanceSql('weft', shapeOf(cmd)), loneAdvanceParams(cmd, shapeKeyOf(cmd)));
     expect(seqScans(plan)).toEqual([]);
   });
 

@@ -36,6 +36,9 @@ const SHAPE_BITS: Array<keyof AdvanceShape> = [
   'trace',
 ];
 
+/** The bit of one part in a shape key. */
+export const shapeBit = (part: keyof AdvanceShape): number => 1 << SHAPE_BITS.indexOf(part);
+
 /**
  * A consumed update's row holds the result its caller polls for (engine.update reads it every
  * 200 ms at most), so continue-as-new keeps such rows this long instead of deleting them at once.

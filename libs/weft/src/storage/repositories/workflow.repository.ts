@@ -10,7 +10,8 @@ import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
-import { advanceOutcomes, advanceParams, AdvanceRow, advanceSql, shapeFromKey, shapeKeyOf } from './workflow-advance.js';
+import { AdvanceStatements } from './advance-statements.js';
+import { advanceOutcomes, AdvanceRow } from './workflow-advance.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -286,7 +287,7 @@ export interface LoadedWorkflow {
  */
 export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly wf: ReturnType<typeof statements>;
-  private readonly advanceStatements = new Map<number, string>();
+  private readonly advanceStatements: AdvanceStatements;
 
   /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
@@ -296,6 +297,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   ) {
     super(client, WorkflowEntity, 'weft_workflows');
     this.wf = statements(schema);
+    this.advanceStatements = new AdvanceStatements(schema);
   }
 
   /** @internal The status of each id that exists. */
@@ -338,22 +340,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     // In id order: the statement then locks claim and workflow rows in index order, the order
     // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
     const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
-    const rows = await this.db.query<AdvanceRow>(this.advanceSqlFor(sorted), advanceParams(sorted));
-    return advanceOutcomes(commands, rows);
-  }
-
-  /** The statement for the union of the parts the batch uses, built once per shape. */
-  private advanceSqlFor(commands: AdvanceCommand[]): string {
-    let shape = 0;
-    for (const c of commands) shape |= shapeKeyOf(c);
-    const single = commands.length === 1; // its id a parameter (see workflow-advance.ts)
-    const key = shape * 2 + (single ? 1 : 0);
-    let sql = this.advanceStatements.get(key);
-    if (!sql) {
-      sql = advanceSql(this.schema, shapeFromKey(shape), single);
-      this.advanceStatements.set(key, sql);
-    }
-    return sql;
+    const { sql, params } = this.advanceStatements.for(sorted);
+    return advanceOutcomes(commands, await this.db.query<AdvanceRow>(sql, params));
   }
 
   /** @internal One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
