@@ -239,6 +239,29 @@ function recoveryRow(med, yes) {
   ];
 }
 
+/** Where one workflow's time goes: bench/latency.ts. */
+function latencyTable(med, firstRun, from) {
+  const out = [
+    `### Where one workflow's time goes (3 no-op steps, 1 in flight)${from}`,
+    '',
+    "Every statement the engine sends is timed from node-pg's `query` to its reply, so p50 splits into the workflow's four round trips, " +
+      "Node's time between a reply and the next statement, and the two edges (`start()` to the first statement, the last reply to `result()`). " +
+      'In the same window, on a bare connection of the same process, three reference statements: a one-row INSERT (what the ceiling commits), ' +
+      "the step's two row writes as plain SQL (UPDATE of the workflow row, INSERT of its operation, on copies of the engine's tables), " +
+      "and the engine's own step-record statement on the same copies.",
+    '',
+    '| mode | p50 | four round trips | Node between them | edges | one-row INSERT | step writes, plain SQL | the engine’s step record | p50 ÷ four one-row INSERTs |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
+  for (let i = 0; med[`results[${i}].p50Ms`] !== undefined; i++) {
+    const r = (k, d = 3) => `${fmt(med[`results[${i}].${k}`], d)} ms`;
+    out.push(
+      `| ${modeName(firstRun[i].mode)} | ${r('p50Ms', 2)} | ${r('fourRoundTripsMs', 2)} | ${r('nodeBetweenMs')} | ${r('edgesMs')} | ${r('bareInsertMs')} | ${r('plainStepWritesMs')} | ${r('engineStepRecordMs')} | ${fmt(med[`results[${i}].p50OverFourBareInserts`], 2)} |`,
+    );
+  }
+  return [...out, ''];
+}
+
 export function otherTables(entry) {
   const med = entry.medians;
   const from = keptFrom(entry);
@@ -300,6 +323,7 @@ export function otherTables(entry) {
       '',
     ];
   }
+  if (entry.bench === 'latency') return latencyTable(med, entry.runs[0].results, from);
   if (entry.bench === 'signal-latency') {
     const first = entry.runs[0];
     const out = [

@@ -26,6 +26,8 @@ const runs = Number(process.env.BENCH_RUNS ?? 3);
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const benches = [
   ['throughput', 'throughput.ts', [process.env.BENCH_WORKFLOWS ?? '2000']],
+  // Where a workflow's p50 goes: its round trips, Node between them, reference statements.
+  ['latency', 'latency.ts', [process.env.BENCH_LATENCY ?? '1000']],
   ['parked-heap', 'parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],
   ['renewal', 'renewal.ts', []],
   ['signal-latency', 'signal-latency.ts', []],
