@@ -56,7 +56,6 @@ interface Samples {
   roundTrips: number[];
   between: number[];
   edges: number[];
-  statements: number[];
   bareInsert: number[];
   plainStep: number[];
   engineStep: number[];
@@ -67,7 +66,6 @@ const emptySamples = (): Samples => ({
   roundTrips: [],
   between: [],
   edges: [],
-  statements: [],
   bareInsert: [],
   plainStep: [],
   engineStep: [],
@@ -92,7 +90,7 @@ async function openReference(t: Target): Promise<void> {
   await c.query('CREATE TABLE ref.bare (id bigserial PRIMARY KEY, v int)');
 }
 
-/** The reference workflow row: a copy of a running one of the engine's, at version 1, with no history. */
+/** The reference workflow row: a copy of one of the engine's (ended) workflows, running again at version 1, with no history. */
 async function resetReference(t: Target, fromId: string): Promise<void> {
   await t.ref.query('TRUNCATE ref.weft_operations, ref.weft_workflows');
   await t.ref.query(`INSERT INTO ref.weft_workflows SELECT * FROM weft.weft_workflows WHERE id = $1`, [fromId]);
@@ -160,7 +158,6 @@ async function runChunk(t: Target, n: number, s: Samples): Promise<void> {
     s.total.push(t1 - t0);
     // The workflow's own statements: those on the engine's database (not the other engine's loops).
     const own = sent.filter((x) => x.db === t.db && x.backAt !== undefined);
-    s.statements.push(own.length);
     if (own.length === 4 && own.every((x) => x.sentAt >= t0 && x.backAt! <= t1)) {
       let trips = 0;
       let between = 0;

@@ -43,9 +43,10 @@ const RELEASE = [['fence_engine', 'text']] as const;
 
 type Field = (typeof BASE | typeof OP | typeof FENCE | typeof RELEASE)[number][0];
 
+// A shape's release bit implies its fence bit (SHAPE_TESTS in workflow-advance.ts): a release
+// is judged against the fence, so an unfenced command never releases.
 function fieldsOf(shape: AdvanceShape): ReadonlyArray<readonly [Field, string]> {
-  const release = shape.release && shape.fence;
-  return [...BASE, ...(shape.ops ? OP : []), ...(shape.fence ? FENCE : []), ...(release ? RELEASE : [])];
+  return [...BASE, ...(shape.ops ? OP : []), ...(shape.fence ? FENCE : []), ...(shape.release ? RELEASE : [])];
 }
 
 /**
@@ -62,9 +63,8 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
     if (i < 0) throw new Error(`lone advance: no parameter ${name} in this shape`);
     return `$${i + 1}::${fields[i][1]}`;
   };
-  const release = shape.release && shape.fence;
   const parts: string[] = [];
-  if (release) {
+  if (shape.release) {
     // Locked before the workflow row, as the general statement and the claim handovers do.
     parts.push(`claim_rows AS (
       SELECT cl.workflow_id, cl.engine_id, cl.epoch FROM ${claims} cl
@@ -72,9 +72,9 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
   }
   const conditions = [
     ...(shape.fence ? [`w.fence_epoch = ${p('fence_epoch')}`] : []),
-    ...(release ? ['(SELECT count(*) FROM claim_rows) >= 0'] : []),
+    ...(shape.release ? ['(SELECT count(*) FROM claim_rows) >= 0'] : []),
   ];
-  const holds = release
+  const holds = shape.release
     ? `EXISTS (SELECT 1 FROM claim_rows r WHERE r.engine_id = ${p('fence_engine')} AND r.epoch = ${p('fence_epoch')})`
     : '';
   parts.push(`upd AS (
@@ -83,7 +83,7 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
         output = CASE WHEN ${p('set_output')} THEN ${p('output')} ELSE w.output END,
         error = CASE WHEN ${p('set_error')} THEN ${p('error')} ELSE w.error END,
         completed_at = CASE WHEN ${p('completed')} THEN clock_timestamp() ELSE w.completed_at END,
-        updated_at = clock_timestamp(),${release ? `\n        fence_epoch = CASE WHEN ${holds} THEN NULL ELSE w.fence_epoch END,` : ''}
+        updated_at = clock_timestamp(),${shape.release ? `\n        fence_epoch = CASE WHEN ${holds} THEN NULL ELSE w.fence_epoch END,` : ''}
         version = w.version + 1
       WHERE w.id = ${p('id')} AND w.version = ${p('expected')}${conditions.map((c) => ` AND ${c}`).join('')}
       RETURNING w.id, w.version)`);
@@ -94,7 +94,7 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
         COALESCE(${p('op_attempts')}, 1), ${p('op_started_at')}, ${p('op_event')}
       FROM upd)`);
   }
-  if (release) {
+  if (shape.release) {
     parts.push(`rel AS (
       UPDATE ${claims} cl SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
       FROM upd, claim_rows r
@@ -121,7 +121,7 @@ export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[
   const out = rowParams(c);
   if (shapeKey & OPS) out.push(...opParams(c.operations?.[0]));
   if (shapeKey & FENCED) out.push(c.fence?.epoch ?? null);
-  if (shapeKey & FENCED && shapeKey & RELEASES) out.push(c.fence?.engineId ?? null);
+  if (shapeKey & RELEASES) out.push(c.fence?.engineId ?? null);
   return out;
 }
 
