@@ -1,6 +1,6 @@
 import { v7 as uuidv7 } from 'uuid';
 import { InvalidArgumentError } from '../common/errors.js';
-import type { InsertWorkflow } from '../storage/repositories/workflow.repository.js';
+import type { InsertWorkflow } from '../storage/types.js';
 import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
 import type { StartOptions } from '../common/types.js';
 import { toStoredJson, validateWorkflowId } from './validation.js';

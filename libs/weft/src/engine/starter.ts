@@ -5,7 +5,8 @@ import { InvalidArgumentError, WorkflowAlreadyStartedError } from '../common/err
 import type { StartOptions, WorkflowDefinition, WorkflowStatus } from '../common/types.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { Batcher } from '../storage/batcher.js';
-import type { InsertResult, InsertWorkflow } from '../storage/repositories/workflow.repository.js';
+import type { InsertResult } from '../storage/repositories/workflow.repository.js';
+import type { InsertWorkflow } from '../storage/types.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Messaging } from './messaging.js';
 import type { QueueAdmission } from './queues/admission.js';

@@ -54,12 +54,16 @@ describe('hot statements are planned once per connection (real PostgreSQL)', () 
     const engine = await env.pool.create({ ownership }, (e) => e.register('three', ThreeSteps));
     await engine.bootstrap();
     // One at a time (every commit alone), then eight at once (batched starts and advances).
-    for (let i = 0; i < 40; i++) await (await engine.start('three', {})).result();
+    for (let i = 0; i < 60; i++) await (await engine.start('three', {})).result();
+    // With a deadline's timer a start takes the general statement, even alone.
+    for (let i = 0; i < 20; i++) await (await engine.start('three', {}, { executionTimeout: '1h' })).result();
     for (let round = 0; round < 10; round++)
       await Promise.all(Array.from({ length: 8 }, async () => (await engine.start('three', {})).result()));
     const counts = await planCounts(engine);
     // The statements this workload sends most were counted (the test can see what it judges).
-    expect(counts.some((c) => c.statement.startsWith('WITH req AS') && c.generic + c.custom >= 20)).toBe(true);
+    // Starts: the lone one (one at a time; workflow-start-lone.ts) and the general one (batched).
+    expect(counts.some((c) => c.statement.startsWith('WITH ins AS') && c.generic + c.custom >= 20)).toBe(true);
+    expect(counts.some((c) => c.statement.startsWith('WITH req AS') && c.generic + c.custom >= 5)).toBe(true);
     // Advances: the general statement (batched) and the lone one (one step record at a time; workflow-advance-lone.ts).
     expect(counts.some((c) => c.statement.startsWith('WITH cmd AS') && c.generic + c.custom >= 5)).toBe(true);
     expect(counts.some((c) => c.statement.startsWith('WITH upd AS') && c.generic + c.custom >= 20)).toBe(true);

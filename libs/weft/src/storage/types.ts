@@ -104,3 +104,26 @@ export interface TimerRow {
   /** The workflow row's fence_epoch as the timer was taken: the wake ownership check needs no read of its own. */
   fenceEpoch: string | null;
 }
+
+/** One workflow to start (WorkflowRepository.startMany). */
+export interface InsertWorkflow {
+  id: string;
+  type: string;
+  status: 'pending' | 'enqueued' | 'running';
+  input: unknown;
+  parentId: string | null;
+  deadlineInMs: number | null;
+  startInMs: number | null;
+  timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }>;
+  /** The claim written with the row: held by the inserting engine, a free row, or none. */
+  claim?: 'mine' | 'free' | null;
+  /** Signal-with-start: stored in the same statement as the row. */
+  signal?: { name: string; payload: unknown } | null;
+  /** The starter's active span as a W3C traceparent (tracing on, inside a span). */
+  traceContext?: string;
+  /** `@Workflow(name, { version })` of the type, when the starting engine registers it. */
+  workflowVersion?: string | null;
+  /** The queue that admits it (status 'enqueued'), and its priority there; absent outside a queue. */
+  queue?: string;
+  priority?: number;
+}

@@ -7,11 +7,12 @@ import { WorkflowVersionConflictError } from '../../common/errors.js';
 import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, WorkflowRow } from '../types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
 import { AdvanceStatements } from './advance-statements.js';
 import { advanceOutcomes, AdvanceRow } from './workflow-advance.js';
+import { isLoneStart, LoneStarts } from './workflow-start-lone.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -230,28 +231,6 @@ export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
   };
 }
 
-export interface InsertWorkflow {
-  id: string;
-  type: string;
-  status: 'pending' | 'enqueued' | 'running';
-  input: unknown;
-  parentId: string | null;
-  deadlineInMs: number | null;
-  startInMs: number | null;
-  timers: Array<{ kind: 'delayed-start' | 'execution-deadline'; delayMs: number }>;
-  /** The claim written with the row: held by the inserting engine, a free row, or none. */
-  claim?: 'mine' | 'free' | null;
-  /** Signal-with-start: stored in the same statement as the row. */
-  signal?: { name: string; payload: unknown } | null;
-  /** The starter's active span as a W3C traceparent (tracing on, inside a span). */
-  traceContext?: string;
-  /** `@Workflow(name, { version })` of the type, when the starting engine registers it. */
-  workflowVersion?: string | null;
-  /** The queue that admits it (status 'enqueued'), and its priority there; absent outside a queue. */
-  queue?: string;
-  priority?: number;
-}
-
 export interface InsertResult {
   inserted: boolean;
   status: WorkflowStatus;
@@ -260,6 +239,16 @@ export interface InsertResult {
   claimEpoch: string | null;
   /** Id of the start signal stored with the insert, else null. */
   signalId: string | null;
+}
+
+/** A row of a start statement (startMany, or the lone start). */
+interface StartRow {
+  id: string;
+  inserted: boolean;
+  status: WorkflowStatus;
+  version: number;
+  claim_epoch: string | null;
+  signal_id: string | null;
 }
 
 export interface RestartResult {
@@ -288,6 +277,7 @@ export interface LoadedWorkflow {
 export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly wf: ReturnType<typeof statements>;
   private readonly advanceStatements: AdvanceStatements;
+  private readonly loneStarts: LoneStarts;
 
   /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
@@ -298,6 +288,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     super(client, WorkflowEntity, 'weft_workflows');
     this.wf = statements(schema);
     this.advanceStatements = new AdvanceStatements(schema);
+    this.loneStarts = new LoneStarts(schema);
   }
 
   /** @internal The status of each id that exists. */
@@ -358,40 +349,36 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
 
   /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. */
   async startMany(ws: InsertWorkflow[], claimer?: ClaimTerms): Promise<InsertResult[]> {
-    type Row = {
-      id: string;
-      inserted: boolean;
-      status: WorkflowStatus;
-      version: number;
-      claim_epoch: string | null;
-      signal_id: string | null;
-    };
-    const rows = await this.db.query<Row>(this.wf.startMany, [
-      JSON.stringify(
-        ws.map((w) => ({
-          id: w.id,
-          type: w.type,
-          status: w.status,
-          input: w.input ?? null,
-          parent_id: w.parentId,
-          deadline_ms: w.deadlineInMs,
-          start_ms: w.startInMs,
-          timers: timersJson(w),
-          claim: claimer ? (w.claim ?? null) : null,
-          sig_name: w.signal?.name ?? null,
-          sig_payload: w.signal ? (w.signal.payload ?? null) : null,
-          trace_context: w.traceContext, // absent from the JSON when undefined (tracing off)
-          workflow_version: w.workflowVersion ?? null,
-          queue: w.queue, // absent from the JSON outside a queue, like trace_context
-          priority: w.priority,
-        })),
-      ),
-      // Unused without a claimer, but never NULL: NULLs folded into custom plans made them look
-      // cheaper than the generic plan, so every start was planned afresh (plan-cache.spec.ts).
-      claimer?.engineId ?? '',
-      claimer?.ttlMs ?? 0,
-      claimer?.graceMs ?? 0,
-    ]);
+    // One start without timers or a signal goes as the lone start (workflow-start-lone.ts).
+    const lone = isLoneStart(ws) ? this.loneStarts.for(ws[0], claimer) : undefined;
+    const rows = lone
+      ? await this.db.query<StartRow>(lone.sql, lone.params)
+      : await this.db.query<StartRow>(this.wf.startMany, [
+          JSON.stringify(
+            ws.map((w) => ({
+              id: w.id,
+              type: w.type,
+              status: w.status,
+              input: w.input ?? null,
+              parent_id: w.parentId,
+              deadline_ms: w.deadlineInMs,
+              start_ms: w.startInMs,
+              timers: timersJson(w),
+              claim: claimer ? (w.claim ?? null) : null,
+              sig_name: w.signal?.name ?? null,
+              sig_payload: w.signal ? (w.signal.payload ?? null) : null,
+              trace_context: w.traceContext, // absent from the JSON when undefined (tracing off)
+              workflow_version: w.workflowVersion ?? null,
+              queue: w.queue, // absent from the JSON outside a queue, like trace_context
+              priority: w.priority,
+            })),
+          ),
+          // Unused without a claimer, but never NULL: NULLs folded into custom plans made them look
+          // cheaper than the generic plan, so every start was planned afresh (plan-cache.spec.ts).
+          claimer?.engineId ?? '',
+          claimer?.ttlMs ?? 0,
+          claimer?.graceMs ?? 0,
+        ]);
     const byId = new Map<string, InsertResult>(
       rows.map((r) => [
         r.id,
