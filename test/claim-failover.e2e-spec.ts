@@ -70,12 +70,10 @@ describe('claim failover across processes', () => {
     expect(share.B).toBeGreaterThan(0);
     expect(share.C).toBeGreaterThan(0);
     expect(await count(tdb, `SELECT count(*)::int AS n FROM weft.weft_operations WHERE workflow_id LIKE 'kill-%'`)).toBe(1000);
-    expect(
-      await count(
-        tdb,
-        `SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE workflow_id LIKE 'kill-%' AND engine_id IS NOT NULL`,
-      ),
-    ).toBe(0);
+    // All ended: no row fences an epoch any more, so no claim is held (docs/decisions/0011).
+    expect(await count(tdb, `SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id LIKE 'kill-%' AND fence_epoch IS NOT NULL`)).toBe(
+      0,
+    );
   });
 
   it('SIGSTOP an engine past the claim TTL: another takes over; after SIGCONT nothing it does lands and it starts no further step', async () => {

@@ -38,10 +38,12 @@ describe('messages across engine processes (workflow-lease)', () => {
     return { id, child, cmd: new CommandClient(child.proc, id) };
   };
 
+  /** The claim's holder while it holds it: the row names it and is the workflow's fence (docs/decisions/0011). */
   const claim = async (workflowId: string) =>
     (
       await tdb.query<{ engine_id: string | null; epoch: string }>(
-        'SELECT engine_id, epoch::text AS epoch FROM weft.weft_workflow_claims WHERE workflow_id = $1',
+        `SELECT CASE WHEN w.fence_epoch = c.epoch THEN c.engine_id END AS engine_id, c.epoch::text AS epoch
+         FROM weft.weft_workflow_claims c LEFT JOIN weft.weft_workflows w ON w.id = c.workflow_id WHERE c.workflow_id = $1`,
         [workflowId],
       )
     )[0];

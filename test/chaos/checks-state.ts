@@ -157,17 +157,27 @@ function unconsumed(wf: string, m: MessageRow, appliedTokens: Set<string | null>
 }
 
 /**
- * Terminal workflows hold no claim and no timer; under workflow-lease every row's fence epoch is
- * its claim's while the claim has a holder, and none otherwise (docs/decisions/0008).
+ * Terminal workflows are fenced against every engine and have no timer. Under workflow-lease a
+ * live row's fence epoch is its claim's while the claim has a holder, and none otherwise
+ * (docs/decisions/0008); a terminal commit clears the fence and leaves the claim row naming its
+ * last holder, which then holds nothing (docs/decisions/0011), so an ended row's fence is none.
  */
 export function checkEndState(d: RunData, v: Tally): void {
   for (const w of d.workflows.values()) {
     const claim = d.heldClaims.get(w.id);
-    if (d.ownership === 'workflow-lease' && w.fence_epoch !== undefined && w.fence_epoch !== (claim?.epoch ?? null))
-      v.add('fence_epoch_not_the_claim', { workflowId: w.id, status: w.status, fenceEpoch: w.fence_epoch, claim: claim ?? null });
-    if (!TERMINAL.has(w.status)) continue;
-    const held = d.heldClaims.get(w.id);
-    if (held) v.add('claim_left_held_after_terminal', () => ({ workflowId: w.id, ...held, story: story(d, w.id, 30) }));
+    const ended = TERMINAL.has(w.status);
+    if (d.ownership === 'workflow-lease' && w.fence_epoch !== undefined) {
+      if (ended && w.fence_epoch !== null)
+        v.add('fence_left_after_terminal', () => ({
+          workflowId: w.id,
+          fenceEpoch: w.fence_epoch,
+          claim: claim ?? null,
+          story: story(d, w.id, 30),
+        }));
+      if (!ended && w.fence_epoch !== (claim?.epoch ?? null))
+        v.add('fence_epoch_not_the_claim', { workflowId: w.id, status: w.status, fenceEpoch: w.fence_epoch, claim: claim ?? null });
+    }
+    if (!ended) continue;
     const timers = d.timers.get(w.id);
     if (timers) v.add('timer_left_after_terminal', { workflowId: w.id, timers });
   }

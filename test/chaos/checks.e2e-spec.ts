@@ -4,7 +4,7 @@
 import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, FaultWindows } from './checks-safety.js';
 import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
-import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow } from './data.js';
+import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow, WfRow } from './data.js';
 import { Tally } from './util.js';
 import type { PlannedWorkflow } from './workload.js';
 
@@ -114,6 +114,35 @@ function violationsOf(d: RunData, windows = noFaults): Record<string, number> {
 describe('chaos invariant checks', () => {
   it('accept a legitimate failover history', () => {
     expect(violationsOf(legitimate())).toEqual({});
+  });
+
+  it('accept an ended workflow whose claim row still names its last holder; flag a row that still fences (decision 0011)', () => {
+    const d = legitimate();
+    const wf = (status: string, fence: string | null): WfRow => ({
+      id: 'w',
+      type: 't',
+      status,
+      output: null,
+      error: null,
+      parent_id: null,
+      completed_ms: null,
+      created_ms: T,
+      start_at_ms: null,
+      fence_epoch: fence,
+    });
+    d.heldClaims.set('w', { engine_id: 'B1', epoch: '2' });
+    d.workflows.set('w', wf('completed', null));
+    expect(violationsOf(d)).toEqual({});
+    d.workflows.set('w', wf('completed', '2'));
+    expect(violationsOf(d)).toEqual({ fence_left_after_terminal: 1 });
+    // A live row is fenced at its held claim's epoch, and at none without a holder.
+    d.workflows.set('w', wf('running', '2'));
+    expect(violationsOf(d)).toEqual({});
+    d.workflows.set('w', wf('running', '1'));
+    expect(violationsOf(d)).toEqual({ fence_epoch_not_the_claim: 1 });
+    d.heldClaims.delete('w');
+    d.workflows.set('w', wf('running', '2'));
+    expect(violationsOf(d)).toEqual({ fence_epoch_not_the_claim: 1 });
   });
 
   it('flag a write that landed from a deposed engine', () => {

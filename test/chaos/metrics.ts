@@ -20,7 +20,9 @@ export interface FailoverSample {
 
 /**
  * For a SIGKILL or SIGSTOP at `at` of engine X: the claims X held at that instant (last audited
- * holder change at or before it) and, for each, how long until another epoch was acquired.
+ * holder change at or before it, of a workflow that had not ended by then: a terminal commit
+ * leaves the claim row naming its last holder, docs/decisions/0011) and, for each, how long until
+ * another epoch was acquired.
  */
 async function failoverOf(db: HarnessDb, f: FaultRecord): Promise<number[] & { held?: number }> {
   const rows = await db.query<{ taken_ms: number | null }>(
@@ -30,7 +32,9 @@ async function failoverOf(db: HarnessDb, f: FaultRecord): Promise<number[] & { h
      SELECT (SELECT (extract(epoch from min(a.at)) * 1000)::float8 FROM ${LEDGER_SCHEMA}.claim_audit a
              WHERE a.workflow_id = l.workflow_id AND a.at > to_timestamp($1::float8 / 1000)
                AND a.new_epoch > l.new_epoch AND a.new_engine IS NOT NULL) AS taken_ms
-     FROM last l WHERE l.new_engine = $2`,
+     FROM last l WHERE l.new_engine = $2
+       AND NOT EXISTS (SELECT 1 FROM ${LEDGER_SCHEMA}.wf_audit e WHERE e.workflow_id = l.workflow_id
+                         AND e.at <= to_timestamp($1::float8 / 1000) AND e.new_status IN ('completed', 'failed', 'cancelled', 'timed_out'))`,
     [f.at, f.engineId],
     300_000,
   );

@@ -43,6 +43,8 @@ export function auditDdl(weft: string, ownership: 'workflow-lease' | 'lease' = '
     `CREATE INDEX ON ${s}.claim_audit (workflow_id, id)`,
     `CREATE INDEX ON ${s}.claim_audit (at)`,
     `CREATE INDEX ON ${s}.wf_audit (at)`,
+    // Failover times skip the claims of workflows that had ended by the fault (metrics.ts).
+    `CREATE INDEX ON ${s}.wf_audit (workflow_id, at)`,
     `CREATE TABLE ${s}.forbidden (id bigserial PRIMARY KEY, what text NOT NULL, workflow_id text, detail text,
        writer text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
     // AFTER ROW triggers fire at the end of the statement, so the claim read here is the claim as

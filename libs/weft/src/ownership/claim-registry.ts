@@ -105,7 +105,8 @@ export class WorkflowClaimRegistry {
     await this.claims.ensureRow(workflowId);
     const view = await this.read(workflowId);
     if (!view) return { ok: false, reason: 'lost_race' };
-    if (view.engineId !== null && !view.expired) return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
+    if (view.engineId !== null && !view.expired && !view.ended)
+      return { ok: false, reason: 'held', heldBy: view.engineId, epoch: view.epoch };
     const sentAt = performance.now();
     const epoch = await this.claims.acquire(workflowId, view, this.terms);
     if (epoch === null) {

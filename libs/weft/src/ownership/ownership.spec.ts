@@ -40,6 +40,8 @@ class AwaitsSignal {
 }
 
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
+const fenceOf = async (tdb: TestDatabase, id: string) =>
+  (await tdb.query<{ fence_epoch: string | null }>(`SELECT fence_epoch::text FROM weft.weft_workflows WHERE id = $1`, [id]))[0].fence_epoch;
 const claimOf = async (tdb: TestDatabase, id: string) =>
   (
     await tdb.query<{ engine_id: string | null; epoch: string }>(
@@ -65,14 +67,20 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     return e;
   };
 
-  it('claims a workflow at start, before its code runs, and releases it on completion', async () => {
+  it('claims a workflow at start, before its code runs; completion clears the fence, and the claim it leaves holds nothing', async () => {
     const a = await engine('A1');
     const h = await a.start('gated', { key: 'k1' });
     await waitFor(() => gates.has('k1'), 'gated step');
     expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: 'A1', epoch: '1' });
+    expect(await fenceOf(env.tdb, h.workflowId)).toBe('1');
     gates.get('k1')!();
     await h.result({ timeout: '5s' });
-    expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: null, epoch: '1' });
+    // The terminal commit does not write the claim row (docs/decisions/0011): it names its last
+    // holder, but the workflow no longer fences at its epoch, so nobody holds it.
+    expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: 'A1', epoch: '1' });
+    expect(await fenceOf(env.tdb, h.workflowId)).toBeNull();
+    expect(a.ownership.registry!.held.has(h.workflowId)).toBe(false);
+    expect(await a.ownership.describe(h.workflowId)).toMatchObject({ holder: null, epoch: '1', expiresAt: null, heldHere: false });
   });
 
   it('a second engine does not touch a live claim; after the owner disposes it takes the workflow over', async () => {
@@ -147,8 +155,9 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     expect((await a.describe(h.workflowId)).history.map((o) => o.name)).toEqual(['first', 'gated']);
     away = false;
     await expect(a.result(h.workflowId, { timeout: '5s' })).resolves.toBe('after');
-    // Released at the end. Epoch 2 only if A7's own reclaim scan took it back after it expired.
-    expect(await claimOf(env.tdb, h.workflowId)).toMatchObject({ engine_id: null, epoch: expect.stringMatching(/^[12]$/) });
+    // Ended here: the fence is cleared. Epoch 2 only if A7's own reclaim scan took it back after it expired.
+    expect(await claimOf(env.tdb, h.workflowId)).toMatchObject({ engine_id: 'A7', epoch: expect.stringMatching(/^[12]$/) });
+    expect(await fenceOf(env.tdb, h.workflowId)).toBeNull();
     expect(warnings.some((w) => (w as never as { workflowId?: string }).workflowId === h.workflowId)).toBe(false);
   });
 
@@ -157,9 +166,11 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     const b = await engine('B5');
     const h = await a.start('sleepy', { ms: 60_000 });
     await a.suspend(h.workflowId);
-    // Someone else holds the claim now (simulated operator tool).
+    // Someone else holds the claim now (simulated operator tool), as a handover writes it: the claim row and the row's fence.
     await env.tdb.query(
-      `UPDATE weft.weft_workflow_claims SET engine_id = 'X', epoch = epoch + 1, expires_at = now() + interval '1 hour' WHERE workflow_id = $1`,
+      `WITH c AS (UPDATE weft.weft_workflow_claims SET engine_id = 'X', epoch = epoch + 1, expires_at = now() + interval '1 hour'
+                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
       [h.workflowId],
     );
     await expect(b.resume(h.workflowId)).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_CLAIM_UNAVAILABLE', heldBy: 'X' });

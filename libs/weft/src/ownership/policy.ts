@@ -173,7 +173,9 @@ export abstract class BasePolicy {
   protected abstract heldHere(workflowId: string): boolean;
 
   async describe(workflowId: string): Promise<ClaimDescription> {
-    const c = await this.claims.read(workflowId, this.deps.config.graceMs);
+    const read = await this.claims.read(workflowId, this.deps.config.graceMs);
+    // A claim whose run ended names its last holder but is held by nobody (docs/decisions/0011).
+    const c = read?.ended ? { ...read, engineId: null, expiresAt: null, claimedAt: null, expired: false } : read;
     return {
       workflowId,
       mode: this.mode,

@@ -122,6 +122,23 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     expect(await row('greet-10')).toMatchObject({ status: 'completed', run_number: 2 });
   });
 
+  it('an ended run leaves its claim row naming its holder; another engine restarting the id takes the claim at once', async () => {
+    const a = await engine('A11');
+    const b = await engine('B11');
+    await a.bootstrap();
+    await b.bootstrap();
+    await expect((await a.start('once', { key: 'ended-11' }, { workflowId: 'ended-11' })).result({ timeout: '5s' })).resolves.toBe('done');
+    // The terminal commit cleared the fence and left the claim row alone (docs/decisions/0011).
+    expect(await claim('ended-11')).toEqual({ engine_id: 'A11', epoch: '1' });
+    const h = await b.start('once', { key: 'ended-11' }, { workflowId: 'ended-11', idPolicy: 'start-new-if-terminal' });
+    // Taken in the restart's own transaction, not after A11's claim would have expired.
+    expect(b.ownership.registry!.held.get(h.workflowId)).toBe('2');
+    expect(await claim('ended-11')).toEqual({ engine_id: 'B11', epoch: '2' });
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('done');
+    expect(bodies['ended-11']).toBe(2);
+    expect(await row('ended-11')).toMatchObject({ status: 'completed', run_number: 2 });
+  });
+
   it('a restarted parent (start-new-if-terminal) gets a child of its own run, not the earlier run’s', async () => {
     const a = await engine('A8');
     await a.bootstrap();

@@ -1,6 +1,7 @@
 // Ownership 'workflow-lease': every running workflow is owned by one engine at a time through a
 // fenced, renewable claim (docs/ownership.md). Starts claim in their own statement, commits carry
-// the claim's epoch, terminal commits release it, and other engines reclaim what expires.
+// the claim's epoch, a suspend releases it, a terminal commit ends it by clearing the fence (the
+// claim row keeps its last holder: docs/decisions/0011), and other engines reclaim what expires.
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
 import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
@@ -14,8 +15,6 @@ const BACKFILL_EVERY_PASSES = 10;
 
 /** Reclaim cycles one pass may run while every cycle fills up (mass failover). */
 const RECLAIM_CYCLES_PER_PASS = 20;
-
-const RELEASING = new Set(['completed', 'failed', 'cancelled', 'timed_out', 'suspended']);
 
 export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy {
   readonly rotatesClaims = true;
@@ -83,11 +82,13 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     // A run's writes carry the epoch it was launched under, even if the claim was re-acquired since.
     const epoch = runEpoch ?? this.registry.epochOf(cmd.workflowId);
     const fence = { engineId: this.engineId, epoch: epoch ?? '-1' };
-    return { ...cmd, fence, release: cmd.status !== undefined && RELEASING.has(cmd.status) };
+    // A suspend releases the claim for whoever resumes it; a terminal commit (completed) clears the
+    // fence in its UPDATE and leaves the claim row as it is (docs/decisions/0011).
+    return { ...cmd, fence, release: cmd.status === 'suspended' };
   }
 
   committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {
-    if (outcome.ok && (cmd.release || cmd.rotate)) this.registry.forget(cmd.workflowId);
+    if (outcome.ok && (cmd.release || cmd.rotate || cmd.completed)) this.registry.forget(cmd.workflowId);
     if (!outcome.ok && outcome.reason === 'fence' && cmd.fence) this.deposed(cmd.workflowId);
   }
 
@@ -98,7 +99,7 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
       if (parkedEpoch !== undefined && fenceEpoch === parkedEpoch) return true;
     } else {
       const view = await this.registry.read(workflowId);
-      if (view && view.engineId === this.engineId && view.epoch === parkedEpoch) return true;
+      if (view && view.engineId === this.engineId && view.epoch === parkedEpoch && !view.ended) return true;
     }
     this.registry.lose(workflowId);
     this.deps.runtime.stopLive(workflowId);

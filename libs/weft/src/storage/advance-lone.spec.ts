@@ -38,6 +38,14 @@ const cases: Record<string, Omit<AdvanceCommand, 'workflowId'>> = {
     fence: held,
     release: true,
   },
+  'terminal, fenced, no release: the end clears the fence, the claim row stays (decision 0011)': {
+    expectedVersion: 3,
+    operations: [op()],
+    status: 'completed',
+    output: { value: 'done' },
+    completed: true,
+    fence: held,
+  },
   'terminal with a null output and no operation': {
     expectedVersion: 3,
     status: 'completed',
@@ -137,7 +145,10 @@ describe('lone advance: the same outcome and rows as the general statement (real
     expect(await rowsOf(viaLone)).toEqual(await rowsOf(viaGeneral));
     // The cases are not vacuous: the committed ones change the rows, the refused ones do not.
     const committed = a.ok;
-    expect((await rowsOf(viaLone)).workflow.version).toBe(committed ? 4 : 3);
+    const after = await rowsOf(viaLone);
+    expect(after.workflow.version).toBe(committed ? 4 : 3);
+    // A committed end leaves nothing fenced, whether or not it released the claim row.
+    if (committed && cases[name].completed && cases[name].fence) expect(after.workflow.fence_epoch).toBeNull();
   });
 
   it('takes only what it can write: one command, at most one operation, no part beyond ops, fence and release', () => {

@@ -42,7 +42,7 @@ const cases: Record<string, { w: Omit<InsertWorkflow, 'id'>; claimer?: ClaimTerm
   'an absent input': { w: base({ input: undefined }), before: 'nothing' },
   'a claim of its own, new id': { w: base({ claim: 'mine' }), claimer, before: 'nothing' },
   'a claim of its own over a free row an earlier run left': { w: base({ claim: 'mine' }), claimer, before: 'free claim row at 6' },
-  'a claim of its own over a row another engine holds (not adopted)': {
+  'a claim of its own over a row naming a holder, of a run that is gone (it fences nothing: taken)': {
     w: base({ claim: 'mine' }),
     claimer,
     before: 'claim held by engine-b',

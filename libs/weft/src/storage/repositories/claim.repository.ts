@@ -7,6 +7,26 @@ import type { Queryable } from '../sql-client.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import { qualify } from '../schema-name.js';
 
+/**
+ * Whether the claim row `cl` may be given to a new holder: nobody holds it, its holder expired past
+ * the grace (`grace`, a parameter in ms), or it is not the fence of its workflow. A terminal commit
+ * clears the fence and leaves the claim row as it is (docs/decisions/0011), so the holder a row
+ * still names after its run ended holds nothing. A held claim is always its workflow's fence: every
+ * handover sets both in one statement (docs/decisions/0008).
+ */
+export function claimFreeSql(schema: string, cl: string, grace: string): string {
+  return `(${cl}.engine_id IS NULL OR ${cl}.expires_at + ${grace} * interval '1 millisecond' < clock_timestamp()
+           OR ${notFenceSql(schema, cl)})`;
+}
+
+/**
+ * The claim row `cl` is not its workflow's fence (no row, or another epoch, or none). A probe by
+ * key: as NOT EXISTS, a generic plan hashed all of weft_workflows for it (hot-path-plans.spec.ts).
+ */
+function notFenceSql(schema: string, cl: string): string {
+  return `(SELECT fw.fence_epoch FROM ${qualify(schema, 'weft_workflows')} fw WHERE fw.id = ${cl}.workflow_id) IS DISTINCT FROM ${cl}.epoch`;
+}
+
 function statements(schema: string) {
   const claims = qualify(schema, 'weft_workflow_claims');
   const wf = qualify(schema, 'weft_workflows');
@@ -28,20 +48,21 @@ function statements(schema: string) {
   // A released claim has no holder: its row takes no fenced write until the next handover.
   const UNFENCE = `UPDATE ${wf} w SET fence_epoch = NULL FROM c WHERE w.id = c.workflow_id AND w.fence_epoch = c.epoch`;
   return {
-    read: `SELECT workflow_id, epoch::text AS epoch, engine_id, expires_at, claimed_at,
-                  (engine_id IS NOT NULL AND expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired
-           FROM ${claims} WHERE workflow_id = $1`,
+    read: `SELECT c.workflow_id, c.epoch::text AS epoch, c.engine_id, c.expires_at, c.claimed_at,
+                  (c.engine_id IS NOT NULL AND c.expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired,
+                  (c.engine_id IS NOT NULL AND ${notFenceSql(schema, 'c')}) AS ended
+           FROM ${claims} c WHERE c.workflow_id = $1`,
     ensureRow: `INSERT INTO ${claims} (workflow_id) VALUES ($1) ON CONFLICT (workflow_id) DO NOTHING`,
     /**
      * Standalone acquire (recovery, resume, delayed-start fire): at the epoch and holder as read,
      * when nobody holds it or its holder ($5) expired past the grace ($6): a holder that died
      * between its claim and the write it claimed for must not strand the workflow.
      */
-    acquire: `WITH c AS (UPDATE ${claims} SET epoch = epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $4 * interval '1 millisecond',
-                     claimed_at = clock_timestamp(), version = version + 1
-              WHERE workflow_id = $1 AND epoch = $3::bigint AND engine_id IS NOT DISTINCT FROM $5::text
-                AND (engine_id IS NULL OR expires_at + $6 * interval '1 millisecond' < clock_timestamp())
-              RETURNING workflow_id, epoch),
+    acquire: `WITH c AS (UPDATE ${claims} cl SET epoch = cl.epoch + 1, engine_id = $2, expires_at = clock_timestamp() + $4 * interval '1 millisecond',
+                     claimed_at = clock_timestamp(), version = cl.version + 1
+              WHERE cl.workflow_id = $1 AND cl.epoch = $3::bigint AND cl.engine_id IS NOT DISTINCT FROM $5::text
+                AND ${claimFreeSql(schema, 'cl', '$6')}
+              RETURNING cl.workflow_id, cl.epoch),
         ${FOLLOW}
         SELECT epoch::text AS epoch FROM c`,
     /**
@@ -169,6 +190,11 @@ export interface ClaimView {
   claimedAt: Date | null;
   /** Expired by the database clock plus the grace asked for. */
   expired: boolean;
+  /**
+   * It names a holder but is not its workflow's fence: the run it was held for ended (a terminal
+   * commit leaves the claim row as it is, docs/decisions/0011). Nobody holds it.
+   */
+  ended: boolean;
 }
 
 /** The claims one engine holds, as `engines()` sums them up. */
@@ -208,6 +234,7 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
       expiresAt: (r.expires_at as Date | null) ?? null,
       claimedAt: (r.claimed_at as Date | null) ?? null,
       expired: r.expired as boolean,
+      ended: r.ended as boolean,
     };
   }
 

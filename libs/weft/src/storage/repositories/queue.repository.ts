@@ -9,7 +9,7 @@ import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
 import { type SqlClient, statementName } from '../sql-client.js';
 import type { ClaimFence, InboxMessage } from '../types.js';
-import type { ClaimTerms } from './claim.repository.js';
+import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import { WeftRepository } from './weft-repository.js';
 
 function statements(schema: string) {
@@ -86,7 +86,7 @@ function statements(schema: string) {
         WHERE $9::text IS NOT NULL ORDER BY upd.id
         ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
           expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-        WHERE cl.engine_id IS NULL OR cl.expires_at + $11::float8 ${ms} < clock_timestamp()
+        WHERE ${claimFreeSql(schema, 'cl', '$11::float8')}
         RETURNING workflow_id, epoch::text AS epoch
       ),
       logged AS (

@@ -77,13 +77,16 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
   const holds = shape.release
     ? `EXISTS (SELECT 1 FROM claim_rows r WHERE r.engine_id = ${p('fence_engine')} AND r.epoch = ${p('fence_epoch')})`
     : '';
+  // As fenceClearSql in workflow-advance.ts: the end of the run, or a release of the claim held, clears the fence.
+  const clears = [...(shape.fence ? [p('completed')] : []), ...(shape.release ? [holds] : [])];
+  const fenceClear = clears.length ? `\n        fence_epoch = CASE WHEN ${clears.join(' OR ')} THEN NULL ELSE w.fence_epoch END,` : '';
   parts.push(`upd AS (
       UPDATE ${wf} w SET
         status = COALESCE(${p('status')}, w.status),
         output = CASE WHEN ${p('set_output')} THEN ${p('output')} ELSE w.output END,
         error = CASE WHEN ${p('set_error')} THEN ${p('error')} ELSE w.error END,
         completed_at = CASE WHEN ${p('completed')} THEN clock_timestamp() ELSE w.completed_at END,
-        updated_at = clock_timestamp(),${shape.release ? `\n        fence_epoch = CASE WHEN ${holds} THEN NULL ELSE w.fence_epoch END,` : ''}
+        updated_at = clock_timestamp(),${fenceClear}
         version = w.version + 1
       WHERE w.id = ${p('id')} AND w.version = ${p('expected')}${conditions.map((c) => ` AND ${c}`).join('')}
       RETURNING w.id, w.version)`);

@@ -59,6 +59,26 @@ const inBatch = (single: boolean) => (single ? '= $2::text' : '= ANY(ARRAY(SELEC
 const CONSUMED = '(c.consume IS NULL OR json_array_length(c.consume) = (SELECT count(*) FROM locked l WHERE l.workflow_id = c.id))';
 
 /**
+ * The row's fence_epoch after the command: NULL once nothing may write under the claim any more,
+ * i.e. a rotation, a release of the claim this command holds, or the end of the run (a terminal
+ * commit clears the fence and leaves the claim row as it is: docs/decisions/0011).
+ */
+function fenceClearSql(shape: AdvanceShape, claimWrite: boolean): string {
+  const clears = [
+    ...(shape.fence ? ['c.completed'] : []),
+    ...(claimWrite
+      ? [
+          `c.rotate OR (c.release AND EXISTS (SELECT 1 FROM claim_rows r
+                             WHERE r.workflow_id = c.id AND r.engine_id = c.fence_engine AND r.epoch = c.fence_epoch))`,
+        ]
+      : []),
+  ];
+  if (clears.length === 0) return '';
+  return `
+        fence_epoch = CASE WHEN ${clears.join(' OR ')} THEN NULL ELSE w.fence_epoch END,`;
+}
+
+/**
  * The checkpoint compare-and-swap: ONE statement whose data-modifying CTEs only write for the
  * workflows whose versioned UPDATE matched, so an advance costs one round trip and one
  * implicit transaction, a lost race writes nothing, and many workflows' advances can share the
@@ -143,15 +163,7 @@ export function advanceSql(schema: string, shape: AdvanceShape, single = false):
         run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
         workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
             : ''
-        }${traceSql(shape, 'set')}${
-          claimWrite
-            ? `
-        -- a rotated or released claim has no holder: no fenced write passes until the next handover
-        fence_epoch = CASE WHEN c.rotate OR (c.release AND EXISTS (SELECT 1 FROM claim_rows r
-                             WHERE r.workflow_id = c.id AND r.engine_id = c.fence_engine AND r.epoch = c.fence_epoch))
-                           THEN NULL ELSE w.fence_epoch END,`
-            : ''
-        }
+        }${traceSql(shape, 'set')}${fenceClearSql(shape, claimWrite)}
         version = w.version + 1
       FROM cmd c
       WHERE w.id ${ids} AND w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}

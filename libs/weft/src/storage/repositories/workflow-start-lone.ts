@@ -6,7 +6,7 @@
 // (docs/performance.md). One text per claim kind, so that no parameter decides whether a claim
 // is written: a custom plan that folded that away would look cheaper than the generic plan.
 import { qualify } from '../schema-name.js';
-import type { ClaimTerms } from './claim.repository.js';
+import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { InsertWorkflow } from '../types.js';
 
 /** Which claim the lone start writes: held by the inserting engine, a row with no holder, or none. */
@@ -51,7 +51,7 @@ export function loneStartSql(schema: string, claim: LoneStartClaim): string {
         SELECT ins.id, 1, $10::text, clock_timestamp() + $11::float8 ${ms}, clock_timestamp() FROM ins
         ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
           expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-        WHERE cl.engine_id IS NULL OR cl.expires_at + $12::float8 ${ms} < clock_timestamp()
+        WHERE ${claimFreeSql(schema, 'cl', '$12::float8')}
         RETURNING workflow_id, epoch::text AS epoch
       )`
       : claim === 'free'

@@ -8,7 +8,7 @@ import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
-import type { ClaimTerms } from './claim.repository.js';
+import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
 import { AdvanceStatements } from './advance-statements.js';
 import { advanceOutcomes, AdvanceRow } from './workflow-advance.js';
@@ -33,8 +33,8 @@ function statements(schema: string) {
      * is folded into the enabling write): its claim (`claim` = 'mine': held by $2 for $3 ms; 'free': a
      * row with no holder for other engines' reclaim scans) and a signal-with-start's signal, so
      * nothing can commit between the insert and the claim (a cancel) and a crash cannot leave
-     * one without the other. A claim row left by an earlier holder is taken only if free or
-     * expired past the grace ($4).
+     * one without the other. A claim row an earlier run of the id left is taken only if free
+     * (claimFreeSql: no holder, expired past the grace $4, or not the fence of a running workflow).
      */
     startMany: `
       WITH req AS (
@@ -70,8 +70,7 @@ function statements(schema: string) {
         FROM ins JOIN req ON req.id = ins.id WHERE req.claim IS NOT NULL ORDER BY ins.id
         ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
           expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-        WHERE EXCLUDED.engine_id IS NOT NULL
-          AND (cl.engine_id IS NULL OR cl.expires_at + $4::double precision * interval '1 millisecond' < clock_timestamp())
+        WHERE EXCLUDED.engine_id IS NOT NULL AND ${claimFreeSql(schema, 'cl', '$4::double precision')}
         RETURNING workflow_id, epoch::text AS epoch, engine_id
       ),
       ins_sig AS (
@@ -153,7 +152,7 @@ function statements(schema: string) {
         VALUES ($1, 1, $2, clock_timestamp() + $3 * interval '1 millisecond', clock_timestamp())
         ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
           expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-        WHERE cl.engine_id IS NULL OR cl.expires_at + $4 * interval '1 millisecond' < clock_timestamp()
+        WHERE ${claimFreeSql(schema, 'cl', '$4::double precision')}
         RETURNING workflow_id, epoch
       ),
       fenced AS (UPDATE ${wf} w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id)
