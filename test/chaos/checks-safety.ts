@@ -254,15 +254,28 @@ export function checkIdleGaps(d: RunData, limitMs: number, anomalies: Tally, not
   }
 }
 
+const ENDED = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
+
+/** Whether the workflow's last write at or before `at` ended its run. */
+function endedBy(writes: WfAuditRow[] | undefined, at: number): boolean {
+  let last: WfAuditRow | undefined;
+  for (const r of writes ?? []) if (r.at_ms <= at) last = r;
+  return last !== undefined && ENDED.has(last.new_status ?? '');
+}
+
 /**
  * Why each claim changed hands while its holder still held it (takeover): the holder was killed,
  * paused, or cut off by a PostgreSQL restart within the last `windowMs`; otherwise it was taken
- * from a live, running engine (its renewal fell behind): an anomaly, counted and sampled.
+ * from a live, running engine (its renewal fell behind): an anomaly, counted and sampled. A claim
+ * row whose run had ended names a holder that holds nothing (docs/decisions/0011): taking it
+ * (a delayed-start timer fired late, say) is noted as `run-ended`, not a takeover.
  */
 export function classifyTakeovers(d: RunData, w: FaultWindows, windowMs: number, notes: Tally, anomalies: Tally): void {
+  const writes = groupBy(d.wfAudit, (a) => a.workflow_id);
+  for (const rows of writes.values()) rows.sort((a, b) => a.at_ms - b.at_ms);
   for (const c of d.claimAudit) {
     if (c.old_engine === null || c.new_engine === null || c.old_engine === c.new_engine) continue;
-    const cause = takeoverCause(c.old_engine, c.at_ms, w, windowMs);
+    const cause = endedBy(writes.get(c.workflow_id), c.at_ms) ? 'run-ended' : takeoverCause(c.old_engine, c.at_ms, w, windowMs);
     notes.add(`takeover:${cause}`);
     if (cause === 'holder-live')
       anomalies.add('claim_taken_from_live_engine', () => ({ ...c, at: iso(c.at_ms), story: story(d, c.workflow_id, 15) }));

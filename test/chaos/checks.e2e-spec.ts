@@ -1,7 +1,7 @@
 // The invariant checks on synthetic run data (no database, no processes): each detector fires on
 // the violation it exists for and stays silent on a legitimate history, so a chaos run reporting
 // zero violations means something.
-import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, FaultWindows } from './checks-safety.js';
+import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, classifyTakeovers, FaultWindows } from './checks-safety.js';
 import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
 import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow, WfRow } from './data.js';
@@ -143,6 +143,19 @@ describe('chaos invariant checks', () => {
     d.heldClaims.delete('w');
     d.workflows.set('w', wf('running', '2'));
     expect(violationsOf(d)).toEqual({ fence_epoch_not_the_claim: 1 });
+  });
+
+  it('call a claim taken from a live engine an anomaly, unless the run it was held for had ended (decision 0011)', () => {
+    const d = legitimate(); // B1 completes the workflow at T + 6000
+    d.claimAudit = [claim({ old_epoch: '2', new_epoch: '3', old_engine: 'B1', new_engine: 'C1', writer: 'weft:C1', at_ms: T + 9000 })];
+    const notes = new Tally();
+    const anomalies = new Tally();
+    classifyTakeovers(d, noFaults, TTL_MS, notes, anomalies);
+    expect(anomalies.counts).toEqual({});
+    expect(notes.counts).toEqual({ 'takeover:run-ended': 1 });
+    d.claimAudit = [claim({ old_epoch: '2', new_epoch: '3', old_engine: 'B1', new_engine: 'C1', writer: 'weft:C1', at_ms: T + 5800 })];
+    classifyTakeovers(d, noFaults, TTL_MS, notes, anomalies);
+    expect(anomalies.counts).toEqual({ claim_taken_from_live_engine: 1 });
   });
 
   it('flag a write that landed from a deposed engine', () => {
