@@ -25,7 +25,9 @@ const REGISTER = path.join(ROOT, 'test', 'support', 'register-ts.js');
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const only = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(',')) : undefined;
 const benches = [
-  ['throughput', 'throughput.ts', [process.env.BENCH_WORKFLOWS ?? '2000']],
+  // 6,000 per level: chunks of 1,500 per mode at 16 and 64 in flight (about a second each). With
+  // 2,000 a chunk lasted 0.3 s and lease ÷ none read 0.985, 0.764, 0.815 in one run (docs/performance.md).
+  ['throughput', 'throughput.ts', [process.env.BENCH_WORKFLOWS ?? '6000']],
   // Where a workflow's p50 goes: its round trips, Node between them, reference statements.
   ['latency', 'latency.ts', [process.env.BENCH_LATENCY ?? '1000']],
   ['parked-heap', 'parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],

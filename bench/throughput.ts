@@ -219,10 +219,10 @@ async function withEngine<T>(mode: Mode, fn: (t: Target) => Promise<T>): Promise
 }
 
 async function main() {
-  const total = Number(process.argv[2] ?? 2000);
+  const total = Number(process.argv[2] ?? 6000);
   const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
   const modes = (process.env.BENCH_MODES ?? 'none,workflow-lease').split(',') as Mode[];
-  const mixedTotal = Number(process.env.BENCH_MIXED ?? Math.max(50, Math.round(total / 4)));
+  const mixedTotal = Number(process.env.BENCH_MIXED ?? Math.min(500, Math.max(50, Math.round(total / 4))));
   // Chunks per level that alternate between the modes (BENCH_CHUNKS, default 4).
   const chunks = Math.max(1, Number(process.env.BENCH_CHUNKS ?? 4));
   // Workflows each engine runs at 16 in flight before the first figure counts (BENCH_WARMUP).

@@ -191,7 +191,8 @@ export class WorkflowClaimRegistry {
       }
     });
     if (unrenewed.length === 0) return [];
-    // A terminal or suspend commit releases the claim in its own statement, and its outcome may
+    // A suspend commit releases the claim in its own statement (a terminal one leaves the claim row
+    // as it is, so its renewal succeeds: docs/decisions/0011), and its outcome may
     // reach us after this renewal's: such a claim was let go here, not lost (no warning, no
     // backoff, the run is not stopped; its commit's outcome forgets it too).
     const released = await this.claims.releasedAt(this.renewSql, { ids: unrenewed, epochs: unrenewedEpochs });
