@@ -1,115 +1,13 @@
 // The invariant checks on synthetic run data (no database, no processes): each detector fires on
 // the violation it exists for and stays silent on a legitimate history, so a chaos run reporting
 // zero violations means something.
-import { checkEpochs, checkIdleGaps, checkLedger, checkWriters, classifyReruns, classifyTakeovers, FaultWindows } from './checks-safety.js';
+import { body, claim, emptyData, legitimate, noFaults, T, TTL_MS, violationsOf, write } from './check-fixtures.js';
+import { checkIdleGaps, checkLedger, classifyReruns, classifyTakeovers, FaultWindows } from './checks-safety.js';
 import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
-import { checkEndState, checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
-import type { ClaimAuditRow, LedgerRow, OpRow, RunData, WfAuditRow, WfRow } from './data.js';
+import { checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
+import type { LedgerRow, OpRow, RunData, WfRow } from './data.js';
 import { Tally } from './util.js';
 import type { PlannedWorkflow } from './workload.js';
-
-const T = 1_700_000_000_000;
-
-function emptyData(): RunData {
-  return {
-    ownership: 'workflow-lease',
-    workflows: new Map(),
-    ops: new Map(),
-    ledger: [],
-    wfAudit: [],
-    opWriters: new Map(),
-    opsByTx: new Map(),
-    claimAudit: [],
-    forbidden: [],
-    messages: [],
-    heldClaims: new Map(),
-    timers: new Map(),
-    clientLog: new Map(),
-  };
-}
-
-const claim = (c: Partial<ClaimAuditRow>): ClaimAuditRow => ({
-  workflow_id: 'w',
-  tg_op: 'UPDATE',
-  old_epoch: null,
-  new_epoch: '1',
-  old_engine: null,
-  new_engine: null,
-  writer: 'weft:A1',
-  at_ms: T,
-  ...c,
-});
-
-const write = (w: Partial<WfAuditRow>): WfAuditRow => ({
-  workflow_id: 'w',
-  tg_op: 'UPDATE',
-  old_version: 1,
-  new_version: 2,
-  old_status: 'running',
-  new_status: 'running',
-  writer: 'weft:A1',
-  claim_epoch: '1',
-  claim_engine: 'A1',
-  txid: '1',
-  at_ms: T,
-  ...w,
-});
-
-const body = (l: Partial<LedgerRow>): LedgerRow => ({
-  id: '1',
-  workflow_id: 'w',
-  seq: 0,
-  attempt: 1,
-  engine: 'A1',
-  pid: 100,
-  started_ms: T,
-  step_started_ms: T,
-  at_ms: T + 1,
-  claim_epoch: '1',
-  claim_engine: 'A1',
-  claim_live: true,
-  op_recorded: false,
-  finished_ms: null,
-  finished_aborted: null,
-  ...l,
-});
-
-const noFaults: FaultWindows = { pauses: [], kills: [], pgDown: [], gracefulStops: [], leaseLost: [] };
-
-/** A legitimate failover: A1 writes under epoch 1, B1 takes over (epoch 2) and finishes, releasing. */
-function legitimate(): RunData {
-  const d = emptyData();
-  d.claimAudit = [
-    claim({ tg_op: 'INSERT', new_epoch: '1', new_engine: 'A1', writer: 'weft:A1' }),
-    claim({ old_epoch: '1', new_epoch: '2', old_engine: 'A1', new_engine: 'B1', writer: 'weft:B1', at_ms: T + 5000 }),
-    claim({ old_epoch: '2', new_epoch: '2', old_engine: 'B1', new_engine: null, writer: 'weft:B1', at_ms: T + 6000 }),
-  ];
-  d.wfAudit = [
-    write({ tg_op: 'INSERT', old_version: null, new_version: 1, claim_epoch: null, claim_engine: null }),
-    write({ old_version: 1, new_version: 2 }),
-    write({ old_version: 2, new_version: 3, writer: 'weft:B1', claim_epoch: '2', claim_engine: 'B1', at_ms: T + 5500 }),
-    write({
-      old_version: 3,
-      new_version: 4,
-      writer: 'weft:B1',
-      claim_epoch: '2',
-      claim_engine: null,
-      new_status: 'completed',
-      at_ms: T + 6000,
-    }),
-  ];
-  return d;
-}
-
-const TTL_MS = 3000;
-
-function violationsOf(d: RunData, windows = noFaults): Record<string, number> {
-  const v = new Tally();
-  checkWriters(d, checkEpochs(d, v), v);
-  checkLedger(d, windows, v, new Tally(), TTL_MS);
-  checkEndState(d, v);
-  return v.counts;
-}
 
 describe('chaos invariant checks', () => {
   it('accept a legitimate failover history', () => {
