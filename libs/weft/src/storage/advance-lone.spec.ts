@@ -19,6 +19,16 @@ const op = (over: Record<string, unknown> = {}) => ({
   ...over,
 });
 
+/** A fenced terminal commit with its last step's record and an output. */
+const terminal: Omit<AdvanceCommand, 'workflowId'> = {
+  expectedVersion: 3,
+  operations: [op()],
+  status: 'completed',
+  output: { value: 'done' },
+  completed: true,
+  fence: held,
+};
+
 /** Commands as the engine sends them; `id` is replaced per copy. Each names why it is here. */
 const cases: Record<string, Omit<AdvanceCommand, 'workflowId'>> = {
   'step record, ownership none': { expectedVersion: 3, operations: [op({ startedAt: '2026-12-05T10:00:00.123Z', event: 2 })] },
@@ -29,23 +39,8 @@ const cases: Record<string, Omit<AdvanceCommand, 'workflowId'>> = {
     operations: [op({ status: 'failed', result: undefined, error: { name: 'Boom', message: 'no' }, attempts: 2 })],
     fence: held,
   },
-  'terminal: output, release': {
-    expectedVersion: 3,
-    operations: [op()],
-    status: 'completed',
-    output: { value: 'done' },
-    completed: true,
-    fence: held,
-    release: true,
-  },
-  'terminal, fenced, no release: the end clears the fence, the claim row stays (decision 0011)': {
-    expectedVersion: 3,
-    operations: [op()],
-    status: 'completed',
-    output: { value: 'done' },
-    completed: true,
-    fence: held,
-  },
+  'terminal: output, release': { ...terminal, release: true },
+  'terminal, fenced, no release: the end clears the fence, the claim row stays (decision 0011)': terminal,
   'terminal with a null output and no operation': {
     expectedVersion: 3,
     status: 'completed',
