@@ -94,7 +94,7 @@ async function openReference(t: Target): Promise<void> {
 async function resetReference(t: Target, fromId: string): Promise<void> {
   await t.ref.query('TRUNCATE ref.weft_operations, ref.weft_workflows');
   await t.ref.query(`INSERT INTO ref.weft_workflows SELECT * FROM weft.weft_workflows WHERE id = $1`, [fromId]);
-  // A running workflow; under workflow-lease held at REF_EPOCH (its terminal commit released the claim).
+  // A running workflow; under workflow-lease fenced at REF_EPOCH (its terminal commit cleared the fence).
   const epoch = t.mode === 'workflow-lease' ? REF_EPOCH : null;
   await t.ref.query(
     `UPDATE ref.weft_workflows SET id = $1, status = 'running', completed_at = NULL, output = NULL, version = 1, fence_epoch = $3 WHERE id = $2`,

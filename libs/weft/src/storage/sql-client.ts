@@ -18,6 +18,12 @@ export function statementName(sql: string): string {
 /** A value bound to a `json` parameter: its JSON text, or SQL NULL for undefined. */
 export const jsonParam = (v: unknown): string | null => (v === undefined ? null : JSON.stringify(v));
 
+/**
+ * A value bound to a `json` parameter of a lone statement: absent or null is SQL NULL, as a JSON
+ * null is in the json_to_recordset of the general statement it stands in for (unlike jsonParam).
+ */
+export const jsonOrNullParam = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
+
 /** Anything that runs one statement with bound parameters: the pool, or a dedicated connection. */
 export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;

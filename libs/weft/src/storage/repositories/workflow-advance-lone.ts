@@ -5,6 +5,7 @@
 // record set were about a sixth of such a commit's round trip (docs/performance.md).
 import type { OperationRecord } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
+import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
 import { shapeBit, type AdvanceShape } from './workflow-advance.js';
 
@@ -112,9 +113,6 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
     FROM (SELECT 1) one LEFT JOIN upd ON true`;
 }
 
-/** A JSON value as a `json` parameter; absent or null is SQL NULL, as a JSON null is in json_to_recordset. */
-const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
-
 const OPS = shapeBit('ops');
 const FENCED = shapeBit('fence');
 const RELEASES = shapeBit('release');
@@ -135,14 +133,24 @@ function rowParams(c: AdvanceCommand): unknown[] {
     c.expectedVersion,
     c.status ?? null,
     c.output !== undefined ? true : null,
-    c.output !== undefined ? json(c.output.value) : null,
+    c.output !== undefined ? jsonOrNullParam(c.output.value) : null,
     c.error !== undefined ? true : null,
-    c.error !== undefined ? json(c.error.value) : null,
+    c.error !== undefined ? jsonOrNullParam(c.error.value) : null,
     c.completed ? true : null,
   ];
 }
 
 function opParams(o: OperationRecord | undefined): unknown[] {
   if (!o) throw new Error('lone advance: a shape with ops needs the operation');
-  return [o.seq, o.kind, o.name, o.status, json(o.result), json(o.error), o.attempts ?? null, o.startedAt ?? null, o.event ?? null];
+  return [
+    o.seq,
+    o.kind,
+    o.name,
+    o.status,
+    jsonOrNullParam(o.result),
+    jsonOrNullParam(o.error),
+    o.attempts ?? null,
+    o.startedAt ?? null,
+    o.event ?? null,
+  ];
 }

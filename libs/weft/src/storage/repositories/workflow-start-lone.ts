@@ -1,11 +1,11 @@
 // The start of ONE workflow with no timers (no deadline, no delayed start) and no start signal:
-// what most starts are at low load,
-// and the first of a short workflow's four commits. The same insert and claim as startMany
+// what most starts are at low load, and the first of a short workflow's four commits. The same insert and claim as startMany
 // (workflow.repository.ts), with the workflow as plain parameters instead of a JSON record set:
 // parsing and joining the record set were about a fifth of the start's round trip
 // (docs/performance.md). One text per claim kind, so that no parameter decides whether a claim
 // is written: a custom plan that folded that away would look cheaper than the generic plan.
 import { qualify } from '../schema-name.js';
+import { jsonOrNullParam } from '../sql-client.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { InsertWorkflow } from '../types.js';
 
@@ -25,7 +25,7 @@ const ms = `* interval '1 millisecond'`;
 /**
  * The lone start for one claim kind. Its result rows are startMany's: the inserted row, or the
  * existing one (inserted = false), or no row for an id a transaction committed after this
- * statement's snapshot (the caller asks again). workflow-start-lone.spec.ts holds it to the same
+ * statement's snapshot (the caller asks again). storage/start-lone.spec.ts holds it to the same
  * rows and outcomes as startMany.
  */
 export function loneStartSql(schema: string, claim: LoneStartClaim): string {
@@ -71,16 +71,13 @@ export function loneStartSql(schema: string, claim: LoneStartClaim): string {
       FROM ${wf} w WHERE w.id = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`;
 }
 
-/** A JSON value as a `json` parameter; absent or null is SQL NULL, as a JSON null is in json_to_recordset. */
-const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
-
 /** The lone start's parameters for `w`, in the order of loneStartSql's. */
 export function loneStartParams(w: InsertWorkflow, claim: LoneStartClaim, claimer: ClaimTerms | undefined): unknown[] {
   const params: unknown[] = [
     w.id,
     w.type,
     w.status,
-    json(w.input),
+    jsonOrNullParam(w.input),
     w.parentId ?? null,
     w.traceContext ?? null,
     w.workflowVersion ?? null,
