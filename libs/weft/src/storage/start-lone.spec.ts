@@ -2,12 +2,10 @@
 // and claim. Each start below runs on two ids with the same rows beforehand: one alone (the lone
 // text) and one in a batch with a filler (the general statement). The result and every row either
 // writes (the workflow, its claim, timers, messages) must be the same.
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { openDatabase, OpenedDatabase } from './data-source.js';
+import { useTestStore } from '../../../../test/support/store.js';
 import type { ClaimTerms } from './repositories/claim.repository.js';
 import type { InsertWorkflow } from './types.js';
 import { isLoneStart } from './repositories/workflow-start-lone.js';
-import { WorkflowStore } from './workflow-store.js';
 
 const claimer: ClaimTerms = { engineId: 'engine-a', ttlMs: 5_000, graceMs: 1_000 };
 
@@ -55,23 +53,11 @@ const cases: Record<string, { w: Omit<InsertWorkflow, 'id'>; claimer?: ClaimTerm
 };
 
 describe('lone start: the same result and rows as startMany (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let db: OpenedDatabase;
-  let store: WorkflowStore;
-
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ database: { url: tdb.url, poolSize: 4 }, schema: 'weft' });
-    store = new WorkflowStore(db.sql, db.schema);
-  });
-  afterAll(async () => {
-    await db?.close();
-    await tdb?.drop();
-  });
+  const env = useTestStore({ poolSize: 4 });
 
   async function prepare(id: string, before: Before): Promise<void> {
     const claim = (epoch: number, engine: string | null, expiresIn: string) =>
-      tdb.query(
+      env.tdb.query(
         `INSERT INTO weft.weft_workflow_claims (workflow_id, epoch, engine_id, expires_at, claimed_at) VALUES ($1, $2, $3, now() + $4::interval, now())`,
         [id, epoch, engine, expiresIn],
       );
@@ -79,25 +65,25 @@ describe('lone start: the same result and rows as startMany (real PostgreSQL)', 
     if (before === 'claim held by engine-b') await claim(6, 'engine-b', '1 hour');
     if (before === 'claim of engine-b expired') await claim(6, 'engine-b', '-1 hour');
     if (before === 'workflow exists')
-      await tdb.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version) VALUES ($1, 'other', 'suspended', '{}', 5)`, [
+      await env.tdb.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version) VALUES ($1, 'other', 'suspended', '{}', 5)`, [
         id,
       ]);
   }
 
   /** What a start wrote, with the id and the times it sets left out; SQL NULL told from a JSON null. */
   async function rowsOf(id: string) {
-    const [workflow] = await tdb.query(
+    const [workflow] = await env.tdb.query(
       `SELECT type, status, input, input IS NULL AS no_input, parent_id, deadline, start_at, version, run_number, trace_context,
               workflow_version, queue, priority, fence_epoch::text AS fence_epoch
        FROM weft.weft_workflows WHERE id = $1`,
       [id],
     );
-    const [claim] = await tdb.query(
+    const [claim] = await env.tdb.query(
       `SELECT epoch::text AS epoch, engine_id, expires_at > now() AS live, claimed_at IS NULL AS unclaimed, version
        FROM weft.weft_workflow_claims WHERE workflow_id = $1`,
       [id],
     );
-    const [{ timers, messages }] = await tdb.query<{ timers: number; messages: number }>(
+    const [{ timers, messages }] = await env.tdb.query<{ timers: number; messages: number }>(
       `SELECT (SELECT count(*) FROM weft.weft_timers WHERE workflow_id = $1)::int AS timers,
               (SELECT count(*) FROM weft.weft_messages WHERE workflow_id = $1)::int AS messages`,
       [id],
@@ -114,9 +100,9 @@ describe('lone start: the same result and rows as startMany (real PostgreSQL)', 
     const lone: InsertWorkflow = { ...w, id: viaLone };
     expect(isLoneStart([lone])).toBe(true);
 
-    const [a] = await store.workflows.startMany([lone], terms);
+    const [a] = await env.store.workflows.startMany([lone], terms);
     // A second workflow in the batch makes it the general statement; the filler is not compared.
-    const [b] = await store.workflows.startMany(
+    const [b] = await env.store.workflows.startMany(
       [
         { ...w, id: viaGeneral },
         { ...base(), id: `filler-${i}` },
