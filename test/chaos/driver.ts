@@ -26,6 +26,13 @@ export interface DriverOptions {
 
 type Cmd = Record<string, unknown> & { op: string };
 
+/** How long one attempt waits for its reply (plus the call's own timeout, for updates). */
+const CALL_DEADLINE_MS = 20_000;
+
+class CallUnansweredError extends Error {
+  override readonly name = 'CallUnansweredError';
+}
+
 /** Commands that need an engine that runs workflows; signal, update and query may go through a standby. */
 const RUN_OPS = new Set(['start', 'cancel', 'suspend', 'resume']);
 
@@ -139,13 +146,22 @@ export class Driver {
     return { ms: Math.max(50, Math.round(next - now + between(this.r, -400, 400))), aimed: true };
   }
 
-  /** One attempt on one engine; never throws. */
+  /**
+   * One attempt on one engine; never throws. An attempt that gets no reply within its deadline
+   * counts as failed (the caller retries elsewhere) and is kept as a `call_unanswered` anomaly:
+   * a real client times out too, and a run should not end on one lost reply.
+   */
   private async tryOn(e: EngineProc, cmd: Cmd, attempt: number): Promise<Try> {
     this.inFlight++;
     this.calls.add(attempt ? `${cmd.op}.retry` : cmd.op);
     const sent = Date.now();
+    const limitMs = CALL_DEADLINE_MS + (typeof cmd.timeoutMs === 'number' ? cmd.timeoutMs : 0);
+    let timer: NodeJS.Timeout | undefined;
+    const unanswered = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new CallUnansweredError(`${e.engineId} gave no reply in ${limitMs} ms`)), limitMs);
+    });
     try {
-      const value = await e.call(cmd);
+      const value = await Promise.race([e.call(cmd), unanswered]);
       this.calls.add(`${cmd.op}.ok`);
       this.note(cmd, sent, `${e.engineId} ok`);
       return { ok: true, value };
@@ -153,10 +169,14 @@ export class Driver {
       const { name, message } = err as Error;
       this.note(cmd, sent, `${e.engineId} ${name}: ${message.slice(0, 120)}`);
       const exited = err instanceof EngineExitedError;
+      if (err instanceof CallUnansweredError) {
+        this.anomalies.add('call_unanswered', { engine: e.engineId, state: e.state, cmd, sentAt: new Date(sent).toISOString() });
+      }
       if (exited) this.callErrors.add(`${cmd.op}:EngineExited`);
       else this.callErrors.add(`${cmd.op}:${name}`, `${e.engineId}: ${message.slice(0, 300)}`);
       return { ok: false, name, message, exited };
     } finally {
+      clearTimeout(timer);
       this.inFlight--;
     }
   }
@@ -260,25 +280,31 @@ export class Driver {
     await this.resumeOnce(w.id, rec);
   }
 
+  /**
+   * Waiting for a live engine spends no attempt: under 'lease' there is none for a TTL after the
+   * holder dies, and a suspend it committed as it died must still be found and resumed.
+   */
   private async suspendOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
-    for (let attempt = 0; !this.stopped && attempt < 20; attempt++) {
+    const deadline = Date.now() + 90_000;
+    for (let attempt = 0; !this.stopped && Date.now() < deadline;) {
       const e = this.engineFor('suspend');
       if (!e) {
         await delay(100);
         continue;
       }
-      const t = await this.tryOn(e, { op: 'suspend', workflowId, reason: 'chaos: suspended' }, attempt);
+      const t = await this.tryOn(e, { op: 'suspend', workflowId, reason: 'chaos: suspended' }, attempt++);
       if (t.ok) rec.suspended = true;
       else if (t.name === 'WorkflowNotRunningError') {
         // Already suspended by an attempt whose reply was lost, or already completed.
         rec.suspended = (await this.statusOf(workflowId)) === 'suspended';
         if (!rec.suspended) rec.suspendRefused = t.message.slice(0, 120);
       } else {
-        await delay(Math.min(100 * 2 ** attempt, 1000));
+        await delay(Math.min(100 * 2 ** Math.min(attempt, 4), 1000));
         continue;
       }
       return;
     }
+    if (!this.stopped) this.anomalies.add('suspend_gave_up', { workflowId, ...rec });
   }
 
   private async resumeOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
