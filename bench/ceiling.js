@@ -33,14 +33,18 @@ export async function openCeiling() {
   fs.writeFileSync(script, SCRIPT);
   const seconds = Number(process.env.BENCH_CEILING_SECONDS ?? 3);
 
-  /** One-row INSERT commits per second at `clients` clients (pgbench's tps without connection time). */
-  function measure(clients) {
+  /**
+   * One-row INSERT commits per second at `clients` clients (pgbench's tps without connection time).
+   * `cpus`: run the client on these CPUs only (taskset's list, bench/placement.ts).
+   */
+  function measure(clients, cpus) {
     const args = ['-n', '-M', 'prepared', '-c', String(clients), '-j', String(Math.min(clients, os.cpus().length)), '-T', String(seconds)];
     args.push('-f', script, '-h', u.hostname, '-p', u.port || '5432');
     if (u.username) args.push('-U', decodeURIComponent(u.username));
     args.push(name);
     const env = { ...process.env, ...(u.password ? { PGPASSWORD: decodeURIComponent(u.password) } : {}) };
-    const out = execFileSync(PGBENCH, args, { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [file, argv] = cpus === undefined ? [PGBENCH, args] : ['taskset', ['-c', cpus, PGBENCH, ...args]];
+    const out = execFileSync(file, argv, { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
     const tps = /tps = ([\d.]+)/.exec(out);
     const lat = /latency average = ([\d.]+) ms/.exec(out);
     if (!tps) throw new Error(`pgbench printed no tps:\n${out}`);

@@ -262,9 +262,35 @@ function latencyTable(med, firstRun, from) {
   return [...out, ''];
 }
 
+function placementTable(entry, from) {
+  const med = entry.medians;
+  const head = `### p50 at 1 in flight by CPU placement${from}`;
+  if (entry.runs[0].skipped) return [head, '', `Not measured: ${entry.runs[0].skipped}.`, ''];
+  const out = [
+    head,
+    '',
+    'The same workload as the 1-in-flight level (3 no-op steps, both modes, chunks alternating), and pgbench’s 1-client floor, with the ' +
+      'client (this Node process, or pgbench) and the PostgreSQL backends serving it pinned with `taskset`: on one core, on two, and left to ' +
+      'the scheduler. Medians of the runs; p50 ÷ floor as in the targets table.',
+    '',
+    '| placement | client / server CPUs | pgbench, 1 client | four-commit floor | `none` p50 (÷ floor) | `workflow-lease` p50 (÷ floor) |',
+    '|---|---|---|---|---|---|',
+  ];
+  entry.runs[0].placements.forEach((p, i) => {
+    const k = (key) => med[`placements[${i}].${key}`];
+    const tps = (k('pgbenchTps[0]') + k('pgbenchTps[1]')) / 2;
+    const mode = (j) => `${fmt(k(`modes[${j}].p50Ms`), 2)} ms (${fmt(k(`modes[${j}].p50OverFloor`), 2)})`;
+    out.push(
+      `| ${p.placement} | ${p.clientCpus} / ${p.serverCpus} | ${fmt(tps)} commits/s | ${fmt(k('fourCommitFloorMs'), 3)} ms | ${mode(0)} | ${mode(1)} |`,
+    );
+  });
+  return [...out, ''];
+}
+
 export function otherTables(entry) {
   const med = entry.medians;
   const from = keptFrom(entry);
+  if (entry.bench === 'placement') return placementTable(entry, from);
   if (entry.bench === 'renewal') {
     const out = [`### Renewal${from}`, '', '| held claims | one renewal pass | statements per pass |', '|---|---|---|'];
     for (let i = 0; med[`renewalPasses[${i}].heldClaims`] !== undefined; i++)

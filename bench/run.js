@@ -30,6 +30,8 @@ const benches = [
   ['throughput', 'throughput.ts', [process.env.BENCH_WORKFLOWS ?? '6000']],
   // Where a workflow's p50 goes: its round trips, Node between them, reference statements.
   ['latency', 'latency.ts', [process.env.BENCH_LATENCY ?? '1000']],
+  // The same p50 with client and server pinned to one core, two, or neither (the scheduler's pick moves it by half).
+  ['placement', 'placement.ts', [process.env.BENCH_PLACEMENT ?? '1000']],
   ['parked-heap', 'parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],
   ['renewal', 'renewal.ts', []],
   ['signal-latency', 'signal-latency.ts', []],

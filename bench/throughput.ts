@@ -86,6 +86,8 @@ interface Tally {
   commits: number;
   advanceStatements: number;
   latencies: number[];
+  /** p50 of each chunk, in the order they ran: how much the machine moved within the level. */
+  chunkP50s: number[];
   texts: Map<string, number>;
 }
 
@@ -96,6 +98,7 @@ const emptyTally = (): Tally => ({
   commits: 0,
   advanceStatements: 0,
   latencies: [],
+  chunkP50s: [],
   texts: new Map(),
 });
 
@@ -108,16 +111,27 @@ async function runChunk(t: Target, shape: Shape, total: number, inFlight: number
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   let next = 0;
+  const latencies: number[] = [];
   const worker = async () => {
     while (next < total) {
       const n = next++;
       const s = performance.now();
       await one(engine, shape, n);
-      tally.latencies.push(performance.now() - s);
+      latencies.push(performance.now() - s);
     }
   };
   await profiled(`${t.mode}-${shape}-${inFlight}`, () => Promise.all(Array.from({ length: inFlight }, worker)));
   tally.elapsedMs += performance.now() - t0;
+  tally.latencies.push(...latencies);
+  tally.chunkP50s.push(
+    round(
+      percentile(
+        latencies.sort((a, b) => a - b),
+        50,
+      ),
+      3,
+    ),
+  );
   const cpu = process.cpuUsage(cpu0);
   tally.cpuMs += (cpu.user + cpu.system) / 1000;
   tally.commits += counter.commits(t.db) - commitsBefore;
@@ -179,6 +193,7 @@ function row(t: Target, shape: Shape, inFlight: number, chunks: number, tally: T
     stepsPerSec: round((steps * total) / elapsedS, 1),
     p50Ms: round(percentile(latencies, 50), 3),
     p99Ms: round(percentile(latencies, 99), 3),
+    chunkP50Ms: tally.chunkP50s,
     cpuMsPerWorkflow: round(tally.cpuMs / total, 3),
     commitsPerWorkflow: round(tally.commits / total, 2),
     advanceStatementsPerWorkflow: round(tally.advanceStatements / total, 2),
