@@ -40,7 +40,7 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
     });
     // Child notices were deleted with the run: only its children could have awaited them.
     next.addInbox(exec.inbox.filter((m) => m.kind !== 'child'));
-    if (BigInt(exec.lastInboxId) > BigInt(next.lastInboxId)) next.lastInboxId = exec.lastInboxId;
+    next.inheritSeen(exec);
     // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
     next.traceContext = exec.trace?.traceparent() ?? null;
     void host.launch(exec.definition, next);

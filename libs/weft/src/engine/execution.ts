@@ -107,9 +107,16 @@ export class Execution implements ReplayTarget {
   parked = false;
   readonly waits = new Map<number, Wait>();
   readonly firedTimers = new Set<number>();
-  /** Buffered messages not yet consumed, in arrival order. */
+  /** Buffered messages not yet consumed, in the order they became visible here. */
   inbox: InboxMessage[] = [];
+  /** Highest message id taken in (the owner-side poll compares it). */
   lastInboxId = '0';
+  /**
+   * Every message id this run took in. A message's id is drawn before its transaction commits,
+   * so a lower id can become visible after a higher one: a high-water mark would skip it for
+   * good. Grows with the messages a run receives, as its history does with those it consumes.
+   */
+  private readonly inboxSeen = new Set<string>();
   instance: WorkflowInstance | undefined;
   replay: ReplayDriver | undefined;
   /** Query replays: nothing is ever run live or written. */
@@ -204,13 +211,25 @@ export class Execution implements ReplayTarget {
     this.host.onNonDeterminism(this, err);
   }
 
-  /** Adds messages fetched from storage (deduplicated by id). */
+  /** Adds messages fetched from storage, each once (by id, whatever order they come in). */
   addInbox(messages: InboxMessage[]): void {
     for (const m of messages) {
-      if (BigInt(m.id) <= BigInt(this.lastInboxId)) continue;
+      if (this.inboxSeen.has(m.id)) continue;
+      this.inboxSeen.add(m.id);
       this.inbox.push(m);
-      this.lastInboxId = m.id;
+      if (BigInt(m.id) > BigInt(this.lastInboxId)) this.lastInboxId = m.id;
     }
+  }
+
+  /** Has this run taken in the message? */
+  hasSeen(messageId: string): boolean {
+    return this.inboxSeen.has(messageId);
+  }
+
+  /** The next run of a continue-as-new: what the ended run took in is not taken in again. */
+  inheritSeen(ended: Execution): void {
+    for (const id of ended.inboxSeen) this.inboxSeen.add(id);
+    if (BigInt(ended.lastInboxId) > BigInt(this.lastInboxId)) this.lastInboxId = ended.lastInboxId;
   }
 
   /**

@@ -1,4 +1,6 @@
+import pg from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { notifyChannel } from '../storage/repositories/message.repository.js';
 import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
 import type { WorkflowDefinition } from '../common/types.js';
@@ -43,6 +45,14 @@ class Waiter {
   }
 }
 
+class TwoSignals {
+  async run(ctx: WorkflowContext) {
+    const first = await ctx.waitForSignal('first', { timeout: 60_000 });
+    const go = await ctx.waitForSignal('go', { timeout: 60_000 });
+    return { first, go };
+  }
+}
+
 class Child {
   async run(ctx: WorkflowContext, input: { fail?: boolean; sleep?: number }) {
     if (input.sleep) await ctx.sleep(input.sleep);
@@ -66,7 +76,12 @@ class Parent {
 describe('messages: signals, handlers, conditions, updates, queries, children (real PostgreSQL)', () => {
   const env = useTestEngines();
   const register = (e: WeftEngine) =>
-    e.register(approvalDef).register('waiter', Waiter).register('child', Child).register('parent', Parent);
+    e
+      .register(approvalDef)
+      .register('waiter', Waiter)
+      .register('two-signals', TwoSignals)
+      .register('child', Child)
+      .register('parent', Parent);
 
   const engine = async (opts = {}) => {
     const e = await env.pool.create(opts, register);
@@ -82,6 +97,42 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     const t = await e.start('waiter', { timeout: 100 });
     await expect(t.result({ timeout: '5s' })).resolves.toBeNull();
   });
+
+  it.each([
+    ['woken by its NOTIFY', {}],
+    ['found by the poll (no NOTIFY)', { notify: false, backgroundTasks: 'manual' }],
+  ])(
+    'a signal that commits after a higher id was taken in still reaches the live run (ids are drawn before commit): %s',
+    async (_how, opts) => {
+      const e = await engine(opts);
+      const h = await e.start('two-signals', {});
+      const timers = () => env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId]);
+      await waitFor(async () => (await timers()).length > 0, 'the run waiting for "first"');
+      const late = new pg.Client({ connectionString: env.tdb.url });
+      late.on('error', () => undefined);
+      await late.connect();
+      try {
+        // Sent as the engine sends one: the row and its NOTIFY in one transaction, left open.
+        await late.query('BEGIN');
+        await late.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name, payload) VALUES ($1, 'signal', 'go', '"late"')`, [
+          h.workflowId,
+        ]);
+        await late.query('SELECT pg_notify($1, $2)', [notifyChannel('weft'), h.workflowId]);
+        // A higher id commits first and the run takes it in.
+        await h.signal('first', 1);
+        await waitFor(async () => (await h.describe()).history.some((o) => o.name === 'first'), '"first" consumed');
+        await late.query('COMMIT');
+      } finally {
+        await late.end();
+      }
+      if ('notify' in opts) await e.runMaintenance();
+      await expect(h.result({ timeout: '5s' })).resolves.toEqual({ first: 1, go: 'late' });
+      const rows = await env.tdb.query<{ name: string }>(`SELECT name FROM weft.weft_messages WHERE workflow_id = $1 ORDER BY id`, [
+        h.workflowId,
+      ]);
+      expect(rows.map((r) => r.name)).toEqual(['go', 'first']);
+    },
+  );
 
   it('delivers signals to handlers in arrival order and re-evaluates the condition', async () => {
     const e = await engine();

@@ -151,12 +151,16 @@ export class Messaging {
     return toStoredJson(fn.call(instance, args), `Result of query "${name}"`, this.options.maxPayloadBytes) as R;
   }
 
-  /** A message arrived for a workflow (NOTIFY, poll, or sent here): fetch and deliver, or drive it. */
+  /**
+   * A message arrived for a workflow (NOTIFY, poll, or sent here): fetch and deliver, or drive it.
+   * The live run reads all its pending messages and takes in those it has not seen: one that
+   * committed after a higher id was read (ids are drawn before commit) must still arrive.
+   */
   onNotify(workflowId: string): void {
     const exec = this.runtime.live.get(workflowId);
     if (exec) {
       void this.store.messages
-        .inbox(workflowId, exec.lastInboxId)
+        .inbox(workflowId)
         .then(({ messages, fenceEpoch }) => {
           // The run that is live now: after a continueAsNew it is the next run, and the messages
           // (still pending) are its own.
@@ -181,9 +185,14 @@ export class Messaging {
     let woken = 0;
     for (const r of rows) {
       const exec = this.runtime.live.get(r.workflow_id);
-      const seen = exec ? exec.lastInboxId : this.polled.get(r.workflow_id);
-      if (seen !== undefined && BigInt(r.last_id) <= BigInt(seen)) continue;
-      if (!exec) this.polled.set(r.workflow_id, r.last_id);
+      if (exec) {
+        // Nothing new for the live run: it has the newest, and it holds as many unconsumed as are stored.
+        if (exec.hasSeen(r.last_id) && Number(r.pending) <= exec.inbox.length) continue;
+      } else {
+        const seen = this.polled.get(r.workflow_id);
+        if (seen !== undefined && BigInt(r.last_id) <= BigInt(seen)) continue;
+        this.polled.set(r.workflow_id, r.last_id);
+      }
       this.onNotify(r.workflow_id);
       woken++;
     }

@@ -13,7 +13,7 @@ export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${sche
 
 /** The owner-side poll's text; `owned` adds the holder filter (pollOwned). */
 const pollSql = (msgs: string, wf: string, owned: string) => `
-      SELECT m.workflow_id, max(m.id)::text AS last_id FROM ${msgs} m
+      SELECT m.workflow_id, max(m.id)::text AS last_id, count(*)::int AS pending FROM ${msgs} m
       JOIN ${wf} w ON w.id = m.workflow_id AND w.status = 'running' AND w.type = ANY($1::text[])
       WHERE m.consumed_seq IS NULL AND m.status = 'pending' ${owned}
       GROUP BY m.workflow_id LIMIT $2`;
@@ -35,12 +35,12 @@ function statements(schema: string) {
       n AS (SELECT count(pg_notify('${channel}', ins.workflow_id)) AS n FROM ins)
       SELECT w.type, w.status, (SELECT id::text FROM ins) AS message_id, (SELECT n FROM n) AS notified FROM w`,
     /**
-     * Unconsumed, still pending messages of one workflow after an id, in arrival order, with the
+     * Unconsumed, still pending messages of one workflow, in id order, with the
      * workflow row's fence_epoch (the wake ownership check needs no read of its own).
      */
     inbox: `SELECT m.id::text AS id, m.kind, m.name, m.payload, w.fence_epoch::text AS fence_epoch
             FROM ${msgs} m JOIN ${wf} w ON w.id = m.workflow_id
-            WHERE m.workflow_id = $1 AND m.consumed_seq IS NULL AND m.status = 'pending' AND m.id > $2::bigint
+            WHERE m.workflow_id = $1 AND m.consumed_seq IS NULL AND m.status = 'pending'
             ORDER BY m.id`,
     /**
      * Owner-side poll, one query for all: workflows with buffered messages, running with a type
@@ -81,14 +81,14 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
   }
 
   /** `fenceEpoch` is undefined when there are no messages. */
-  async inbox(workflowId: string, afterId: string): Promise<{ messages: InboxMessage[]; fenceEpoch?: string | null }> {
-    const rows = await this.db.query<InboxMessage & { fence_epoch: string | null }>(this.q.inbox, [workflowId, afterId]);
+  async inbox(workflowId: string): Promise<{ messages: InboxMessage[]; fenceEpoch?: string | null }> {
+    const rows = await this.db.query<InboxMessage & { fence_epoch: string | null }>(this.q.inbox, [workflowId]);
     if (rows.length === 0) return { messages: [] };
     return { messages: rows.map(({ id, kind, name, payload }) => ({ id, kind, name, payload })), fenceEpoch: rows[0].fence_epoch };
   }
 
   async poll(ownerEngineId: string | null, types: string[], limit: number) {
-    type Row = { workflow_id: string; last_id: string };
+    type Row = { workflow_id: string; last_id: string; pending: number };
     if (ownerEngineId === null) return this.db.query<Row>(this.q.poll, [types, limit]);
     return this.db.query<Row>(this.q.pollOwned, [types, limit, ownerEngineId]);
   }
