@@ -320,6 +320,17 @@ describe('weft CLI', () => {
       await w('signal', 'sr-1', 'close', '--payload', '"done"');
       await waitFor(async () => (await status('sr-1')) === 'completed', 'sr-1 completed', 10_000);
       expect(await claim('t-1')).toEqual(t1);
+      // The end of the run cleared its fence and left the claim row naming A (decision 0011): held by nobody.
+      expect((await claim('sr-1')).engine_id).toBe('engine-a');
+      const ended = await json<{ ownership: Record<string, unknown> }>('describe', 'sr-1');
+      expect(ended.ownership).toEqual({
+        mode: 'workflow-lease',
+        holder: null,
+        epoch: (await claim('sr-1')).epoch,
+        expiresAt: null,
+        expiresInMs: null,
+      });
+      expect((await w('describe', 'sr-1')).stdout).toMatch(/^owner\s+-$/m);
     });
 
     it("the CLI's engine never takes over an orphaned workflow", async () => {

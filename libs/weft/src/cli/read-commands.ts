@@ -5,7 +5,6 @@ import { WorkflowNotFoundError } from '../common/errors.js';
 import type { WorkflowStatus } from '../common/types.js';
 import { decodeCursor, encodeCursor } from '../engine/results.js';
 import { validateWorkflowId } from '../engine/validation.js';
-import { WorkflowEntity } from '../storage/entities/workflow.entity.js';
 import { failureText, filterOptions, intOption, iso, matching, num, str, type Prepared, type Values } from './options.js';
 import type { Mode, Session } from './session.js';
 import { duration, keyValues, safe, table } from './table.js';
@@ -97,19 +96,17 @@ async function ownerOf(session: Session, id: string): Promise<Holder & { mode: M
   const mode = await session.mode();
   if (mode === 'none') return { mode, ...holderOf(undefined) };
   if (mode === 'lease') return { mode, ...holderOf(await readLease(session)) };
-  const claim = await session.claims
-    .createQueryBuilder('c')
-    .select('c.engineId', 'holder')
-    .addSelect('c.epoch::text', 'epoch')
-    .addSelect('c.expiresAt', 'expires_at')
-    .addSelect('EXTRACT(EPOCH FROM (c.expires_at - clock_timestamp())) * 1000', 'expires_in_ms')
-    .addSelect('w.fence_epoch::text', 'fence_epoch')
-    .leftJoin(WorkflowEntity, 'w', 'w.id = c.workflowId')
-    .where('c.workflowId = :id', { id })
-    .getRawOne<Record<string, unknown>>();
-  // A claim that is not the workflow's fence names the holder of a run that ended: nobody holds it (docs/decisions/0011).
-  if (claim && claim.epoch !== claim.fence_epoch) return { mode, ...holderOf({ epoch: claim.epoch }) };
-  return { mode, ...holderOf(claim) };
+  const claim = await session.claims.read(id, 0);
+  if (!claim) return { mode, ...holderOf(undefined) };
+  // A claim that is not its workflow's fence names the holder of a run that ended: nobody holds it (docs/decisions/0011).
+  if (claim.ended) return { mode, ...holderOf({ epoch: claim.epoch }) };
+  return {
+    mode,
+    holder: claim.engineId,
+    epoch: claim.epoch,
+    expiresAt: iso(claim.expiresAt),
+    expiresInMs: claim.expiresInMs,
+  };
 }
 
 export function describe(args: string[]): Prepared {

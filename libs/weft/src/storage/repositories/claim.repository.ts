@@ -49,6 +49,7 @@ function statements(schema: string) {
   const UNFENCE = `UPDATE ${wf} w SET fence_epoch = NULL FROM c WHERE w.id = c.workflow_id AND w.fence_epoch = c.epoch`;
   return {
     read: `SELECT c.workflow_id, c.epoch::text AS epoch, c.engine_id, c.expires_at, c.claimed_at,
+                  EXTRACT(EPOCH FROM (c.expires_at - clock_timestamp())) * 1000 AS expires_in_ms,
                   (c.engine_id IS NOT NULL AND c.expires_at + $2 * interval '1 millisecond' < clock_timestamp()) AS expired,
                   (c.engine_id IS NOT NULL AND ${notFenceSql(schema, 'c')}) AS ended
            FROM ${claims} c WHERE c.workflow_id = $1`,
@@ -188,6 +189,8 @@ export interface ClaimView {
   engineId: string | null;
   expiresAt: Date | null;
   claimedAt: Date | null;
+  /** Time left by the database clock (negative once past); null when no expiry is set. */
+  expiresInMs: number | null;
   /** Expired by the database clock plus the grace asked for. */
   expired: boolean;
   /**
@@ -233,6 +236,7 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
       engineId: (r.engine_id as string | null) ?? null,
       expiresAt: (r.expires_at as Date | null) ?? null,
       claimedAt: (r.claimed_at as Date | null) ?? null,
+      expiresInMs: r.expires_in_ms === null ? null : Math.round(Number(r.expires_in_ms)),
       expired: r.expired as boolean,
       ended: r.ended as boolean,
     };
