@@ -9,8 +9,11 @@ export interface FaultWindows {
   pauses: Array<{ engineId: string; pid: number; from: number; to: number }>;
   kills: Array<{ engineId: string; at: number; crash: boolean }>;
   pgDown: Array<{ from: number; to: number }>;
-  /** SIGTERMs: from the signal to the process's exit; `forced` when it had to be SIGKILLed. */
-  gracefulStops: Array<{ engineId: string; pid: number; from: number; to: number; forced: boolean }>;
+  /**
+   * SIGTERMs: from the signal to the process's exit; `forced` when it had to be SIGKILLed;
+   * `stoppingAt` when the worker itself began to stop (its 'disposed' event), if it said.
+   */
+  gracefulStops: Array<{ engineId: string; pid: number; from: number; to: number; forced: boolean; stoppingAt?: number }>;
   /** Ownership 'lease': when an engine reported losing the lease. */
   leaseLost: Array<{ engineId: string; at: number }>;
   /** Suspends and cancels committed (from the audit), for explaining re-runs. */
@@ -144,7 +147,10 @@ export function classifyReruns(d: RunData, w: FaultWindows, notes: Tally, anomal
 function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows, ttlMs: number): string {
   const kill = w.kills.find((k) => k.engineId === prev.engine && k.at >= prev.started_ms);
   if (kill) return kill.crash ? 'engine-crashed' : 'engine-killed';
-  if (w.gracefulStops.some((g) => g.engineId === prev.engine && g.from >= prev.started_ms && g.from <= next.started_ms))
+  // A body may start after the signal was sent and before the worker turned to it: the engine
+  // learns of the stop when the worker does (stoppingAt).
+  const stopSeen = (g: FaultWindows['gracefulStops'][number]) => Math.max(g.from, g.stoppingAt ?? g.from);
+  if (w.gracefulStops.some((g) => g.engineId === prev.engine && stopSeen(g) >= prev.started_ms && g.from <= next.started_ms))
     return 'engine-stopped-gracefully';
   if (w.leaseLost.some((l) => l.engineId === prev.engine && l.at >= prev.started_ms && l.at <= next.started_ms)) return 'lease-lost';
   if (w.pauses.some((p) => p.engineId === prev.engine && p.to >= prev.started_ms && p.from <= next.started_ms)) return 'engine-paused';

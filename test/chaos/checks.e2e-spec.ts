@@ -151,6 +151,31 @@ describe('chaos invariant checks', () => {
     expect(anomalies.counts).toEqual({ step_rerun_unexplained: 2 });
   });
 
+  it('explain a re-run by a graceful stop the worker turned to after the body started, though SIGTERM was sent before it', () => {
+    const d = emptyData();
+    d.ledger = [
+      body({ id: '1', engine: 'A1', started_ms: T + 5, at_ms: T + 2800 }),
+      body({ id: '2', engine: 'B1', started_ms: T + 4000, at_ms: T + 4001 }),
+    ];
+    const stop = { engineId: 'A1', pid: 100, from: T, to: T + 3000, forced: false };
+    const rerun = (windows: FaultWindows) => {
+      const notes = new Tally();
+      const anomalies = new Tally();
+      classifyReruns(d, windows, notes, anomalies);
+      return { ...notes.counts, ...anomalies.counts };
+    };
+    // The worker began to stop 300 ms after the signal: the body, started 5 ms after it, came first.
+    expect(rerun({ ...noFaults, gracefulStops: [{ ...stop, stoppingAt: T + 300 }] })).toEqual({
+      'step_rerun:engine-stopped-gracefully': 1,
+    });
+    // Started after the worker turned to the stop (or with no report of when it did): unexplained.
+    expect(rerun({ ...noFaults, gracefulStops: [{ ...stop, stoppingAt: T + 2 }] })).toEqual({
+      'step_rerun:unexplained': 1,
+      step_rerun_unexplained: 1,
+    });
+    expect(rerun({ ...noFaults, gracefulStops: [stop] })).toEqual({ 'step_rerun:unexplained': 1, step_rerun_unexplained: 1 });
+  });
+
   it('explain a re-run by a suspend committed elsewhere up to a TTL before the first body started', () => {
     // Another engine suspended the workflow (rotating its claim); the owner learns of it at its
     // next fenced write, so a body can start just after the suspend; after the resume it runs again.

@@ -48,7 +48,14 @@ export function faultWindows(faults: FaultRecord[], exits: ExitRecord[]): FaultW
   return {
     gracefulStops: done
       .filter((f) => f.kind === 'sigterm' && f.pid !== undefined)
-      .map((f) => ({ engineId: f.engineId!, pid: f.pid!, from: f.at, to: f.endedAt ?? Infinity, forced: f.detail?.forced === true })),
+      .map((f) => ({
+        engineId: f.engineId!,
+        pid: f.pid!,
+        from: f.at,
+        to: f.endedAt ?? Infinity,
+        forced: f.detail?.forced === true,
+        ...(typeof f.detail?.stoppingAt === 'number' ? { stoppingAt: f.detail.stoppingAt } : {}),
+      })),
     leaseLost: done
       .filter((f) => f.kind === 'lease-lost-exit')
       .map((f) => ({ engineId: f.engineId!, at: Number(f.detail?.leaseLostAt ?? f.at) })),

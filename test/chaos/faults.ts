@@ -156,6 +156,8 @@ export class FaultInjector {
       forced,
       wasLeader,
       disposeMs: d.disposeMs,
+      // When the worker began to stop (it handles SIGTERM on its next turn, which a busy one takes a while to reach).
+      stoppingAt: d.stoppingAt,
       disposeReport: d.report,
       ledgerMarksLeft: d.marksLeft,
     };

@@ -118,7 +118,7 @@ function stop(code: number): Promise<void> {
     const disposedAt = Date.now();
     const marksLeft = (await ledger?.flush(5000)) ?? 0;
     await ledger?.close();
-    emit({ event: 'disposed', report: report ?? null, disposeMs: disposedAt - t0, disposedAt, marksLeft, code });
+    emit({ event: 'disposed', report: report ?? null, disposeMs: disposedAt - t0, stoppingAt: t0, disposedAt, marksLeft, code });
     process.exit(code);
   })();
   return stopping;
