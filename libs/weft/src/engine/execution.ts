@@ -109,8 +109,6 @@ export class Execution implements ReplayTarget {
   readonly firedTimers = new Set<number>();
   /** Buffered messages not yet consumed, in the order they became visible here. */
   inbox: InboxMessage[] = [];
-  /** Highest message id taken in (the owner-side poll compares it). */
-  lastInboxId = '0';
   /**
    * Every message id this run took in. A message's id is drawn before its transaction commits,
    * so a lower id can become visible after a higher one: a high-water mark would skip it for
@@ -217,7 +215,6 @@ export class Execution implements ReplayTarget {
       if (this.inboxSeen.has(m.id)) continue;
       this.inboxSeen.add(m.id);
       this.inbox.push(m);
-      if (BigInt(m.id) > BigInt(this.lastInboxId)) this.lastInboxId = m.id;
     }
   }
 
@@ -229,7 +226,6 @@ export class Execution implements ReplayTarget {
   /** The next run of a continue-as-new: what the ended run took in is not taken in again. */
   inheritSeen(ended: Execution): void {
     for (const id of ended.inboxSeen) this.inboxSeen.add(id);
-    if (BigInt(ended.lastInboxId) > BigInt(this.lastInboxId)) this.lastInboxId = ended.lastInboxId;
   }
 
   /**
