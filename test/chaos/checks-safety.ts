@@ -260,13 +260,14 @@ export function checkIdleGaps(d: RunData, limitMs: number, anomalies: Tally, not
   }
 }
 
-const ENDED = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
+/** The statuses that end a run. */
+export const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
 
 /** Whether the workflow's last write at or before `at` ended its run. */
 function endedBy(writes: WfAuditRow[] | undefined, at: number): boolean {
   let last: WfAuditRow | undefined;
   for (const r of writes ?? []) if (r.at_ms <= at) last = r;
-  return last !== undefined && ENDED.has(last.new_status ?? '');
+  return last !== undefined && TERMINAL.has(last.new_status ?? '');
 }
 
 /**

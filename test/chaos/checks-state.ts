@@ -1,11 +1,9 @@
 // Invariants on what the run left behind: terminal states, outputs, histories, messages, claims.
-import { story } from './checks-safety.js';
+import { story, TERMINAL } from './checks-safety.js';
 import { appliedUpdates } from './checks-shapes.js';
 import type { MessageRow, OpRow, RunData } from './data.js';
 import { canonical, Tally } from './util.js';
 import type { PlannedWorkflow } from './workload.js';
-
-const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
 
 /** The expected output; an 'expiring' workflow's counter is the number of its updates applied (stored 'done'). */
 export function expectedOutputOf(w: PlannedWorkflow, d: RunData): unknown {
