@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import pg from 'pg';
 import { openCeiling } from './ceiling.js';
-import { machine, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
+import { machine, p50Ms, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
 
 type Mode = 'none' | 'workflow-lease';
 const MODES: Mode[] = ['none', 'workflow-lease'];
@@ -69,15 +69,7 @@ async function chunk(t: Target, n: number): Promise<void> {
     lat.push(performance.now() - s);
   }
   t.latencies.push(...lat);
-  t.chunkP50Ms.push(
-    round(
-      percentile(
-        lat.sort((a, b) => a - b),
-        50,
-      ),
-      3,
-    ),
-  );
+  t.chunkP50Ms.push(p50Ms(lat));
 }
 
 /** The backends of the engines' databases (the pools and the renewal connections, all open after the warm-up). */

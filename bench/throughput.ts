@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
 import type { WorkflowContext } from '@weft/nest';
-import { adminUrl, machine, percentile, round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
+import { adminUrl, machine, p50Ms, percentile, round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
 
 type Mode = 'none' | 'workflow-lease';
 type Shape = 'noop3' | 'mixed';
@@ -123,15 +123,7 @@ async function runChunk(t: Target, shape: Shape, total: number, inFlight: number
   await profiled(`${t.mode}-${shape}-${inFlight}`, () => Promise.all(Array.from({ length: inFlight }, worker)));
   tally.elapsedMs += performance.now() - t0;
   tally.latencies.push(...latencies);
-  tally.chunkP50s.push(
-    round(
-      percentile(
-        latencies.sort((a, b) => a - b),
-        50,
-      ),
-      3,
-    ),
-  );
+  tally.chunkP50s.push(p50Ms(latencies));
   const cpu = process.cpuUsage(cpu0);
   tally.cpuMs += (cpu.user + cpu.system) / 1000;
   tally.commits += counter.commits(t.db) - commitsBefore;
