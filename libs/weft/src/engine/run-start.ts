@@ -1,5 +1,5 @@
 import type { WorkflowDefinition } from '../common/types.js';
-import { workflowContextStorage } from './als.js';
+import { stepBodyStorage, workflowContextStorage } from './als.js';
 import { WorkflowContextImpl } from './context.js';
 import type { Execution } from './execution.js';
 import { ReplayDriver } from './replay-driver.js';
@@ -9,8 +9,16 @@ import { ReplayDriver } from './replay-driver.js';
  * deliveries recorded before the first call applied), then run() inside the workflow's context.
  * `fresh` runs instead of the driver when there is no history. The engine's launch and the
  * WorkflowReplayer both start runs this way.
+ *
+ * A run is its own context wherever it was launched from: a start inside another workflow's step
+ * body would otherwise carry that body's mark, and the new run's @Step calls would run as plain,
+ * unrecorded calls (which its replay then finds missing).
  */
 export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
+  return stepBodyStorage.exit(() => enterRun(def, exec, fresh));
+}
+
+function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
   const ctx = new WorkflowContextImpl(exec);
   const instance = (exec.instance = def.factory());
   if (exec.history.size > 0) {
