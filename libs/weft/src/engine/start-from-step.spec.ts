@@ -54,9 +54,9 @@ describe('a workflow started from inside a step body', () => {
 
     const recorded = await waitFor(async () => {
       const d = await a.describe(childId);
-      return d.history.some((op) => op.name === 'ledger.entry') ? d : null;
+      return d.history.some((op) => op.name === 'ledger.entry') ? d : undefined;
     }, 'the started workflow to record its @Step call');
-    expect(recorded.history.filter((op) => op.kind === 'step').map((op) => op.name)).toEqual(['ledger.entry']);
+    expect(recorded!.history.filter((op) => op.kind === 'step').map((op) => op.name)).toEqual(['ledger.entry']);
     await a.dispose();
 
     // Another engine replays it: the recorded step is returned, not run again, and the code goes on.
