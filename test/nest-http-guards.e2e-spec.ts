@@ -44,6 +44,18 @@ class BoomWorkflow {
   }
 }
 
+/** Catches its failed child and ends: the child's failure is recorded in the parent's history and messages. */
+@Workflow('parent-of-boom')
+class ParentOfBoomWorkflow {
+  async run(ctx: WorkflowContext) {
+    try {
+      await ctx.executeChild('boom', null, { workflowId: 'boom-child' });
+    } catch (err) {
+      return { caught: (err as Error).name };
+    }
+  }
+}
+
 type Req = { headers: Record<string, string | string[] | undefined> };
 const header = (ctx: ExecutionContext, name: string) => ctx.switchToHttp().getRequest<Req>().headers[name];
 
@@ -162,7 +174,7 @@ describe('Weft HTTP routes behind guards', () => {
   async function boot(metadata: ModuleMetadata, setup?: (app: INestApplication) => void) {
     const moduleRef = await Test.createTestingModule({
       ...metadata,
-      providers: [GateWorkflow, BoomWorkflow, ...(metadata.providers ?? [])],
+      providers: [GateWorkflow, BoomWorkflow, ParentOfBoomWorkflow, ...(metadata.providers ?? [])],
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     apps.push(app);
@@ -311,6 +323,31 @@ describe('Weft HTTP routes behind guards', () => {
       expect(op).toMatchObject({ name: 'explode', status: 'failed', error: { name: 'Error', message: 'kaboom' } });
       expect(JSON.stringify([result, described])).not.toContain('stack');
     });
+
+    it.each([
+      ['no guard', { http: true }, {}],
+      ['http.exposeErrorStacks: false behind guards', { http: { guards: [HeaderAGuard], exposeErrorStacks: false } }, { 'x-a': 'yes' }],
+    ])(
+      "with %s: a failed child's recorded error carries no stack in the parent's description, timeline and result",
+      async (_what, extras, headers) => {
+        const { http } = await boot({ imports: [WeftModule.forRoot({ ...base(), ...extras })] });
+        await http.post('/weft/workflows').set(headers).send({ type: 'parent-of-boom', workflowId: 'parent-1' }).expect(201);
+        const result = (await http.get('/weft/workflows/parent-1/result?timeout=10s').set(headers).expect(200)).body;
+        expect(result).toMatchObject({ done: true, status: 'completed', output: { caught: 'ChildWorkflowFailedError' } });
+        const described = (await http.get('/weft/workflows/parent-1').set(headers).expect(200)).body;
+        const timeline = (await http.get('/weft/workflows/parent-1/timeline').set(headers).expect(200)).body;
+        // The child's failure is there (name and message), in history[].result, operations[].result and messages[].payload.
+        const childOp = described.history.find((op: { kind: string }) => op.kind === 'childResult');
+        expect(JSON.stringify(childOp.result)).toContain('kaboom');
+        expect(JSON.stringify(timeline.operations)).toContain('kaboom');
+        expect(JSON.stringify(timeline.messages)).toContain('kaboom');
+        for (const body of [result, described, timeline]) {
+          const text = JSON.stringify(body);
+          expect(text).not.toContain('"stack"');
+          expect(text).not.toContain(process.cwd()); // no file path of the code that threw
+        }
+      },
+    );
 
     it('with http.exposeErrorStacks: true and no guard: stacks sent', async () => {
       const { http } = await boot({ imports: [WeftModule.forRoot({ ...base(), http: { exposeErrorStacks: true } })] });

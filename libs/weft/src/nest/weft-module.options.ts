@@ -14,7 +14,7 @@ export interface WeftHttpOptions {
    */
   guards?: Array<Type<CanActivate> | CanActivate>;
   /**
-   * Send recorded error stacks in responses (`GET /:id`, `/:id/result`). Default: true when
+   * Send recorded error stacks in responses (`GET /:id`, `/:id/result`, `/:id/timeline`). Default: true when
    * `guards` is non-empty, false otherwise (name, message and other fields only).
    */
   exposeErrorStacks?: boolean;

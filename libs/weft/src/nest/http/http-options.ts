@@ -67,14 +67,29 @@ export function exposeErrorStacks(http: WeftModuleExtras['http']): boolean {
   return options?.exposeErrorStacks ?? (options?.guards ?? []).length > 0;
 }
 
-/** A recorded error without any `stack` (also in its causes); other fields stay. */
-export function withoutStacks(error: unknown, depth = 0): unknown {
-  if (typeof error !== 'object' || error === null) return error;
-  if (depth > 32) return null; // deeper than any recorded error: dropped rather than walked unchecked
-  if (Array.isArray(error)) return error.map((e) => withoutStacks(e, depth + 1));
+/** Deeper than any stored value: payloads are at most MAX_JSON_DEPTH (100) levels; records add a few. */
+const MAX_WALK_DEPTH = 256;
+
+/** A recorded error, whatever else it holds (code, cause, details...): a string `stack` beside a `name` or `message`. */
+function isRecordedError(v: Record<string, unknown>): boolean {
+  return typeof v.stack === 'string' && (typeof v.name === 'string' || typeof v.message === 'string');
+}
+
+/**
+ * `value` without the `stack` of any recorded error in it, at any depth: a workflow's error and
+ * its causes, a failed operation's, a child's failure inside a parent's history entry or message.
+ * Values with a toJSON (a Date) are kept as they are; other fields stay.
+ */
+export function withoutStacks(value: unknown, depth = 0): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > MAX_WALK_DEPTH) return null; // deeper than anything stored: dropped rather than sent unchecked
+  if (Array.isArray(value)) return value.map((e) => withoutStacks(e, depth + 1));
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return value;
+  const record = value as Record<string, unknown>;
+  const error = isRecordedError(record);
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(error)) {
-    if (key !== 'stack') out[key] = withoutStacks(value, depth + 1);
+  for (const [key, v] of Object.entries(record)) {
+    if (!(error && key === 'stack')) out[key] = withoutStacks(v, depth + 1);
   }
   return out;
 }

@@ -62,8 +62,9 @@ export class WeftTimelineController {
     this.stacks = exposeErrorStacks(extras.http);
   }
 
-  private error(error: unknown): unknown {
-    return previewed(this.stacks ? error : withoutStacks(error));
+  /** A recorded value as sent: recorded errors in it lose their stacks unless exposed, then long ones are cut. */
+  private recorded(value: unknown): unknown {
+    return previewed(this.stacks ? value : withoutStacks(value));
   }
 
   /** Operations from `?after=` (a seq, exclusive), at most `?limit=` (default 500). */
@@ -102,9 +103,9 @@ export class WeftTimelineController {
       completedAt: row.completedAt,
       deadline: row.deadline,
       startAt: row.startAt,
-      input: previewed(row.input),
-      output: previewed(row.output),
-      error: row.error === null || row.error === undefined ? null : this.error(row.error),
+      input: this.recorded(row.input),
+      output: this.recorded(row.output),
+      error: this.recorded(row.error),
       operations: ops.slice(0, limit).map((o) => ({
         seq: o.seq,
         kind: o.kind,
@@ -114,8 +115,8 @@ export class WeftTimelineController {
         startedAt: o.startedAt,
         completedAt: o.completedAt,
         durationMs: o.startedAt && o.completedAt ? o.completedAt.getTime() - o.startedAt.getTime() : null,
-        result: previewed(o.result),
-        error: o.error === null || o.error === undefined ? null : this.error(o.error),
+        result: this.recorded(o.result),
+        error: this.recorded(o.error),
         event: o.event,
       })),
       moreOperations: ops.length > limit,
@@ -127,7 +128,7 @@ export class WeftTimelineController {
         status: m.status,
         consumedSeq: m.consumedSeq,
         createdAt: m.createdAt,
-        payload: previewed(m.payload),
+        payload: this.recorded(m.payload),
       })),
       messagesTotal,
       children: children.map((c) => ({ workflowId: c.id, type: c.type, status: c.status as WorkflowStatus, createdAt: c.createdAt })),

@@ -29,8 +29,9 @@ export class WeftWorkflowsController {
     this.stacks = exposeErrorStacks(extras.http);
   }
 
-  private error<T>(error: T): T {
-    return this.stacks ? error : (withoutStacks(error) as T);
+  /** A recorded value (description, output, error) as sent: recorded errors in it lose their stacks unless exposed. */
+  private recorded<T>(value: T): T {
+    return this.stacks ? value : (withoutStacks(value) as T);
   }
 
   @Post()
@@ -48,13 +49,7 @@ export class WeftWorkflowsController {
 
   @Get(':id')
   async describe(@Param('id') id: string): Promise<WorkflowDescription> {
-    const d = await this.engine.describe(id);
-    if (this.stacks) return d;
-    return {
-      ...d,
-      error: this.error(d.error),
-      history: d.history.map((op) => (op.error === undefined ? op : { ...op, error: this.error(op.error) })),
-    };
+    return this.recorded(await this.engine.describe(id));
   }
 
   /** Holder, epoch and expiry of the workflow's claim (docs/api.md). */
@@ -95,9 +90,9 @@ export class WeftWorkflowsController {
     const ms = parseResultTimeout(timeout);
     try {
       const output = await this.engine.result(id, { timeout: ms });
-      return { workflowId: id, done: true, status: 'completed', output };
+      return { workflowId: id, done: true, status: 'completed', output: this.recorded(output) };
     } catch (err) {
-      if (err instanceof WorkflowFailedError) return { workflowId: id, done: true, status: err.status, error: this.error(err.failure) };
+      if (err instanceof WorkflowFailedError) return { workflowId: id, done: true, status: err.status, error: this.recorded(err.failure) };
       if (!(err instanceof ResultTimeoutError)) throw err;
       this.adapterHost.httpAdapter.status(res, 202);
       return { workflowId: id, done: false };
