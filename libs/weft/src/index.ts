@@ -42,6 +42,7 @@ export {
   WorkflowPurgeRefusedError,
   QueueNotDeclaredError,
 } from './common/errors.js';
+export type { RecordedError } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';
 

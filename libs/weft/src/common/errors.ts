@@ -32,16 +32,42 @@ export class DatabaseUnavailableError extends WeftError {
   }
 }
 
+/** An error rebuilt from a history: its recorded `code` and `details` (and short own fields) are on it. */
+export interface RecordedError extends Error {
+  code?: string | number;
+  details?: unknown;
+}
+
 /**
- * An error as recorded in the history ({ name, message, stack }), rebuilt as the `cause` of the
- * typed error that reports it: the same on the live run and on every replay.
+ * An error as recorded in the history (name, message, stack, code, details, own fields, cause),
+ * rebuilt as the `cause` of the typed error that reports it: the same on the live run, on another
+ * engine and on every replay. A recorded StepFailedError comes back as one, with its own cause.
  */
-export function recordedError(recorded: { name?: unknown; message?: unknown; stack?: unknown } | null | undefined): Error {
-  const err = new Error(typeof recorded?.message === 'string' ? recorded.message : '');
-  err.name = typeof recorded?.name === 'string' ? recorded.name : 'Error';
-  err.stack = typeof recorded?.stack === 'string' ? recorded.stack : `${err.name}: ${err.message}`;
+export function recordedError(recorded: Record<string, unknown> | null | undefined, depth = 0): RecordedError {
+  const r = recorded ?? {};
+  const cause = isRecord(r.cause) && depth < 8 ? recordedError(r.cause, depth + 1) : undefined;
+  const name = typeof r.name === 'string' ? r.name : 'Error';
+  const message = typeof r.message === 'string' ? r.message : '';
+  const err =
+    name === 'StepFailedError' && typeof r.stepName === 'string' && cause
+      ? new StepFailedError(r.stepName, typeof r.attempts === 'number' ? r.attempts : 1, cause)
+      : plainRecordedError(r, name, message, cause);
+  err.stack = typeof r.stack === 'string' ? r.stack : `${name}: ${message}`;
   return err;
 }
+
+/** An Error with the recorded name, message and cause, and every other recorded field on it. */
+function plainRecordedError(r: Record<string, unknown>, name: string, message: string, cause: Error | undefined): RecordedError {
+  const err = new Error(message, cause ? { cause } : undefined);
+  err.name = name;
+  for (const [key, value] of Object.entries(r)) {
+    if (!['name', 'message', 'stack', 'cause'].includes(key) && value !== undefined)
+      (err as unknown as Record<string, unknown>)[key] = value;
+  }
+  return err;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 const describeCause = (cause: Error): string => `${cause.name}: ${cause.message}`;
 
@@ -212,15 +238,21 @@ export class ResultTimeoutError extends WeftError {
   }
 }
 
-/** Raised by result() when the workflow ended in a state other than completed. */
+/**
+ * Raised by result() when the workflow ended in a state other than completed. `cause`: its
+ * recorded failure rebuilt (a StepFailedError whose own `cause` is the step's error), or
+ * undefined when it ended without one.
+ */
 export class WorkflowFailedError extends WeftError {
   readonly code = 'WEFT_WORKFLOW_FAILED';
+  declare readonly cause: RecordedError | undefined;
   constructor(
     readonly workflowId: string,
     readonly status: string,
     readonly failure: { name?: string; message?: string } | null,
   ) {
-    super(`Workflow "${workflowId}" ended ${status}${failure?.message ? `: ${failure.message}` : ''}.`);
+    const cause = failure ? recordedError(failure as Record<string, unknown>) : undefined;
+    super(`Workflow "${workflowId}" ended ${status}${failure?.message ? `: ${failure.message}` : ''}.`, { cause });
   }
 }
 
@@ -234,14 +266,17 @@ export class StepTimeoutError extends WeftError {
   }
 }
 
-/** Raised by ctx.step when every attempt failed; `cause` is the last attempt's error, as recorded. */
+/**
+ * Raised by ctx.step when every attempt failed; `cause` is the last attempt's error as recorded:
+ * its name, message, stack, `code` and `details`, on every engine and replay.
+ */
 export class StepFailedError extends WeftError {
   readonly code = 'WEFT_STEP_FAILED';
-  declare readonly cause: Error;
+  declare readonly cause: RecordedError;
   constructor(
     readonly stepName: string,
     readonly attempts: number,
-    cause: Error,
+    cause: RecordedError,
   ) {
     super(`Step "${stepName}" failed after ${attempts} attempt(s): ${describeCause(cause)}`, { cause });
   }
@@ -323,7 +358,7 @@ export class UpdateTimeoutError extends WeftError {
 /** `cause`: the child's recorded failure, or undefined when it ended without one (cancelled, say). */
 export class ChildWorkflowFailedError extends WeftError {
   readonly code = 'WEFT_CHILD_WORKFLOW_FAILED';
-  declare readonly cause: Error | undefined;
+  declare readonly cause: RecordedError | undefined;
   constructor(
     readonly childWorkflowId: string,
     readonly status: string,

@@ -145,10 +145,17 @@ export interface StepArgs {
   signal: AbortSignal;
 }
 
+/** An error as a history records it (docs/concepts.md, "Errors"). */
 export interface WorkflowFailure {
   name: string;
   message: string;
   stack?: string;
+  /** The error's own `code`, when it had a string or number one. */
+  code?: string | number;
+  /** The error's own `details`, when JSON holds them within 32 KiB. */
+  details?: unknown;
+  /** The error's `cause`, recorded the same way (up to four levels). */
+  cause?: WorkflowFailure;
   [key: string]: unknown;
 }
 

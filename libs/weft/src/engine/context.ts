@@ -10,7 +10,8 @@ import {
 import { Duration, parseDuration } from '../common/duration.js';
 import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from './retry.js';
-import { describeError, runAttempts } from './step-runner.js';
+import { describeError } from './error-record.js';
+import { runAttempts } from './step-runner.js';
 import type { ChildHandle, OperationRecord, StepArgs, StepOptions, WeftLogger, WorkflowContext } from '../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 

@@ -1,7 +1,7 @@
 import type { InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
 import type { Execution, WaitKind } from './execution.js';
-import { describeError } from './step-runner.js';
+import { describeError } from './error-record.js';
 import { toStoredJson } from './validation.js';
 
 export interface UpdateOutcome {

@@ -16,7 +16,7 @@ import { Change, Execution, ExecutionHost, ExecutionRun, NEVER } from './executi
 import { GroupCommitter } from './group-committer.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
-import { describeError } from './step-runner.js';
+import { describeError } from './error-record.js';
 import type { WorkflowDefinition } from '../common/types.js';
 import { toStoredJson } from './validation.js';
 

@@ -96,8 +96,3 @@ export async function runAttempts(
     }
   }
 }
-
-export function describeError(err: unknown): { name: string; message: string; stack?: string } {
-  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
-  return { name: 'Error', message: typeof err === 'string' ? err : (JSON.stringify(err) ?? String(err)) };
-}

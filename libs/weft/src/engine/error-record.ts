@@ -1,0 +1,67 @@
+// How an error is written into a history (a step's failure, a workflow's, an update's): what
+// `recordedError` in common/errors.ts rebuilds, the same on the live run, on another engine and
+// after replay (DESIGN §9.4, docs/concepts.md "Errors").
+import type { WorkflowFailure } from '../common/types.js';
+import { assertJsonSerializable } from './validation.js';
+
+/** A cause chain deeper than this is cut: the rest is in the stack of the last one kept. */
+const MAX_CAUSE_DEPTH = 4;
+/** `details` larger than this as JSON are left out (the error's name, message and code stay). */
+export const MAX_ERROR_DETAILS_BYTES = 32 * 1024;
+/** Own fields (stepName, attempts, workflowId...) kept beside name and message. */
+const MAX_FIELDS = 16;
+const MAX_FIELD_CHARS = 1024;
+const RESERVED = new Set(['name', 'message', 'stack', 'code', 'details', 'cause']);
+
+/**
+ * The error as stored: name, message, stack, `code`, `details` (when JSON can hold them), its
+ * short own fields (a StepFailedError's stepName and attempts), and its cause, recursively.
+ */
+export function describeError(err: unknown, depth = 0): WorkflowFailure {
+  if (!(err instanceof Error)) {
+    return { name: 'Error', message: typeof err === 'string' ? err : (safeStringify(err) ?? String(err)) };
+  }
+  const out: WorkflowFailure = { name: err.name, message: err.message, stack: err.stack };
+  const rec = err as unknown as Record<string, unknown>;
+  if (typeof rec.code === 'string' || typeof rec.code === 'number') out.code = rec.code;
+  const details = storableDetails(rec.details);
+  if (details !== undefined) out.details = details;
+  Object.assign(out, shortFields(err));
+  if (err.cause !== undefined && depth < MAX_CAUSE_DEPTH) out.cause = describeError(err.cause, depth + 1);
+  return out;
+}
+
+/** The error's own short fields (stepName, attempts, workflowId...), at most MAX_FIELDS. */
+function shortFields(err: Error): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  let kept = 0;
+  for (const [key, value] of Object.entries(err)) {
+    if (RESERVED.has(key) || kept >= MAX_FIELDS) continue;
+    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_CHARS)) {
+      out[key] = value;
+      kept++;
+    }
+  }
+  return out;
+}
+
+/** `details` as JSON gives them back, or undefined when JSON cannot hold them or they are too large. */
+function storableDetails(details: unknown): unknown {
+  if (details === undefined) return undefined;
+  try {
+    assertJsonSerializable(details, 'error details');
+    const text = JSON.stringify(details);
+    if (text === undefined || Buffer.byteLength(text, 'utf8') > MAX_ERROR_DETAILS_BYTES) return undefined;
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function safeStringify(v: unknown): string | undefined {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return undefined;
+  }
+}
