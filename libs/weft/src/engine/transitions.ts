@@ -1,4 +1,9 @@
-import { WorkflowClaimUnavailableError, WorkflowNotFoundError, WorkflowNotRunningError } from '../common/errors.js';
+import {
+  WorkflowClaimUnavailableError,
+  WorkflowNotFoundError,
+  WorkflowNotRunningError,
+  WorkflowVersionConflictError,
+} from '../common/errors.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { TERMINAL_STATUSES, WorkflowStatus } from '../common/types.js';
 import type { TimerRow, WorkflowRow } from '../storage/types.js';
@@ -11,6 +16,8 @@ import type { WeftLogger } from '../common/types.js';
 import { validateWorkflowId } from './validation.js';
 
 const TIMER_BATCH = 200;
+/** Reads of an external transition whose status changed before it could commit. */
+const EXTERNAL_ATTEMPTS = 20;
 
 /**
  * A taken timer fires again after this if its wake never committed (the engine died). With
@@ -205,20 +212,24 @@ export class Transitions {
   }
 
   /**
-   * Read, decide, compare-and-swap; retried on a lost race. Returns the row as committed, or
-   * null when `decide` chose to do nothing.
+   * Read, decide, commit. The commit is judged on the status `decide` saw, not on the version it
+   * read (AdvanceCommand.ifStatus), so a run that keeps committing cannot make it lose: a cancel
+   * or suspend wins, whoever owns the workflow. It is tried again only when the status itself
+   * changed meanwhile (decide then sees the new one). Returns the row as committed, or null when
+   * `decide` chose to do nothing.
    */
   async external(workflowId: string, what: string, decide: (row: WorkflowRow) => Change | null): Promise<WorkflowRow | null> {
     validateWorkflowId(workflowId);
-    for (let attempt = 0; attempt < 20; attempt++) {
-      const row = await this.store.workflows.get(workflowId);
+    let row: WorkflowRow | null = null;
+    for (let attempt = 0; attempt < EXTERNAL_ATTEMPTS; attempt++) {
+      row = await this.store.workflows.get(workflowId);
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;
       const ends = change.status !== undefined && isTerminal(change.status);
       const settled = { status: change.status ?? row.status, output: null, error: change.error?.value ?? null };
       if (ends && row.parentId) change.messages = [childNotice(row.parentId, workflowId, settled)];
-      const outcome = await this.runtime.commitCommand({ ...change, workflowId, expectedVersion: row.version });
+      const outcome = await this.runtime.commitCommand({ ...change, workflowId, expectedVersion: row.version, ifStatus: row.status });
       if (!outcome.ok) {
         if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);
         continue;
@@ -227,7 +238,9 @@ export class Transitions {
       if (ends) this.ended(row, settled);
       return { ...row, status: settled.status, version: outcome.version };
     }
-    throw new Error(`Could not ${what} workflow "${workflowId}": it kept changing under us`);
+    // Only a status that changed on every attempt gets here (e.g. suspended and resumed in a loop).
+    this.logger.warn(`The ${what} of workflow "${workflowId}" was not applied: its status kept changing.`);
+    throw new WorkflowVersionConflictError(workflowId, row!.version);
   }
 
   private ended(row: WorkflowRow, settled: Settled): void {

@@ -33,10 +33,16 @@ export interface ClaimFence {
   epoch: string;
 }
 
-/** Everything one advance of one workflow writes; applied only if `expectedVersion` matches. */
+/** Everything one advance of one workflow writes; applied only if `expectedVersion` matches (or, with `ifStatus`, the status). */
 export interface AdvanceCommand {
   workflowId: string;
   expectedVersion: number;
+  /**
+   * An external transition (cancel, suspend, resume, timeout, delayed start): applied at whatever
+   * version the row has when locked, provided its status is still this one, so that it wins
+   * against a run that keeps committing; `expectedVersion` is then only what was read.
+   */
+  ifStatus?: WorkflowStatus;
   status?: WorkflowStatus;
   output?: { value: unknown };
   error?: { value: unknown };

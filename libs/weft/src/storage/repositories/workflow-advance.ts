@@ -20,6 +20,8 @@ export interface AdvanceShape {
   cont: boolean;
   /** Stores the run's workflow span (tracing on: a span's first commit). */
   trace: boolean;
+  /** An external transition, judged on the row's status instead of its version (`ifStatus`). */
+  byStatus: boolean;
 }
 
 const SHAPE_BITS: Array<keyof AdvanceShape> = [
@@ -34,6 +36,7 @@ const SHAPE_BITS: Array<keyof AdvanceShape> = [
   'rotate',
   'cont',
   'trace',
+  'byStatus',
 ];
 
 /** The bit of one part in a shape key. */
@@ -94,7 +97,9 @@ export function advanceSql(schema: string, shape: AdvanceShape, single = false):
         id text, expected int, status text, set_output boolean, output json, set_error boolean, error json,
         completed boolean, ops json, clear_timers boolean, del_timers json, timers json, msgs json,
         consume json, fence_engine text, fence_epoch bigint, lease_engine text, lease_epoch bigint,
-        release boolean, rotate boolean, cont boolean, next_input json, next_version text${traceSql(shape, 'column')}))`,
+        release boolean, rotate boolean, cont boolean, next_input json, next_version text${traceSql(shape, 'column')}${
+          shape.byStatus ? ', if_status text' : ''
+        }))`,
   ];
   const conditions: string[] = [];
   const guards: string[] = [];
@@ -166,12 +171,24 @@ export function advanceSql(schema: string, shape: AdvanceShape, single = false):
         }${traceSql(shape, 'set')}${fenceClearSql(shape, claimWrite)}
         version = w.version + 1
       FROM cmd c
-      WHERE w.id ${ids} AND w.id = c.id AND w.version = c.expected ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
+      WHERE w.id ${ids} AND w.id = c.id AND ${versionCheck(shape)} ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
   parts.push(...extraParts(schema, shape, ids), ...claimParts(schema, shape, ids), ...continueParts(schema, shape, ids));
   return `WITH ${parts.join(',\n')}
     SELECT c.id, upd.version, ${fenced.length ? fenced.join(' AND ') : 'true'} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
+}
+
+/**
+ * The compare-and-swap of a command. An external transition (`if_status`) is judged on the row as
+ * locked, not as it was read: if the run committed meanwhile, PostgreSQL re-checks the status on
+ * the row's latest version, so a cancel is not refused because a busy run keeps moving the
+ * version (docs/ownership.md, "What the protocol guarantees").
+ */
+function versionCheck(shape: AdvanceShape): string {
+  return shape.byStatus
+    ? '(CASE WHEN c.if_status IS NULL THEN w.version = c.expected ELSE w.status = c.if_status END)'
+    : 'w.version = c.expected';
 }
 
 /** The parts that write only for the commands whose versioned UPDATE matched (the `ok` rows). */
@@ -310,6 +327,7 @@ function rowFields(c: AdvanceCommand, out: Record<string, unknown>): void {
   if (c.output !== undefined) Object.assign(out, { set_output: true, output: c.output.value ?? null });
   if (c.error !== undefined) Object.assign(out, { set_error: true, error: c.error.value ?? null });
   if (c.completed) out.completed = true;
+  if (c.ifStatus !== undefined) out.if_status = c.ifStatus;
   if (c.continueAsNew !== undefined)
     Object.assign(out, { cont: true, next_input: c.continueAsNew.input ?? null, next_version: c.continueAsNew.workflowVersion ?? null });
 }
@@ -346,6 +364,7 @@ const SHAPE_TESTS: Record<keyof AdvanceShape, (c: AdvanceCommand) => boolean> = 
   rotate: (c) => !!c.rotate,
   cont: (c) => c.continueAsNew !== undefined,
   trace: (c) => c.traceContext !== undefined,
+  byStatus: (c) => c.ifStatus !== undefined,
 };
 
 /** The parts a command uses, as the bits of its shape key. */
