@@ -112,9 +112,9 @@ export class WeftEngine {
       children: {
         // A child is started also while this engine shuts down (it drains).
         start: (parentId, childId, type, input) => this.starter.startChild(parentId, childId, type, input),
-        terminated: (id, startedChildren = true) => {
+        terminated: (id, children) => {
           this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
-          if (startedChildren) this.transitions.closeChildren(id);
+          if (!children || children.length) this.transitions.closeChildren(id, children);
         },
       },
       onTimerScheduled: (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs),

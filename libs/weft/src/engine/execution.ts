@@ -115,6 +115,10 @@ export class Execution implements ReplayTarget {
    * good. Grows with the messages a run receives, as its history does with those it consumes.
    */
   private readonly inboxSeen = new Set<string>();
+  /** Child ids this run's startChild calls got, recorded yet or not (see childIds). */
+  private readonly startedChildren = new Set<string>();
+  /** The run ended and its children were closed: a child start that lands now is closed at once. */
+  childrenClosed = false;
   instance: WorkflowInstance | undefined;
   replay: ReplayDriver | undefined;
   /** Query replays: nothing is ever run live or written. */
@@ -226,6 +230,23 @@ export class Execution implements ReplayTarget {
   /** The next run of a continue-as-new: what the ended run took in is not taken in again. */
   inheritSeen(ended: Execution): void {
     for (const id of ended.inboxSeen) this.inboxSeen.add(id);
+  }
+
+  childStarted(childId: string): void {
+    this.startedChildren.add(childId);
+  }
+
+  /**
+   * The children of this run, for the parent-close policy: those its history records (an earlier
+   * engine may have started them) and those started here. Never another run's of the same id.
+   */
+  childIds(): string[] {
+    const ids = new Set(this.startedChildren);
+    for (const op of this.history.values()) {
+      const id = op.kind === 'startChild' ? (op.result as { workflowId?: string } | null)?.workflowId : undefined;
+      if (id) ids.add(id);
+    }
+    return [...ids];
   }
 
   /**

@@ -1,4 +1,3 @@
-import { WeftError } from '../common/errors.js';
 import { isTransientDatabaseError } from '../storage/database-errors.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
@@ -11,22 +10,15 @@ import { pumpInbox, replayDelivery } from './delivery.js';
 import { startRun } from './run-start.js';
 import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
 import { childNotice, Settled } from './settled.js';
+import { ChildHooks, startChildOf } from './child-start.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
-import { Change, Execution, ExecutionHost, ExecutionRun, NEVER } from './execution.js';
+import { Change, Execution, ExecutionHost, ExecutionRun } from './execution.js';
 import { GroupCommitter } from './group-committer.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import { describeError } from './error-record.js';
 import type { WorkflowDefinition } from '../common/types.js';
 import { toStoredJson } from './validation.js';
-
-/** Child workflows need the engine's start path and its parent-close policy. */
-export interface ChildHooks {
-  /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
-  start(parentId: string, childId: string, type: string, input: unknown): Promise<string>;
-  /** A workflow ended here (parent-close policy); `startedChildren` false skips the lookup. */
-  terminated(workflowId: string, startedChildren?: boolean): void;
-}
 
 export interface RuntimeDependencies {
   store: WorkflowStore;
@@ -227,22 +219,9 @@ export class Runtime implements ExecutionHost, ContinueHost {
     }
   }
 
-  /**
-   * Starts (or finds) a child. Only bad input reaches the workflow code as an error: an engine
-   * shutting down or a database away is never the workflow's fault, so the run is dropped here
-   * and driven again from storage (the child id is deterministic, so the start is idempotent).
-   */
-  async startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
-    try {
-      return await this.children.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input);
-    } catch (err) {
-      if (err instanceof WeftError && INPUT_ERRORS.has(err.code)) throw err;
-      if (exec.state === 'active') {
-        exec.stop();
-        this.onStale(exec, 'error', err);
-      }
-      return NEVER;
-    }
+  /** ctx.startChild's start (child-start.ts). */
+  startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
+    return startChildOf(this.children, (e, err) => this.onStale(e, 'error', err), exec, seq, type, input, opts);
   }
 
   /**
@@ -337,12 +316,13 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.closeChildren(exec);
   }
 
-  /** The parent-close policy; its history tells whether it ever started a child (most never do). */
+  /**
+   * The parent-close policy for this run's own children only: after a continue-as-new the next
+   * run of the same id is already starting its own.
+   */
   private closeChildren(exec: Execution): void {
-    this.children.terminated(
-      exec.workflowId,
-      [...exec.history.values()].some((op) => op.kind === 'startChild'),
-    );
+    exec.childrenClosed = true;
+    this.children.terminated(exec.workflowId, exec.childIds());
   }
 
   continueAsNew(exec: Execution, input: unknown): void {
@@ -481,20 +461,3 @@ export class Runtime implements ExecutionHost, ContinueHost {
 
 /** Workflows per load statement: their histories come back as one result. */
 const LOAD_BATCH = 64;
-
-/** Errors of the workflow's own making (bad child input): these reach its code. */
-const INPUT_ERRORS = new Set([
-  'WEFT_INVALID_WORKFLOW_ID',
-  'WEFT_PAYLOAD_NOT_SERIALIZABLE',
-  'WEFT_PAYLOAD_TOO_LARGE',
-  'WEFT_INVALID_ARGUMENT',
-  'WEFT_INVALID_DURATION',
-]);
-
-/**
- * A child's id when the code gives none: deterministic, and distinct per run of the parent
- * (idPolicy 'start-new-if-terminal'), so a later run never finds an earlier run's child.
- */
-function defaultChildId(exec: Execution, seq: number): string {
-  return exec.runNumber > 1 ? `${exec.workflowId}#${exec.runNumber}/${seq}` : `${exec.workflowId}/${seq}`;
-}

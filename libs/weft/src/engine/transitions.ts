@@ -97,10 +97,10 @@ export class Transitions {
     return this.ownership.rotatesClaims;
   }
 
-  /** Parent-close policy 'terminate': a workflow's live children are cancelled when it ends. */
-  closeChildren(parentId: string): void {
+  /** Parent-close policy 'terminate': a workflow's live children (those `among`, if given) are cancelled when it ends. */
+  closeChildren(parentId: string, among?: string[]): void {
     void this.store.workflows
-      .liveChildren(parentId)
+      .liveChildren(parentId, among)
       .then((ids) => Promise.all(ids.map((id) => this.cancel(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))))
       .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
   }

@@ -129,7 +129,8 @@ function statements(schema: string) {
       )
       SELECT b.live, b.live_children, b.live_parent, (SELECT count(*) FROM del)::int AS deleted, t.status
       FROM blocked b JOIN target t ON t.id = b.id`,
-    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'enqueued', 'running', 'suspended')`,
+    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'enqueued', 'running', 'suspended')
+                 AND ($2::varchar[] IS NULL OR id = ANY($2::varchar[]))`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
     restart: `
       UPDATE ${wf} SET type = $3, status = $4, input = $5::json, output = NULL, error = NULL, parent_id = $6,
@@ -319,9 +320,9 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return { refused: r.live ? 'live' : r.live_children ? 'live-children' : 'live-parent', status: r.status };
   }
 
-  /** @internal */
-  async liveChildren(parentId: string): Promise<string[]> {
-    return (await this.db.query<{ id: string }>(this.wf.children, [parentId])).map((r) => r.id);
+  /** @internal The parent's live children; only those `among` when given (one run's children). */
+  async liveChildren(parentId: string, among?: string[]): Promise<string[]> {
+    return (await this.db.query<{ id: string }>(this.wf.children, [parentId, among ?? null])).map((r) => r.id);
   }
 
   /** @internal Applies many workflows' advances in one statement; each keeps its own version check. */

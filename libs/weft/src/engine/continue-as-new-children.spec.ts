@@ -1,0 +1,84 @@
+import { useTestEngines } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from '../common/types.js';
+import type { WeftEngineOptions } from './options.js';
+
+/** Each run executes one child, then continues: run r's child is `${id}#r/0` (`${id}/0` for run 1). */
+class Crawl {
+  async run(ctx: WorkflowContext, input: { round: number; rounds: number }) {
+    const page = await ctx.executeChild<number>('crawl-page', { round: input.round });
+    if (input.round >= input.rounds) return page;
+    return ctx.continueAsNew({ round: input.round + 1, rounds: input.rounds });
+  }
+}
+
+class CrawlPage {
+  async run(ctx: WorkflowContext, input: { round: number }) {
+    await ctx.sleep(50); // live for a while: a close that runs late finds it
+    return ctx.step('fetch', () => input.round);
+  }
+}
+
+/** Run 1 starts a child it never awaits and continues; run 2 starts one and waits for it. */
+class LeaveChild {
+  async run(ctx: WorkflowContext, input: { second?: boolean }) {
+    if (input.second) return ctx.executeChild('page-after', {}, { workflowId: `${ctx.workflowId}-kept` });
+    await ctx.startChild('page-left', {}, { workflowId: `${ctx.workflowId}-left` });
+    return ctx.continueAsNew({ second: true });
+  }
+}
+
+class Waits {
+  async run(ctx: WorkflowContext) {
+    await ctx.sleep('1h');
+  }
+}
+
+class Quick {
+  async run(ctx: WorkflowContext) {
+    await ctx.sleep(200);
+    return 'kept';
+  }
+}
+
+const MODES: Array<[string, WeftEngineOptions]> = [
+  ['workflow-lease', { ownership: 'workflow-lease', workflowClaimTtl: 3000, workflowClaimRenewInterval: 500, schema: 'can_wl' }],
+  ['lease', { ownership: 'lease', leaseTtl: 3000, leaseRenewInterval: 500, leaseWaitTimeout: 1000, schema: 'can_lease' }],
+];
+
+describe.each(MODES)('continue-as-new closes only the ended run’s children (ownership %s)', (_mode, opts) => {
+  const env = useTestEngines();
+  const engine = async () => {
+    const e = await env.pool.create(opts, (x) =>
+      x
+        .register('crawl', Crawl)
+        .register('crawl-page', CrawlPage)
+        .register('leave-child', LeaveChild)
+        .register('page-left', Waits)
+        .register('page-after', Quick),
+    );
+    await e.bootstrap();
+    return e;
+  };
+
+  it("20 chains of 25 rounds that each execute a child: no run's child is cancelled by the switch before it", async () => {
+    const e = await engine();
+    const hs = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => i).map((i) => e.start('crawl', { round: 1, rounds: 25 }, { workflowId: `crawl-${i}` })),
+    );
+    const outs = await Promise.all(hs.map((h) => h.result({ timeout: '60s' }).catch((err: Error) => err.message)));
+    expect(outs).toEqual(hs.map(() => 25));
+    const schema = opts.schema as string;
+    const cancelled = await env.tdb.query<{ id: string }>(
+      `SELECT id FROM ${schema}.weft_workflows WHERE parent_id LIKE 'crawl-%' AND status <> 'completed'`,
+    );
+    expect(cancelled.map((r) => r.id)).toEqual([]);
+  }, 90_000);
+
+  it("the ended run's own child, never awaited, is cancelled; the next run's child is not", async () => {
+    const e = await engine();
+    const h = await e.start('leave-child', {}, { workflowId: 'leaver-1' });
+    await expect(h.result({ timeout: '20s' })).resolves.toBe('kept');
+    expect(await e.handle('leaver-1-left').status()).toBe('cancelled');
+    expect(await e.handle('leaver-1-kept').status()).toBe('completed');
+  });
+});
