@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { INestApplication } from '@nestjs/common';
+import { Body, Controller, INestApplication, Post, VersioningType } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { QueryHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
@@ -106,6 +106,98 @@ describe('Weft HTTP API: bounded inputs are a 400 with a code', () => {
     expect((await http.get('/weft/workflows?type=a%00b').expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
   });
 
+  describe('refusals before the handler: every one carries a code, nothing is written', () => {
+    const refused = async (res: request.Response, status: number, code: string, before: number) => {
+      expect([res.status, res.body]).toEqual([status, { statusCode: status, code, message: expect.any(String) }]);
+      expect(await count()).toBe(before);
+    };
+    const post = (url: string, body: string | Buffer, type = 'application/json') => http.post(url).set('content-type', type).send(body);
+
+    it.each([
+      ['malformed JSON', '{"type":', 400, 'WEFT_INVALID_ARGUMENT'],
+      ['a top-level null', 'null', 400, 'WEFT_INVALID_ARGUMENT'],
+      ['a top-level string', '"x"', 400, 'WEFT_INVALID_ARGUMENT'],
+      ['a top-level number', '5', 400, 'WEFT_INVALID_ARGUMENT'],
+      ['a top-level array', '[{"type":"echo"}]', 400, 'WEFT_INVALID_ARGUMENT'],
+    ])('POST /workflows with %s: a 4xx with a code', async (_what, body, status, code) => {
+      await refused(await post('/weft/workflows', body), status, code, await count());
+    });
+
+    it('bytes that are not UTF-8: 400', async () => {
+      const res = await post('/weft/workflows', Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x3a, 0x31, 0x7d]));
+      await refused(res, 400, 'WEFT_INVALID_ARGUMENT', await count());
+    });
+
+    it.each([
+      ['an unsupported charset', 'application/json; charset=utf-16'],
+      ['text/plain', 'text/plain'],
+      ['a form', 'application/x-www-form-urlencoded'],
+    ])('a body sent as %s: 415 with a code', async (_what, type) => {
+      await refused(await post('/weft/workflows', '{"type":"echo"}', type), 415, 'WEFT_UNSUPPORTED_MEDIA_TYPE', await count());
+    });
+
+    it('bad percent-encoding in a path parameter: 400 with a code', async () => {
+      await refused(await http.get('/weft/workflows/%E0%A4%A'), 400, 'WEFT_INVALID_ARGUMENT', await count());
+      await refused(await post('/weft/workflows/gate-1/signal/%ZZ', '{}'), 400, 'WEFT_INVALID_ARGUMENT', await count());
+    });
+
+    it('a method or path no Weft route serves: 404 with a code', async () => {
+      await refused(await http.put('/weft/workflows').send({}), 404, 'WEFT_ROUTE_NOT_FOUND', await count());
+      await refused(await http.get('/weft/workflows/gate-1/nothing'), 404, 'WEFT_ROUTE_NOT_FOUND', await count());
+    });
+
+    it.each([
+      ['256 characters', 't'.repeat(256)],
+      ['a NUL', 'ec\u0000ho'],
+    ])('a workflow type of %s: 400 WEFT_INVALID_ARGUMENT, not echoed', async (_what, type) => {
+      const res = await post('/weft/workflows', `{"type":"${type}"}`);
+      await refused(res, 400, 'WEFT_INVALID_ARGUMENT', await count());
+      expect(res.body.message).not.toContain('t'.repeat(256));
+    });
+
+    it('resume with an unknown field: 400, the workflow untouched', async () => {
+      await http.post('/weft/workflows/gate-1/suspend').send({}).expect(200);
+      await refused(await http.post('/weft/workflows/gate-1/resume').send({ junk: 1 }), 400, 'WEFT_INVALID_ARGUMENT', await count());
+      expect((await http.get('/weft/workflows/gate-1').expect(200)).body.status).toBe('suspended');
+      await http.post('/weft/workflows/gate-1/resume').expect(200);
+    });
+  });
+
+  describe('the documented 1 MiB payload is reachable over HTTP (the body limit follows maxPayloadBytes)', () => {
+    const input = (bytes: number) => ({ blob: 'x'.repeat(bytes) });
+
+    it('a 200 KB input and one just under 1 MiB start', async () => {
+      await http
+        .post('/weft/workflows')
+        .send({ type: 'echo', input: input(200_000) })
+        .expect(201);
+      await http
+        .post('/weft/workflows')
+        .send({ type: 'echo', input: input(1024 * 1024 - 100) })
+        .expect(201);
+    });
+
+    it('an input over 1 MiB in a body the limit lets in: 400 WEFT_PAYLOAD_TOO_LARGE, nothing written', async () => {
+      const before = await count();
+      const res = await http
+        .post('/weft/workflows')
+        .send({ type: 'echo', input: input(1024 * 1024 + 100) })
+        .expect(400);
+      expect(res.body.code).toBe('WEFT_PAYLOAD_TOO_LARGE');
+      expect(await count()).toBe(before);
+    });
+
+    it('a body past the limit: 413 WEFT_REQUEST_TOO_LARGE, nothing written', async () => {
+      const before = await count();
+      const res = await http
+        .post('/weft/workflows')
+        .send({ type: 'echo', input: input(3 * 1024 * 1024) })
+        .expect(413);
+      expect(res.body).toEqual({ statusCode: 413, code: 'WEFT_REQUEST_TOO_LARGE', message: expect.any(String) });
+      expect(await count()).toBe(before);
+    });
+  });
+
   it('an update within the bounds still answers', async () => {
     const res = await http
       .post('/weft/workflows/gate-1/update/echo')
@@ -123,6 +215,52 @@ describe('Weft HTTP API: bounded inputs are a 400 with a code', () => {
     expect(res.body).toMatchObject({ done: true, status: 'failed', error: { name: 'InvalidDurationError' } });
     const described = await http.get('/weft/workflows/sleeper-1').expect(200);
     expect(described.body.history.map((op: { name: string }) => op.name)).toEqual(['begin']);
+  });
+});
+
+describe("Weft's body reading under an app's global prefix and URI version, beside its own routes", () => {
+  let tdb: TestDatabase;
+  let app: INestApplication;
+  let http: ReturnType<typeof request>;
+
+  @Controller('echo')
+  class AppEchoController {
+    @Post()
+    echo(@Body() body: unknown) {
+      return { body };
+    }
+  }
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('weft_nest_http_bounds_prefix');
+    const moduleRef = await Test.createTestingModule({
+      imports: [WeftModule.forRoot({ ...base(tdb), http: true, metrics: true })],
+      controllers: [AppEchoController],
+      providers: [EchoWorkflow],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    app.setGlobalPrefix('api', { exclude: ['metrics'] });
+    app.enableVersioning({ type: VersioningType.URI, defaultVersion: '1' });
+    await app.init();
+    http = request(app.getHttpServer());
+  });
+  afterAll(async () => {
+    await app?.close();
+    await tdb?.drop();
+  });
+
+  it("reads a 200 KB start under /api/v1 and refuses a bad body with a code; the app's own route keeps its parser", async () => {
+    await http
+      .post('/api/v1/weft/workflows')
+      .send({ type: 'echo', input: 'x'.repeat(200_000) })
+      .expect(201);
+    const bad = await http.post('/api/v1/weft/workflows').set('content-type', 'application/json').send('{"type":').expect(400);
+    expect(bad.body.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect((await http.post('/api/v1/weft/nothing').send({}).expect(404)).body.code).toBeUndefined(); // not a Weft base
+    expect((await http.put('/api/v1/weft/workflows').send({}).expect(404)).body.code).toBe('WEFT_ROUTE_NOT_FOUND');
+    // The app's route: its own parser (100 KB by default) and Nest's answers, untouched.
+    await http.post('/api/v1/echo').set('content-type', 'text/plain').send('hello').expect(201);
+    expect((await http.post('/api/v1/echo').send({ big: 'x'.repeat(200_000) })).status).toBe(413);
   });
 });
 

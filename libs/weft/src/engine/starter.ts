@@ -14,6 +14,7 @@ import { newRow } from './new-row.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './runtime.js';
+import { validateName } from './validation.js';
 import { isTerminal } from './transitions.js';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
@@ -53,7 +54,7 @@ export class Starter {
   /** Writes the start (or applies the id policy to an existing id) and launches a new run; resolves with the id. */
   async start({ type, input, opts, signal }: StartRequest): Promise<string> {
     const { registry, options, ownership, messaging } = this.deps;
-    const def = registry.get(type);
+    const def = registry.get(validateName('workflow type', type)); // a bad name is a 400, not a 404 that echoes it
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, options.maxPayloadBytes, this.deps.queues.startOf(opts, def));

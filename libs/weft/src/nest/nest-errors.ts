@@ -100,3 +100,32 @@ export class DashboardAssetNotFoundError extends WeftError {
     super(`The Weft dashboard has no asset "${file.slice(0, 100)}"; open the dashboard page itself (GET /<dashboard path>).`);
   }
 }
+
+/** A request body larger than Weft's HTTP API reads (413): `maxPayloadBytes` plus room for the fields around it. */
+export class RequestTooLargeError extends WeftError {
+  readonly code = 'WEFT_REQUEST_TOO_LARGE';
+  /** `limitBytes` null: the app's own body parser refused it (on a Weft route that reads no body). */
+  constructor(readonly limitBytes: number | null) {
+    super(
+      limitBytes === null
+        ? 'The request body is larger than the app accepts; this Weft route reads no body, send none.'
+        : `The request body is larger than ${limitBytes} bytes, the most the Weft HTTP API reads (maxPayloadBytes plus 64 KiB for the other fields). Send a smaller payload, or raise maxPayloadBytes.`,
+    );
+  }
+}
+
+/** A request body in a type or encoding other than JSON in UTF-8 (415). */
+export class UnsupportedMediaTypeError extends WeftError {
+  readonly code = 'WEFT_UNSUPPORTED_MEDIA_TYPE';
+  constructor(readonly detail: string) {
+    super(`The Weft HTTP API reads JSON bodies only: ${detail}. Send the body as UTF-8 JSON with Content-Type: application/json.`);
+  }
+}
+
+/** A method and path under a Weft route base that no Weft route serves (404). */
+export class RouteNotFoundError extends WeftError {
+  readonly code = 'WEFT_ROUTE_NOT_FOUND';
+  constructor(readonly method: string) {
+    super(`No Weft route serves ${method.slice(0, 16)} at this path; see the HTTP API in docs/api.md.`);
+  }
+}

@@ -12,6 +12,9 @@ export const WEFT_DATABASE = Symbol('WEFT_DATABASE');
 /** `http` and `metrics` as given beside forRoot/forRootAsync: routes are fixed before any factory runs. */
 export const WEFT_MODULE_EXTRAS = Symbol('WEFT_MODULE_EXTRAS');
 
+/** The route table of the Weft controllers this module defines (nest/http/weft-routes.ts). */
+export const WEFT_HTTP_ROUTES = Symbol('WEFT_HTTP_ROUTES');
+
 export const DEFAULT_HTTP_PREFIX = 'weft';
 
 export type HandlerKind = 'signal' | 'update' | 'query';

@@ -1,4 +1,4 @@
-import { NotFoundException } from '@nestjs/common';
+import { ForbiddenException, HttpException, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../common/errors.js';
 import { toHttpError } from './http-errors.js';
 
@@ -28,8 +28,18 @@ describe('toHttpError', () => {
     }
   });
 
-  it('keeps Nest HTTP exceptions and hides anything else behind a 500', () => {
-    expect(toHttpError(new NotFoundException('nope')).status).toBe(404);
+  it('keeps Nest HTTP exceptions, adding a code when they have none, and hides anything else behind a 500', () => {
+    expect(toHttpError(new NotFoundException('nope'))).toEqual({
+      status: 404,
+      body: { statusCode: 404, error: 'Not Found', message: 'nope', code: 'WEFT_HTTP_404' },
+      internal: false,
+    });
+    expect(toHttpError(new ForbiddenException()).body).toMatchObject({ statusCode: 403, code: 'WEFT_HTTP_403' });
+    expect(toHttpError(new HttpException('slow down', 429)).body).toEqual({ statusCode: 429, code: 'WEFT_HTTP_429', message: 'slow down' });
+    expect(toHttpError(new UnauthorizedException({ message: 'no key', code: 'APP_NO_KEY' })).body).toEqual({
+      message: 'no key',
+      code: 'APP_NO_KEY',
+    });
     expect(toHttpError(new TypeError('x is undefined'))).toEqual({
       status: 500,
       body: { statusCode: 500, code: 'WEFT_INTERNAL_ERROR', message: 'Internal server error' },

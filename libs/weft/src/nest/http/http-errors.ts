@@ -15,6 +15,9 @@ const STATUS_BY_CODE: Record<string, number> = {
   WEFT_PAYLOAD_NOT_SERIALIZABLE: 400,
   WEFT_PAYLOAD_TOO_LARGE: 400,
   WEFT_QUEUE_NOT_DECLARED: 400,
+  WEFT_ROUTE_NOT_FOUND: 404,
+  WEFT_REQUEST_TOO_LARGE: 413,
+  WEFT_UNSUPPORTED_MEDIA_TYPE: 415,
   WEFT_WORKFLOW_NOT_FOUND: 404,
   WEFT_SCHEDULE_NOT_FOUND: 404,
   WEFT_DASHBOARD_ASSET_NOT_FOUND: 404,
@@ -49,13 +52,24 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return PG_UNAVAILABLE.test(code) || NODE_UNAVAILABLE.has(code) || MESSAGE_UNAVAILABLE.test(message);
 }
 
+/**
+ * The body of a Nest HttpException (a guard's 401 or 403, a pipe's 400) as thrown, with
+ * `code: 'WEFT_HTTP_<status>'` added when it has none: every refusal over HTTP carries a code.
+ */
+function withCode(err: HttpException): object {
+  const status = err.getStatus();
+  const response = err.getResponse();
+  const body = typeof response === 'object' && response !== null ? response : { statusCode: status, message: String(response) };
+  return typeof (body as { code?: unknown }).code === 'string' ? body : { ...body, code: `WEFT_HTTP_${status}` };
+}
+
 /** Status and body for an error thrown by the Weft HTTP API; `internal` marks the ones worth logging. */
 export function toHttpError(err: unknown): { status: number; body: HttpErrorBody | object; internal: boolean } {
   if (err instanceof WeftError) {
     const status = STATUS_BY_CODE[err.code] ?? 500;
     return { status, body: { statusCode: status, code: err.code, message: err.message }, internal: status === 500 };
   }
-  if (err instanceof HttpException) return { status: err.getStatus(), body: err.getResponse() as object, internal: false };
+  if (err instanceof HttpException) return { status: err.getStatus(), body: withCode(err), internal: false };
   if (isDatabaseUnavailable(err)) {
     const status = HttpStatus.SERVICE_UNAVAILABLE;
     return {

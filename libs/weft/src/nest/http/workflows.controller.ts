@@ -7,7 +7,7 @@ import type { ClaimDescription } from '../../ownership/policy.js';
 import { WEFT_MODULE_EXTRAS } from '../weft.constants.js';
 import type { WeftModuleExtras } from '../weft-module.options.js';
 import { exposeErrorStacks, withoutStacks } from './http-options.js';
-import { parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
+import { objectBody, parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 
 export type WorkflowResultResponse =
@@ -75,7 +75,8 @@ export class WeftWorkflowsController {
 
   @Post(':id/resume')
   @HttpCode(200)
-  async resume(@Param('id') id: string) {
+  async resume(@Param('id') id: string, @Body() body: unknown) {
+    objectBody(body, []);
     await this.engine.resume(id);
     return { workflowId: id, status: 'running' };
   }
