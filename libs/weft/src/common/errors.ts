@@ -132,13 +132,15 @@ export class WorkflowAlreadyStartedError extends WeftError {
   }
 }
 
+/** The workflow is not in the status the operation needs (`running`, or `suspended` for resume()). */
 export class WorkflowNotRunningError extends WeftError {
   readonly code = 'WEFT_WORKFLOW_NOT_RUNNING';
   constructor(
     readonly workflowId: string,
     readonly status: string,
+    readonly expectedStatus: string = 'running',
   ) {
-    super(`Workflow "${workflowId}" is ${status}; this operation needs it to be running.`);
+    super(`Workflow "${workflowId}" is ${status}; this operation needs it to be ${expectedStatus}.`);
   }
 }
 

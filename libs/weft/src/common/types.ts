@@ -4,6 +4,18 @@ import type { Duration } from './duration.js';
 
 export type WorkflowStatus = 'pending' | 'enqueued' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
 
+/** Every status, in the order of a workflow's life. */
+export const WORKFLOW_STATUSES: readonly WorkflowStatus[] = [
+  'pending',
+  'enqueued',
+  'running',
+  'suspended',
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+];
+
 export const TERMINAL_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
 
 /** One recorded operation of a workflow's history (a step, timer, message, child, ...). */

@@ -163,6 +163,7 @@ export class WeftEngine {
       options: this.options,
       cancel: async (id, reason) => void (await this.transitions.cancel(id, reason)),
       assertCanRun: () => this.assertCanRun(),
+      assertOpen: () => this.assertOpen(),
       mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
     });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
@@ -278,6 +279,7 @@ export class WeftEngine {
     signal: { name: string; payload?: unknown },
     opts: StartOptions = {},
   ): Promise<WorkflowHandle> {
+    this.assertOpen();
     validateName('signal name', signal?.name);
     const payload = toStoredJson(signal.payload ?? null, `Payload of signal "${signal.name}"`, this.options.maxPayloadBytes);
     return this.startWith(type, input, opts, { name: signal.name, payload });
@@ -295,18 +297,18 @@ export class WeftEngine {
     return this.handle(await this.starter.start({ type, input, opts, signal }));
   }
 
-  /** Send, query and update: see Messaging. */
-  signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
+  /** Send, query and update: see Messaging. After dispose() they reject, like every call here. */
+  async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
     this.assertOpen();
     return this.messaging.signal(workflowId, name, payload ?? null);
   }
 
-  update<R = unknown>(workflowId: string, name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
+  async update<R = unknown>(workflowId: string, name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
     this.assertOpen();
     return this.messaging.update<R>(workflowId, name, args ?? null, opts);
   }
 
-  query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
+  async query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
     this.assertOpen();
     return this.messaging.query<R>(workflowId, name, args);
   }
@@ -317,6 +319,7 @@ export class WeftEngine {
 
   /** Waits for the workflow to end; returns its output or throws WorkflowFailedError. */
   async result<O = unknown>(workflowId: string, opts: { timeout?: Duration } = {}): Promise<O> {
+    this.assertOpen();
     validateWorkflowId(workflowId);
     const timeoutMs = opts.timeout === undefined ? Infinity : parseDuration(opts.timeout, 'result timeout');
     const deadline = Date.now() + timeoutMs;
@@ -329,7 +332,11 @@ export class WeftEngine {
         if (s) return settledValue<O>(workflowId, s);
       }
       for (;;) {
-        const row = await this.store.workflows.get(workflowId);
+        this.assertOpen(); // disposed while it waited
+        const row = await this.store.workflows.get(workflowId).catch((err: unknown) => {
+          this.assertOpen(); // the read failed because dispose() closed the database
+          throw err;
+        });
         if (!row) throw new WorkflowNotFoundError(workflowId);
         if (isTerminal(row.status)) return settledValue<O>(workflowId, row);
         const left = deadline - Date.now();
@@ -343,11 +350,13 @@ export class WeftEngine {
     }
   }
 
-  describe(workflowId: string): Promise<WorkflowDescription> {
+  async describe(workflowId: string): Promise<WorkflowDescription> {
+    this.assertOpen();
     return describeWorkflow(this.store, workflowId);
   }
 
-  list(filter: ListFilter = {}): Promise<ListPage> {
+  async list(filter: ListFilter = {}): Promise<ListPage> {
+    this.assertOpen();
     return listWorkflows(this.store, filter);
   }
 
@@ -375,6 +384,7 @@ export class WeftEngine {
    * epoch is kept, so the id may be started again without reusing a fence.
    */
   async purge(workflowId: string): Promise<void> {
+    this.assertOpen();
     validateWorkflowId(workflowId);
     await this.assertCanRun();
     const out = await this.store.workflows.purgeOne(workflowId);

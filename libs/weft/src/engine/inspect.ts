@@ -1,7 +1,8 @@
 import { InvalidArgumentError, WorkflowNotFoundError } from '../common/errors.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { decodeCursor, encodeCursor } from './results.js';
-import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure } from '../common/types.js';
+import { WORKFLOW_STATUSES } from '../common/types.js';
+import type { ListFilter, ListPage, WorkflowDescription, WorkflowFailure, WorkflowStatus } from '../common/types.js';
 import { validateName, validateWorkflowId } from './validation.js';
 
 /** Read-only views: describe and list. */
@@ -35,12 +36,33 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
   };
 }
 
+const FILTER_KEYS = ['status', 'type', 'idPrefix', 'limit', 'cursor'];
+
+/** The statuses asked for, each one a real status (a typo would otherwise list nothing). */
+function statusesOf(status: unknown): WorkflowStatus[] | undefined {
+  if (status === undefined) return undefined;
+  const statuses: unknown[] = Array.isArray(status) ? status : [status];
+  const valid = `one of ${WORKFLOW_STATUSES.join(', ')} (or an array of them)`;
+  if (statuses.length === 0) throw new InvalidArgumentError('status', `must name at least one status: ${valid}`);
+  for (const s of statuses) {
+    if (!WORKFLOW_STATUSES.includes(s as WorkflowStatus))
+      throw new InvalidArgumentError('status', `has ${JSON.stringify(s)}, which is not a status; use ${valid}`);
+  }
+  return statuses as WorkflowStatus[];
+}
+
 export async function listWorkflows(store: WorkflowStore, filter: ListFilter): Promise<ListPage> {
+  if (filter === null || typeof filter !== 'object')
+    throw new InvalidArgumentError('filter', `must be an object with ${FILTER_KEYS.join(', ')}`);
+  for (const [key, value] of Object.entries(filter)) {
+    if (!FILTER_KEYS.includes(key) && value !== undefined)
+      throw new InvalidArgumentError(key, `is not a list filter; use ${FILTER_KEYS.join(', ')}`);
+  }
   const limit = filter.limit ?? 100;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new InvalidArgumentError('limit', 'must be an integer from 1 to 1000');
   if (filter.type !== undefined) validateName('type', filter.type);
   if (filter.idPrefix !== undefined) validateName('idPrefix', filter.idPrefix); // 1 to 255 characters, like the ids
-  const statuses = filter.status === undefined ? undefined : Array.isArray(filter.status) ? filter.status : [filter.status];
+  const statuses = statusesOf(filter.status);
   const after = filter.cursor ? decodeCursor(filter.cursor) : undefined;
   const rows = await store.workflows.list({ statuses, type: filter.type, idPrefix: filter.idPrefix, after, limit: limit + 1 });
   const page = rows.slice(0, limit);

@@ -72,12 +72,12 @@ export class Transitions {
     validateWorkflowId(workflowId);
     const row = await this.store.workflows.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
-    if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status);
+    if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status, 'suspended');
     // Not a type this engine runs: make it running with a free claim, for an engine that does.
     if (!this.registry.has(row.type)) return void (await this.resumeElsewhere(workflowId));
     await this.ownership.claimForCommand(workflowId); // WorkflowClaimUnavailableError if held elsewhere
     const done = await this.external(workflowId, 'resume', (r) => {
-      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
+      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status, 'suspended');
       return { status: 'running', error: { value: null } };
     }).catch(async (err) => {
       await this.ownership.release(workflowId);
@@ -88,7 +88,7 @@ export class Transitions {
 
   private resumeElsewhere(workflowId: string): Promise<unknown> {
     return this.external(workflowId, 'resume', (r) => {
-      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status);
+      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status, 'suspended');
       return { status: 'running', error: { value: null }, rotate: this.rotates };
     });
   }

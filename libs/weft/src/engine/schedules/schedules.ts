@@ -47,6 +47,8 @@ export interface ScheduleDependencies {
   cancel(workflowId: string, reason: string): Promise<void>;
   /** Rejects when this engine may not run anything (not bootstrapped, disposed, deposed). */
   assertCanRun(): Promise<void>;
+  /** Throws EngineDisposedError once the engine is disposed (the reads need no more than that). */
+  assertOpen(): void;
   /** Whether this engine's maintenance may fire schedules now (under 'lease': the holder only). */
   mayFire(): boolean;
 }
@@ -156,11 +158,13 @@ export class WeftSchedules {
   }
 
   async describe(id: string): Promise<ScheduleDescription> {
+    this.deps.assertOpen();
     return this.reader.describe(id);
   }
 
   /** Schedules ordered by id, `limit` (default 100, at most 1000) after the id `after`. */
   async list(opts: { after?: string; limit?: number } = {}): Promise<ScheduleDescription[]> {
+    this.deps.assertOpen();
     return this.reader.list(opts);
   }
 
