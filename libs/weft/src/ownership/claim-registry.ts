@@ -206,6 +206,11 @@ export class WorkflowClaimRegistry {
     return lost;
   }
 
+  /** Of claims no longer held, those an external transition rotated (ClaimRepository.endedExternally). */
+  endedExternally(workflowIds: string[]): Promise<Set<string>> {
+    return this.claims.endedExternally(workflowIds);
+  }
+
   /** Forgets a claim that was lost (failed renewal or refused fence) and backs off from it. */
   lose(workflowId: string): void {
     this.validUntil.delete(workflowId);

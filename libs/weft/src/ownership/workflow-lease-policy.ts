@@ -171,17 +171,25 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
   private deposed(workflowId: string): void {
     this.registry.lose(workflowId);
     this.deps.runtime.stopLive(workflowId);
-    this.warn(new WeftWorkflowClaimLostWarning(workflowId, this.engineId, 'fence'));
+    void this.warnLost([workflowId], 'fence');
   }
 
   protected async renew(): Promise<{ renewed: number; lost: string[] }> {
     const before = this.registry.held.size;
     const lost = await this.registry.renewAll();
-    for (const id of lost) {
-      this.deps.runtime.stopLive(id);
-      this.warn(new WeftWorkflowClaimLostWarning(id, this.engineId, 'renewal'));
-    }
+    for (const id of lost) this.deps.runtime.stopLive(id);
+    if (lost.length) void this.warnLost(lost, 'renewal');
     return { renewed: before - lost.length, lost };
+  }
+
+  /**
+   * A claim an external transition rotated (cancel, suspend or timeout by any engine, or a
+   * purge) was taken from this engine on purpose, not lost: only the others are warned about.
+   * When the workflows cannot be read, every one is.
+   */
+  private async warnLost(workflowIds: string[], reason: 'renewal' | 'fence'): Promise<void> {
+    const ended = await this.registry.endedExternally(workflowIds).catch(() => new Set<string>());
+    for (const id of workflowIds) if (!ended.has(id)) this.warn(new WeftWorkflowClaimLostWarning(id, this.engineId, reason));
   }
 
   /**

@@ -116,6 +116,12 @@ function statements(schema: string) {
     releasedAt: `SELECT c.workflow_id FROM ${claims} c JOIN unnest($1::text[], $2::bigint[]) AS h(id, epoch)
                    ON c.workflow_id = h.id AND c.epoch = h.epoch
                  WHERE c.engine_id IS NULL`,
+    /**
+     * Of claims this engine no longer holds, those whose workflow an external transition took
+     * away (cancelled, suspended or timed out by any engine, or purged since): rotated, not lost.
+     */
+    endedExternally: `SELECT h.id AS workflow_id FROM unnest($1::text[]) AS h(id) LEFT JOIN ${wf} w ON w.id = h.id
+                      WHERE w.id IS NULL OR w.status IN ('cancelled', 'suspended', 'timed_out')`,
     release: `WITH c AS (UPDATE ${claims} SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = version + 1
                          WHERE workflow_id = $1 AND engine_id = $2 AND epoch = $3::bigint RETURNING workflow_id, epoch)
               ${UNFENCE}`,
@@ -312,6 +318,12 @@ export class ClaimRepository extends WeftRepository<WorkflowClaimEntity> {
   /** Those of the claims (ids with the epochs held) that are free at that epoch: released by their holder. */
   async releasedAt(via: Queryable, held: { ids: string[]; epochs: string[] }): Promise<Set<string>> {
     const rows = await via.query<{ workflow_id: string }>(this.q.releasedAt, [held.ids, held.epochs]);
+    return new Set(rows.map((r) => r.workflow_id));
+  }
+
+  /** Those of `ids` an external transition (cancel, suspend, timeout, purge) took from their holder. */
+  async endedExternally(ids: string[]): Promise<Set<string>> {
+    const rows = await this.db.query<{ workflow_id: string }>(this.q.endedExternally, [ids]);
     return new Set(rows.map((r) => r.workflow_id));
   }
 
