@@ -56,10 +56,15 @@ class TwoSignals {
 class Child {
   async run(ctx: WorkflowContext, input: { fail?: boolean; sleep?: number }) {
     if (input.sleep) await ctx.sleep(input.sleep);
-    return ctx.step('work', () => {
-      if (input.fail) throw new Error('child broke');
-      return 'child-done';
-    });
+    // Fails for good: one attempt, not the default retry's half minute.
+    return ctx.step(
+      'work',
+      () => {
+        if (input.fail) throw new Error('child broke');
+        return 'child-done';
+      },
+      { retry: { maxAttempts: 1 } },
+    );
   }
 }
 

@@ -10,7 +10,17 @@ export interface ResolvedRetry {
   nonRetryable: Set<string>;
 }
 
-export const DEFAULT_RETRY: RetryPolicy = { maxAttempts: 3, initialInterval: '100ms', backoffCoefficient: 2, maxInterval: '30s' };
+/**
+ * Rides out an outage of a step's dependency as long as the claim TTL the engine itself rides out
+ * (15 s: the waits before the 6th attempt add up to 15.5 to 31 s with the jitter), and gives up
+ * on a fault that stays within about half a minute (docs/decisions/0012-default-step-retry.md).
+ */
+export const DEFAULT_RETRY = {
+  maxAttempts: 6,
+  initialInterval: '1s',
+  backoffCoefficient: 2,
+  maxInterval: '30s',
+} as const satisfies RetryPolicy;
 
 let defaultResolved: ResolvedRetry | undefined;
 
@@ -22,17 +32,17 @@ export function resolveRetry(policy: RetryPolicy | undefined): ResolvedRetry {
 
 function resolvePolicy(policy: RetryPolicy): ResolvedRetry {
   const p = { ...DEFAULT_RETRY, ...policy };
-  const maxAttempts = p.maxAttempts ?? 3;
+  const maxAttempts = p.maxAttempts ?? DEFAULT_RETRY.maxAttempts;
   if (!Number.isInteger(maxAttempts) || maxAttempts < 1) {
     throw new InvalidArgumentError('retry.maxAttempts', `must be an integer >= 1 (got ${maxAttempts})`);
   }
-  const coefficient = p.backoffCoefficient ?? 2;
+  const coefficient = p.backoffCoefficient ?? DEFAULT_RETRY.backoffCoefficient;
   if (!(coefficient >= 1)) throw new InvalidArgumentError('retry.backoffCoefficient', `must be >= 1 (got ${coefficient})`);
   return {
     maxAttempts,
-    initialMs: parseDuration(p.initialInterval ?? 100, 'retry.initialInterval'),
+    initialMs: parseDuration(p.initialInterval ?? DEFAULT_RETRY.initialInterval, 'retry.initialInterval'),
     coefficient,
-    maxMs: parseDuration(p.maxInterval ?? '30s', 'retry.maxInterval'),
+    maxMs: parseDuration(p.maxInterval ?? DEFAULT_RETRY.maxInterval, 'retry.maxInterval'),
     nonRetryable: new Set(p.nonRetryable ?? []),
   };
 }
