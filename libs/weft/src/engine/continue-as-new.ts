@@ -15,7 +15,8 @@ export interface ContinueHost extends ExecutionHost {
  * same claim, `run_number + 1`, the new input) and deletes the ended run's history, timers and
  * spent messages (storage/repositories/workflow-advance.ts). The next run then starts here,
  * in memory, with no reload: the ended run's unconsumed messages are handed over, so a signal
- * that arrived during the switch reaches the next run. A crash before the commit replays the
+ * that arrived during the switch reaches the next run, at its first wait (not before run(), which
+ * sets its state from its input: launched without `atStart`, see Runtime.launch). A crash before the commit replays the
  * old run, which calls continueAsNew again; after it, recovery finds the next run. Either way
  * there is exactly one next run.
  */

@@ -74,11 +74,12 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
 }
 
 /**
- * Handlers run while the workflow waits: only when the run is past replay and no step body is
- * running. Delivers in arrival order, then re-evaluates every pending condition.
+ * Handlers run while the workflow waits: only when the run is past replay, no step body is
+ * running and run() has made its first ctx call (Execution.mayDeliver), or before run() for a
+ * start's own messages. Delivers in arrival order, then re-evaluates every pending condition.
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
-  if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0) return;
+  if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
   const kept: InboxMessage[] = [];
   for (const m of exec.inbox) {
     if (exec.state !== 'active' || !deliver(exec, m, onUpdate)) kept.push(m);

@@ -115,6 +115,8 @@ export class Execution implements ReplayTarget {
    * good. Grows with the messages a run receives, as its history does with those it consumes.
    */
   private readonly inboxSeen = new Set<string>();
+  /** nextSeq when run() was called (see mayDeliver); undefined before. */
+  private codeFrom: number | undefined;
   /** Child ids this run's startChild calls got, recorded yet or not (see childIds). */
   private readonly startedChildren = new Set<string>();
   /** The run ended and its children were closed: a child start that lands now is closed at once. */
@@ -180,6 +182,21 @@ export class Execution implements ReplayTarget {
 
   get isReplaying(): boolean {
     return this.replay !== undefined && !this.replay.done;
+  }
+
+  /** run() is being called now: its code starts at the current seq. */
+  codeBegins(): void {
+    this.codeFrom = this.nextSeq;
+  }
+
+  /**
+   * Deliveries happen before run() (a start's own messages) or once the code has made its first
+   * ctx call, never in between: a replay applies the deliveries recorded before the code's first
+   * call before run(), so one made after run() began but before that call would be replayed in
+   * the wrong place (before run() set its state up).
+   */
+  get mayDeliver(): boolean {
+    return this.codeFrom === undefined || this.nextSeq > this.codeFrom;
   }
 
   isActive(): boolean {

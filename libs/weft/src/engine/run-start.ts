@@ -7,7 +7,7 @@ import { ReplayDriver } from './replay-driver.js';
 /**
  * Starts an execution's code: a fresh instance, a replay driver over its history (with the
  * deliveries recorded before the first call applied), then run() inside the workflow's context.
- * `fresh` runs instead of the driver when there is no history. The engine's launch and the
+ * `fresh` runs instead of the driver when there is no history (a start's deliveries before run()). The engine's launch and the
  * WorkflowReplayer both start runs this way.
  *
  * A run is its own context wherever it was launched from: a start inside another workflow's step
@@ -27,5 +27,10 @@ function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void):
   } else {
     fresh?.();
   }
-  return workflowContextStorage.run(ctx, () => Promise.resolve().then(() => instance.run(ctx, exec.input)));
+  return workflowContextStorage.run(ctx, () =>
+    Promise.resolve().then(() => {
+      exec.codeBegins();
+      return instance.run(ctx, exec.input);
+    }),
+  );
 }

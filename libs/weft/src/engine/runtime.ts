@@ -139,14 +139,17 @@ export class Runtime implements ExecutionHost, ContinueHost {
     return exec.trace ? exec.trace.commit(command, (c) => this.commitCommand(c, exec.epoch)) : this.commitCommand(command, exec.epoch);
   }
 
-  /** Runs (or replays) an execution: instance, replay driver, start deliveries, then run(). */
-  launch(def: WorkflowDefinition, exec: Execution): Promise<unknown> {
+  /**
+   * Runs (or replays) an execution: instance, replay driver, then run(). `atStart`: a start's
+   * messages (signal-with-start, what came while it was queued) are delivered before run(); the
+   * others, and all of a continued run's, wait for its first wait (docs/messages.md).
+   */
+  launch(def: WorkflowDefinition, exec: Execution, atStart = false): Promise<unknown> {
     if (!exec.readOnly) {
       exec.epoch = this.ownership.epochOf(exec.workflowId);
       this.live.set(exec.workflowId, exec);
     }
-    // Signal-with-start: handlers see their signals before run().
-    const result = startRun(def, exec, () => !exec.readOnly && this.pump(exec));
+    const result = startRun(def, exec, atStart && !exec.readOnly ? () => this.pump(exec) : undefined);
     void result.then(
       (output) => this.finish(exec, { output }),
       (error) => this.finish(exec, { error }),
@@ -199,7 +202,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
   launchNew(run: ExecutionRun, inbox: InboxMessage[] = []): void {
     const exec = new Execution(this, run);
     exec.addInbox(inbox);
-    void this.launch(run.definition, exec);
+    void this.launch(run.definition, exec, true);
   }
 
   /** Delivers buffered messages; a handler or predicate that throws fails the workflow. */
@@ -267,7 +270,9 @@ export class Runtime implements ExecutionHost, ContinueHost {
     }
     const exec = this.executionFrom(loaded);
     if (firedSleepSeq !== undefined) exec.firedTimers.add(firedSleepSeq);
-    void this.launch(exec.definition, exec);
+    // A first run not begun yet keeps its start's messages before run(); a later run may be a
+    // continued one, whose messages were carried over and wait for its first wait.
+    void this.launch(exec.definition, exec, exec.runNumber === 1);
   }
 
   executionFrom(l: LoadedWorkflow): Execution {
