@@ -133,7 +133,7 @@ export function scheduleTrigger(args: string[]): Prepared {
     const { workflowId } = await engine.schedules.trigger(id);
     return {
       json: { scheduleId: id, workflowId },
-      text: `Triggered schedule ${safe(id)}: started workflow ${safe(workflowId)}.\n`,
+      text: `Triggered schedule ${safe(id)}: workflow ${safe(workflowId)}.\n`,
     };
   };
 }

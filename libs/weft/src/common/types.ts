@@ -277,7 +277,8 @@ export interface ScheduleCreateOptions extends ScheduleDecoratorOptions {
   paused?: boolean;
 }
 
-export type ScheduleFireOutcome = 'started' | 'caught-up' | 'triggered' | 'skipped' | 'buffered' | 'missed';
+/** 'failed': the fire could not start (logged); the schedule went on from its next fire time. */
+export type ScheduleFireOutcome = 'started' | 'caught-up' | 'triggered' | 'skipped' | 'buffered' | 'missed' | 'failed';
 
 export interface ScheduleRun {
   fireAt: Date;

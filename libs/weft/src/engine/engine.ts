@@ -18,7 +18,7 @@ import { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
 import { WorkflowHandle } from './handle.js';
-import { ResolvedEngineOptions, resolveEngineOptions, WeftEngineOptions } from './options.js';
+import { ResolvedEngineOptions, resolveEngineOptions, validatePoolSize, WeftEngineOptions } from './options.js';
 import { WorkflowClass, WorkflowRegistry } from './registry.js';
 import { settledValue } from './results.js';
 import { Runtime } from './runtime.js';
@@ -157,7 +157,6 @@ export class WeftEngine {
     this.schedules = new WeftSchedules({
       repo: this.store.schedules,
       workflows: this.store.workflows,
-      sql: database.sql,
       starter: this.starter,
       registry: this.registry,
       options: this.options,
@@ -187,6 +186,7 @@ export class WeftEngine {
 
   /** Opens (and migrates) the configured database and builds an engine that closes it on dispose. */
   static async create(options: WeftEngineOptions = {}): Promise<WeftEngine> {
+    validatePoolSize(options.database);
     const db = await openDatabase({ database: options.database, schema: options.schema, log: (l) => options.logger?.log(l) });
     try {
       return new WeftEngine(db, options, true);

@@ -79,6 +79,25 @@ function positiveInt(value: number | undefined, option: string, fallback: number
   return value;
 }
 
+/**
+ * An engine holds one pooled connection for LISTEN and needs one more for everything else (no
+ * path holds one connection while it waits for a second), so a pool of 1 could never work.
+ */
+export const MIN_POOL_SIZE = 2;
+const MAX_POOL_SIZE = 1000;
+
+/** Checked before the pool is opened: a size that cannot work is refused, not left to stall. */
+export function validatePoolSize(database: WeftOptions['database']): void {
+  if (!database || typeof database !== 'object' || !('url' in database) || database.poolSize === undefined) return;
+  const n = database.poolSize;
+  if (!Number.isInteger(n) || n < MIN_POOL_SIZE || n > MAX_POOL_SIZE) {
+    throw new InvalidConfigurationError(
+      'database.poolSize',
+      `must be an integer from ${MIN_POOL_SIZE} to ${MAX_POOL_SIZE} (got ${String(n)}); an engine holds one connection for LISTEN and needs at least one more`,
+    );
+  }
+}
+
 const consoleLogger: WeftLogger = {
   log: (m) => console.log(`[weft] ${m}`),
   warn: (m) => console.warn(`[weft] ${m}`),

@@ -4,7 +4,7 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js'
 import { WeftEngine } from '../engine/engine.js';
 import { WeftError } from '../common/errors.js';
 import type { ScheduleDecoratorOptions, WorkflowDefinition } from '../common/types.js';
-import { resolveSchedule } from '../engine/schedules/spec.js';
+import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/spec.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import {
@@ -136,7 +136,7 @@ export class WeftExplorer implements OnModuleInit {
 /** A bad `@Schedule`: the engine's own error (its class and code), its message prefixed with where it is. */
 function checkSchedule(className: string, workflowType: string, s: ScheduleDecoratorOptions): void {
   try {
-    resolveSchedule({ ...s, workflowType });
+    resolveSchedule({ ...s, workflowType }, [...SCHEDULE_DECORATOR_KEYS, 'workflowType']);
   } catch (err) {
     if (err instanceof WeftError) {
       const id = typeof s?.id === 'string' ? `{ id: ${JSON.stringify(s.id.slice(0, 100))}, ... }` : '';

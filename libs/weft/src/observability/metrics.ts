@@ -28,7 +28,7 @@ export interface WeftMetricsSink {
 }
 
 /** How a schedule's fire time was handled (label `outcome` of weft_schedule_fires_total). */
-export const SCHEDULE_FIRE_OUTCOMES = ['started', 'caught-up', 'triggered', 'skipped', 'buffered', 'missed'] as const;
+export const SCHEDULE_FIRE_OUTCOMES = ['started', 'caught-up', 'triggered', 'skipped', 'buffered', 'missed', 'failed'] as const;
 
 export interface WeftMetricsOptions {
   /** Registry to publish on (default: a private one, so two engines in one process never collide). */

@@ -2,6 +2,8 @@
 // (docs/schedules.md). Fire times are computed from the row and the database clock; each fire's
 // workflow id is `${scheduleId}@${fireTimeISO}`, so however many engines pass over a schedule,
 // and however often a pass is cut short by a crash, each fire time starts at most one workflow.
+// No row lock is held while a fire starts: a start takes a pooled connection of its own, and a
+// pool whose every connection waited on a lock for one more connection would stall.
 import { InvalidArgumentError, ScheduleAlreadyExistsError, ScheduleNotFoundError, WorkflowNotRunningError } from '../../common/errors.js';
 import type {
   ScheduleCreateOptions,
@@ -11,27 +13,43 @@ import type {
   ScheduleSpec,
   WorkflowStatus,
 } from '../../common/types.js';
-import type {
-  ScheduleDefinition,
-  ScheduleRecentRun,
-  ScheduleRepository,
-  ScheduleRow,
+import {
+  MAX_PENDING_TRIGGERS,
+  RECENT_RUNS,
+  type ScheduleDefinition,
+  type ScheduleRecentRun,
+  type ScheduleRepository,
+  type ScheduleRow,
 } from '../../storage/repositories/schedule.repository.js';
 import type { WorkflowRepository } from '../../storage/repositories/workflow.repository.js';
-import type { Queryable, SqlClient } from '../../storage/sql-client.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
 import type { Starter } from '../starter.js';
 import { isTerminal } from '../transitions.js';
-import { newRow } from '../new-row.js';
 import { toStoredJson } from '../validation.js';
-import { dueFires, FireRule, fireTimesAfter, fireWorkflowId, intervalAround, resolveSchedule, validateScheduleId } from './spec.js';
+import {
+  dueFires,
+  FireRule,
+  fireTimesAfter,
+  fireWorkflowId,
+  intervalAround,
+  rejectUnknownKeys,
+  resolveSchedule,
+  SCHEDULE_DECORATOR_KEYS,
+  SCHEDULE_PATCH_KEYS,
+  validateScheduleId,
+} from './spec.js';
 
 const DUE_BATCH = 50;
 /** Fires started in one pass for one schedule after an outage; older due fires count as missed. */
 const MAX_CATCHUP_FIRES = 100;
-const RECENT_RUNS = 10;
 const NEXT_FIRE_TIMES = 5;
+/** Outcomes with no run of their own: their recent run shows no status. */
+const NOT_STARTED = new Set(['skipped', 'missed', 'buffered', 'failed']);
+/** A pass reaches a fire on time within one pass interval and this margin (the pass's own work). */
+const ON_TIME_MARGIN_MS = 1000;
+/** A schedule whose fire failed tries again at its first fire time this much later: logged once a minute at most. */
+const FAILED_BACKOFF_MS = 60_000;
 const LIST_MAX = 1000;
 /** A rule that never fires again (a cron naming a past year) parks the schedule this far out. */
 const NEVER_MS = 100 * 365 * 86_400_000;
@@ -39,7 +57,6 @@ const NEVER_MS = 100 * 365 * 86_400_000;
 export interface ScheduleDependencies {
   repo: ScheduleRepository;
   workflows: WorkflowRepository;
-  sql: SqlClient;
   starter: Starter;
   registry: WorkflowRegistry;
   options: ResolvedEngineOptions;
@@ -66,6 +83,7 @@ export class WeftSchedules {
 
   /** @internal A `@Schedule` of a registered workflow: written at bootstrap by `syncDeclared`. */
   declare(o: ScheduleCreateOptions): void {
+    rejectUnknownKeys('schedule options', o, [...SCHEDULE_DECORATOR_KEYS, 'workflowType']);
     const d = this.definition(o); // validates the rule and the input now, at registration
     const other = this.declared.get(d.id);
     if (other && other.workflowType !== d.workflowType) {
@@ -93,13 +111,17 @@ export class WeftSchedules {
   /** Changes a schedule's definition; a new rule takes effect from now (no catch-up of the old one). */
   async update(id: string, patch: SchedulePatch): Promise<ScheduleDescription> {
     if (typeof patch !== 'object' || patch === null) throw new InvalidArgumentError('schedule patch', 'must be an object');
+    rejectUnknownKeys('schedule patch', patch, SCHEDULE_PATCH_KEYS);
     return this.change(id, (row, now) => {
       const current = specOf(row);
-      // A patch naming one rule replaces the other: { every } on a cron schedule makes it an interval one.
+      // A patch naming one rule replaces the other: { every } on a cron schedule makes it an interval
+      // one. A new cron keeps the schedule's time zone unless the patch names one.
       const rule =
-        patch.cron !== undefined || patch.every !== undefined
+        patch.every !== undefined
           ? { cron: patch.cron, every: patch.every, timezone: patch.timezone }
-          : { cron: current.cron, every: current.every, timezone: patch.timezone ?? current.timezone };
+          : patch.cron !== undefined
+            ? { cron: patch.cron, timezone: patch.timezone ?? current.timezone }
+            : { cron: current.cron, every: current.every, timezone: patch.timezone ?? current.timezone };
       const merged: ScheduleCreateOptions = {
         ...rule,
         id: row.id,
@@ -129,25 +151,29 @@ export class WeftSchedules {
     }));
   }
 
-  /** Starts one extra run now, whatever the overlap policy; resolves with its workflow id. */
+  /**
+   * Starts one extra run now, whatever the overlap policy; resolves with its workflow id. On an
+   * engine that does not run the type, the fire time is left on the schedule and the next pass of
+   * an engine that runs it starts the run, through the type's queue like any of its starts.
+   */
   async trigger(id: string): Promise<{ workflowId: string }> {
     validateScheduleId(id);
     await this.deps.assertCanRun();
-    return this.deps.sql.transaction(async (_client, via) => {
-      const locked = await this.deps.repo.lockOne(via, id);
-      if (!locked) throw new ScheduleNotFoundError(id);
-      const { row, dbNow } = locked;
-      const workflowId = await this.startFire(row, dbNow);
-      const run: ScheduleRecentRun = { fireAt: dbNow.toISOString(), workflowId, outcome: 'triggered' };
-      await this.deps.repo.recordFires(via, id, {
-        nextFireAt: row.nextFireAt,
-        bufferedFireAt: row.bufferedFireAt,
-        lastWorkflowId: workflowId,
-        recentRuns: [run, ...row.recentRuns].slice(0, RECENT_RUNS),
-      });
-      this.deps.options.metrics.scheduleFires?.('triggered', 1);
-      return { workflowId };
-    });
+    const row = await this.deps.repo.get(id);
+    if (!row) throw new ScheduleNotFoundError(id);
+    const fireAt = await this.deps.repo.now();
+    const runsHere = this.deps.registry.has(row.workflowType);
+    const workflowId = runsHere ? await this.startFire(row, fireAt) : fireWorkflowId(row.id, fireAt);
+    const run: ScheduleRecentRun = { fireAt: fireAt.toISOString(), workflowId, outcome: 'triggered' };
+    if (!(await this.deps.repo.recordTrigger(id, run, !runsHere))) {
+      if (runsHere || !(await this.deps.repo.get(id))) throw new ScheduleNotFoundError(id);
+      throw new InvalidArgumentError(
+        'schedule trigger',
+        `schedule "${id}" already has ${MAX_PENDING_TRIGGERS} triggers waiting for an engine that runs "${row.workflowType}"; start one`,
+      );
+    }
+    this.deps.options.metrics.scheduleFires?.('triggered', 1);
+    return { workflowId };
   }
 
   /** Deletes the schedule; runs it started go on. ScheduleNotFoundError if there is none. */
@@ -174,38 +200,51 @@ export class WeftSchedules {
     const types = this.deps.registry.names();
     if (types.length === 0 || !(await this.deps.repo.anyDue(types))) return 0;
     let fired = 0;
-    await this.deps.sql.transaction(async (_client, via) => {
-      for (const { row, dbNow } of await this.deps.repo.lockDue(via, types, DUE_BATCH)) {
-        // One schedule's failure (its start refused, say) must not hold back the others.
-        fired += await this.fireOne(via, row, dbNow).catch((err: Error) => {
-          this.deps.options.logger.warn(`Schedule "${row.id}" could not fire: ${err.message}`);
-          return 0;
-        });
-      }
-    });
+    for (const { row, dbNow } of await this.deps.repo.dueRows(types, DUE_BATCH)) fired += await this.fireOne(row, dbNow);
     return fired;
   }
 
-  private async fireOne(via: Queryable, row: ScheduleRow, dbNow: Date): Promise<number> {
-    const rule = ruleOf(row);
+  /**
+   * One schedule's pass, recorded if no other pass or change got there first (then that one's
+   * record stands; the fires both started are the same workflows). A failure is this schedule's
+   * alone: logged once, its next fire time moved on, so it neither blocks nor floods the others.
+   */
+  private async fireOne(row: ScheduleRow, dbNow: Date): Promise<number> {
     const pass = new FirePass(row, this.deps.workflows, (fireAt) => this.startFire(row, fireAt));
-    if (pass.buffered && !(await pass.lastRunning())) await pass.startBuffered();
     let nextFireAt = row.nextFireAt;
-    if (row.nextFireAt <= dbNow) {
-      const windowMs = row.catchupWindowMs ?? intervalAround(rule, row.nextFireAt);
-      const { due, missed, lastMissed } = dueFires(rule, row.nextFireAt, dbNow, windowMs, MAX_CATCHUP_FIRES);
-      if (lastMissed) pass.note(lastMissed, 'missed', missed);
-      for (const [i, fireAt] of due.entries()) await this.fireAt(pass, fireAt, i === due.length - 1 ? 'started' : 'caught-up');
-      nextFireAt = nextAfter(rule, dbNow);
+    try {
+      for (const at of row.pendingTriggers) await pass.startTriggered(new Date(at));
+      if (!row.paused) nextFireAt = await this.fireRule(pass, row, dbNow);
+    } catch (err) {
+      this.deps.options.logger.warn(
+        `Schedule ${JSON.stringify(row.id)} could not fire (${escaped((err as Error).message)}); it tries again in a minute or later`,
+      );
+      pass.note(dbNow, 'failed');
+      nextFireAt = row.paused ? row.nextFireAt : backedOff(row, dbNow);
+      pass.buffered = null;
     }
-    await this.deps.repo.recordFires(via, row.id, {
+    const recorded = await this.deps.repo.recordFires(row.id, row.version, {
       nextFireAt,
       bufferedFireAt: pass.buffered,
       lastWorkflowId: pass.last,
       recentRuns: [...pass.runs, ...row.recentRuns].slice(0, RECENT_RUNS),
     });
+    if (!recorded) return 0;
     for (const [outcome, n] of pass.counts) this.deps.options.metrics.scheduleFires?.(outcome, n);
     return (pass.counts.get('started') ?? 0) + (pass.counts.get('caught-up') ?? 0);
+  }
+
+  /** The buffered fire and the due fire times of the rule; returns the next fire time. */
+  private async fireRule(pass: FirePass, row: ScheduleRow, dbNow: Date): Promise<Date> {
+    const rule = ruleOf(row);
+    if (pass.buffered && !(await pass.lastRunning())) await pass.startBuffered();
+    if (row.nextFireAt > dbNow) return row.nextFireAt;
+    const windowMs = row.catchupWindowMs ?? intervalAround(rule, row.nextFireAt);
+    const onTimeMs = this.deps.options.timerPollMs + ON_TIME_MARGIN_MS;
+    const { due, missed, lastMissed } = dueFires(rule, row.nextFireAt, dbNow, { windowMs, onTimeMs }, MAX_CATCHUP_FIRES);
+    if (lastMissed) pass.note(lastMissed, 'missed', missed);
+    for (const [i, fireAt] of due.entries()) await this.fireAt(pass, fireAt, i === due.length - 1 ? 'started' : 'caught-up');
+    return nextAfter(rule, dbNow);
   }
 
   /** One due fire time, by the overlap policy when the previous run still runs. */
@@ -223,20 +262,14 @@ export class WeftSchedules {
     await pass.start(fireAt, outcome);
   }
 
+  /** Starts one fire here (this engine runs the type: the caller checked), through the start path and its queue. */
   private async startFire(row: ScheduleRow, fireAt: Date): Promise<string> {
-    const workflowId = fireWorkflowId(row.id, fireAt);
-    // return-existing: a pass repeated after a crash finds the run the first one started.
-    const opts = { workflowId, idPolicy: 'return-existing' } as const;
-    if (this.deps.registry.has(row.workflowType)) return this.deps.starter.start({ type: row.workflowType, input: row.input, opts });
-    // Only a trigger gets here (fireDue takes the types this engine runs): on an engine that does
-    // not run the type (the weft CLI's, an API-only service) the run is stored as a start due
-    // now, and the timer pass of an engine that runs the type launches it. An existing id is kept.
-    const start = newRow(row.workflowType, row.input, { ...opts, startAfter: 1 }, this.deps.options.maxPayloadBytes);
-    await this.deps.workflows.startMany([start]);
-    return workflowId;
+    // return-existing: a pass repeated after a crash, or another engine's, finds the run already started.
+    const opts = { workflowId: fireWorkflowId(row.id, fireAt), idPolicy: 'return-existing' } as const;
+    return this.deps.starter.start({ type: row.workflowType, input: row.input, opts });
   }
 
-  /** Read, change, compare-and-swap; a fire pass holding the row makes the swap fail, so read again. */
+  /** Read, change, compare-and-swap; a fire pass recording meanwhile makes the swap fail, so read again. */
   private async change(
     id: string,
     next: (row: ScheduleRow, now: Date) => ScheduleDefinition & { paused: boolean; bufferedFireAt: Date | null },
@@ -312,6 +345,11 @@ class FirePass {
     this.note(fireAt, outcome, 1, this.last);
   }
 
+  /** A trigger made on an engine that does not run the type: its run was recorded by the trigger. */
+  async startTriggered(fireAt: Date): Promise<void> {
+    this.last = await this.startFire(fireAt);
+  }
+
   async startBuffered(): Promise<void> {
     const fireAt = this.buffered!;
     this.buffered = null;
@@ -327,6 +365,21 @@ class FirePass {
 
 function nextAfter(rule: FireRule, at: Date): Date {
   return fireTimesAfter(rule, at, 1)[0] ?? new Date(at.getTime() + NEVER_MS);
+}
+
+/** After a failed fire: the first fire time a back-off from now, or the back-off when the rule itself cannot be computed. */
+function backedOff(row: ScheduleRow, now: Date): Date {
+  const after = new Date(now.getTime() + FAILED_BACKOFF_MS);
+  try {
+    return nextAfter(ruleOf(row), after);
+  } catch {
+    return after;
+  }
+}
+
+/** A message for a log line: control characters (a stored id, a driver's text) shown escaped. */
+function escaped(text: string): string {
+  return JSON.stringify(text).slice(1, -1);
 }
 
 function ruleOf(row: ScheduleRow): FireRule {
@@ -361,7 +414,7 @@ function describeRow(row: ScheduleRow, statuses: Map<string, WorkflowStatus>, no
       fireAt: new Date(r.fireAt),
       workflowId: r.workflowId,
       outcome: r.outcome as ScheduleFireOutcome,
-      status: r.outcome === 'skipped' || r.outcome === 'missed' || r.outcome === 'buffered' ? null : (statuses.get(r.workflowId) ?? null),
+      status: NOT_STARTED.has(r.outcome) ? null : (statuses.get(r.workflowId) ?? null),
     })),
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,

@@ -3,11 +3,9 @@ import { InvalidArgumentError } from '../../common/errors.js';
 import type { ScheduleCreateOptions, ScheduleDescription } from '../../common/types.js';
 import { WeftEngine } from '../../engine/engine.js';
 import type { SchedulePatch } from '../../engine/schedules/schedules.js';
+import { SCHEDULE_CREATE_KEYS, SCHEDULE_PATCH_KEYS } from '../../engine/schedules/spec.js';
 import { objectBody } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
-
-const CREATE_FIELDS = ['id', 'workflowType', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchupWindow', 'paused'] as const;
-const PATCH_FIELDS = ['workflowType', 'cron', 'every', 'timezone', 'input', 'overlap', 'catchupWindow'] as const;
 
 /** engine.schedules over HTTP (docs/schedules.md). Routed under `<prefix>/schedules` (see controllers.ts). */
 @UseFilters(WeftExceptionFilter)
@@ -27,7 +25,7 @@ export class WeftSchedulesController {
   @HttpCode(201)
   create(@Body() body: unknown): Promise<ScheduleDescription> {
     // Every field is validated by engine.schedules (types, bounds), before anything is written.
-    return this.engine.schedules.create(objectBody(body, CREATE_FIELDS) as unknown as ScheduleCreateOptions);
+    return this.engine.schedules.create(objectBody(body, SCHEDULE_CREATE_KEYS) as unknown as ScheduleCreateOptions);
   }
 
   @Get(':id')
@@ -37,7 +35,7 @@ export class WeftSchedulesController {
 
   @Patch(':id')
   update(@Param('id') id: string, @Body() body: unknown): Promise<ScheduleDescription> {
-    return this.engine.schedules.update(id, objectBody(body, PATCH_FIELDS) as SchedulePatch);
+    return this.engine.schedules.update(id, objectBody(body, SCHEDULE_PATCH_KEYS) as SchedulePatch);
   }
 
   @Post(':id/pause')

@@ -45,6 +45,9 @@ export class ScheduleEntity {
   @Column({ name: 'recent_runs', type: 'json', default: () => "'[]'" })
   recentRuns!: unknown;
 
+  @Column({ name: 'pending_triggers', type: 'json', default: () => "'[]'" })
+  pendingTriggers!: unknown;
+
   @Column({ name: 'created_at', type: 'timestamptz', default: () => 'now()' })
   createdAt!: Date;
 

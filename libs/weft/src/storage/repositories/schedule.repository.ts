@@ -1,14 +1,24 @@
-// weft_schedules: schedule definitions and their firing state. Fires are claimed row by row with
-// FOR UPDATE SKIP LOCKED inside one transaction, so one engine fires a schedule per pass; the
-// workflow id of each fire is deterministic, so a pass repeated after a crash starts nothing twice.
+// weft_schedules: schedule definitions and their firing state. No statement here holds a row lock
+// while the caller starts workflows (a start needs a pooled connection of its own): a pass reads
+// the due rows, starts their fires, and records them with a compare-and-swap on `version`. The
+// workflow id of each fire is deterministic, so engines racing over one schedule, or a pass
+// repeated after a crash, start nothing twice; the swap keeps one pass's record.
 import { ScheduleEntity } from '../entities/schedule.entity.js';
 import { qualify } from '../schema-name.js';
-import { jsonParam, type Queryable } from '../sql-client.js';
+import { jsonParam } from '../sql-client.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
 
 const COLUMNS = `id, workflow_type, cron, every_ms::float8 AS every_ms, timezone, input, overlap,
   catchup_window_ms::float8 AS catchup_window_ms, paused, source, next_fire_at, buffered_fire_at,
-  last_workflow_id, recent_runs, created_at, updated_at, version`;
+  last_workflow_id, recent_runs, pending_triggers, created_at, updated_at, version`;
+/** A bound on the triggers waiting for an engine that runs the type. */
+export const MAX_PENDING_TRIGGERS = 100;
+/** The recent runs a schedule keeps. */
+export const RECENT_RUNS = 10;
+
+/** Due: its next fire time has come or a buffered fire waits (unless paused), or a trigger waits. */
+const DUE = `((NOT paused AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL))
+             OR json_array_length(pending_triggers) > 0)`;
 
 function statements(schema: string) {
   const t = qualify(schema, 'weft_schedules');
@@ -42,20 +52,29 @@ function statements(schema: string) {
              WHERE id = $1 AND version = $2`,
     delete: `DELETE FROM ${t} WHERE id = $1`,
     now: `SELECT clock_timestamp() AS now`,
-    /** Whether a pass has anything to do: one statement on the idle tick instead of a transaction. */
-    anyDue: `SELECT EXISTS (SELECT 1 FROM ${t} WHERE NOT paused
-               AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL)
-               AND workflow_type = ANY($1::varchar[])) AS due`,
-    /** Due schedules of the types this engine runs, locked for this pass; others skip them. */
+    /** Whether a pass has anything to do: one statement on the idle tick. */
+    anyDue: `SELECT EXISTS (SELECT 1 FROM ${t} WHERE ${DUE} AND workflow_type = ANY($1::varchar[])) AS due`,
+    /** Due schedules of the types this engine runs (a paused one only for its pending triggers). */
     due: `SELECT ${COLUMNS}, clock_timestamp() AS db_now FROM ${t}
-          WHERE NOT paused AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL)
-            AND workflow_type = ANY($1::varchar[])
-          ORDER BY next_fire_at LIMIT $2 FOR UPDATE SKIP LOCKED`,
-    /** One schedule locked for a trigger. */
-    lock: `SELECT ${COLUMNS}, clock_timestamp() AS db_now FROM ${t} WHERE id = $1 FOR UPDATE`,
-    fired: `UPDATE ${t} SET next_fire_at = $2, buffered_fire_at = $3, last_workflow_id = $4, recent_runs = $5::json,
+          WHERE ${DUE} AND workflow_type = ANY($1::varchar[])
+          ORDER BY next_fire_at LIMIT $2`,
+    /** A pass's record, if no one changed the row since the pass read it. Its pending triggers were handled. */
+    fired: `UPDATE ${t} SET next_fire_at = $3, buffered_fire_at = $4, last_workflow_id = $5, recent_runs = $6::json,
+              pending_triggers = '[]', updated_at = now(), version = version + 1
+            WHERE id = $1 AND version = $2 RETURNING id`,
+    /**
+     * A trigger's run, prepended to the recent runs in one statement (no read-modify-write to
+     * race with); with $4, its fire time is also left for an engine that runs the type.
+     */
+    triggered: `UPDATE ${t} SET last_workflow_id = $2,
+              recent_runs = (SELECT COALESCE(json_agg(r.e ORDER BY r.i), '[]'::json)
+                             FROM (SELECT e, i FROM jsonb_array_elements(jsonb_build_array($3::jsonb) || recent_runs::jsonb)
+                                   WITH ORDINALITY AS a(e, i) ORDER BY i LIMIT ${RECENT_RUNS}) r),
+              pending_triggers = CASE WHEN $4::text IS NULL THEN pending_triggers
+                                      ELSE (pending_triggers::jsonb || jsonb_build_array($4::text))::json END,
               updated_at = now(), version = version + 1
-            WHERE id = $1`,
+            WHERE id = $1 AND ($4::text IS NULL OR json_array_length(pending_triggers) < ${MAX_PENDING_TRIGGERS})
+            RETURNING id`,
   };
 }
 
@@ -85,6 +104,8 @@ export interface ScheduleRow extends ScheduleDefinition {
   bufferedFireAt: Date | null;
   lastWorkflowId: string | null;
   recentRuns: ScheduleRecentRun[];
+  /** Fire times (ISO) of triggers made on engines that do not run the type, oldest first. */
+  pendingTriggers: string[];
   createdAt: Date;
   updatedAt: Date;
   version: number;
@@ -106,6 +127,7 @@ function toRow(r: Record<string, unknown>): ScheduleRow {
     bufferedFireAt: (r.buffered_fire_at as Date | null) ?? null,
     lastWorkflowId: (r.last_workflow_id as string | null) ?? null,
     recentRuns: (r.recent_runs as ScheduleRecentRun[]) ?? [],
+    pendingTriggers: (r.pending_triggers as string[]) ?? [],
     createdAt: r.created_at as Date,
     updatedAt: r.updated_at as Date,
     version: r.version as number,
@@ -183,24 +205,35 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
     return r.due;
   }
 
-  /** @internal Locks due schedules on `via` (a transaction's connection). */
-  async lockDue(via: Queryable, types: string[], limit: number): Promise<Array<{ row: ScheduleRow; dbNow: Date }>> {
-    const rows = await via.query<Record<string, unknown>>(this.q.due, [types, limit]);
+  /** @internal Due schedules of `types`, with the database's clock; nothing is locked. */
+  async dueRows(types: string[], limit: number): Promise<Array<{ row: ScheduleRow; dbNow: Date }>> {
+    const rows = await this.db.query<Record<string, unknown>>(this.q.due, [types, limit]);
     return rows.map((r) => ({ row: toRow(r), dbNow: r.db_now as Date }));
   }
 
-  /** @internal Locks one schedule on `via`. */
-  async lockOne(via: Queryable, id: string): Promise<{ row: ScheduleRow; dbNow: Date } | null> {
-    const [r] = await via.query<Record<string, unknown>>(this.q.lock, [id]);
-    return r ? { row: toRow(r), dbNow: r.db_now as Date } : null;
+  /** @internal Records a pass's fires, compare-and-swap on `version`; false when the row moved or is gone. */
+  async recordFires(
+    id: string,
+    version: number,
+    state: { nextFireAt: Date; bufferedFireAt: Date | null; lastWorkflowId: string | null; recentRuns: ScheduleRecentRun[] },
+  ): Promise<boolean> {
+    const rows = await this.db.query(this.q.fired, [
+      id,
+      version,
+      state.nextFireAt,
+      state.bufferedFireAt,
+      state.lastWorkflowId,
+      jsonParam(state.recentRuns),
+    ]);
+    return rows.length === 1;
   }
 
-  /** @internal Records a pass's fires on `via`, under the lock taken by lockDue/lockOne. */
-  async recordFires(
-    via: Queryable,
-    id: string,
-    state: { nextFireAt: Date; bufferedFireAt: Date | null; lastWorkflowId: string | null; recentRuns: ScheduleRecentRun[] },
-  ): Promise<void> {
-    await via.query(this.q.fired, [id, state.nextFireAt, state.bufferedFireAt, state.lastWorkflowId, jsonParam(state.recentRuns)]);
+  /**
+   * @internal Records a trigger's run; `pending`: its fire time is left for an engine that runs the
+   * type. False when the schedule is gone, or (pending) already has MAX_PENDING_TRIGGERS waiting.
+   */
+  async recordTrigger(id: string, run: ScheduleRecentRun, pending: boolean): Promise<boolean> {
+    const rows = await this.db.query(this.q.triggered, [id, run.workflowId, JSON.stringify(run), pending ? run.fireAt : null]);
+    return rows.length === 1;
   }
 }
