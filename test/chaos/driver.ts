@@ -82,6 +82,9 @@ export class Driver {
   faultTimes: number[] = [];
   /** Each workflow's client calls: when, to which engine, with what outcome (first 12). */
   readonly log = new Map<string, Array<{ at: number; what: string }>>();
+  /** The last `count` top-level starts wait for `gate` (the end of the scheduled faults); when they went. */
+  private tail: { count: number; gate: Promise<unknown> } | null = null;
+  tailReleasedAt: number | null = null;
   private stopped = false;
   private inFlight = 0;
   private readonly scripts: Promise<void>[] = [];
@@ -103,12 +106,26 @@ export class Driver {
     return this.stopped;
   }
 
+  /**
+   * Holds the last `count` top-level starts until `gate` settles: with the faults' end as the gate,
+   * every scheduled fault fires while the workload still has work to start, whatever the
+   * machine's speed (a fast run no longer ends before its last fault, a slow one waits for it).
+   */
+  holdTailUntil(gate: Promise<unknown>, count: number): void {
+    this.tail = { count, gate };
+  }
+
   /** Starts every top-level workflow (paced), runs their message scripts; resolves when all scripts end. */
   async run(plan: PlannedWorkflow[]): Promise<void> {
     const top = plan.filter((w) => w.parentId === null);
     const t0 = Date.now();
     const spacing = this.o.startWindowMs / Math.max(1, top.length);
+    const tailFrom = this.tail ? Math.max(0, top.length - this.tail.count) : Infinity;
     for (let i = 0; i < top.length && !this.stopped; i++) {
+      if (i === tailFrom) {
+        await this.tail!.gate;
+        this.tailReleasedAt = Date.now();
+      }
       await delay(t0 + i * spacing - Date.now());
       while (!this.stopped && (this.inFlight >= this.o.maxInFlightCalls || this.activeCount() + this.inFlight >= this.o.maxActive)) {
         await delay(20);

@@ -141,6 +141,11 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
   return reason!;
 }
 
+/** The top-level workflows a bounded run holds back until its faults are over: 5 %, at least 3. */
+function tailCount(plan: Array<{ parentId: string | null }>): number {
+  return Math.max(3, Math.ceil(plan.filter((w) => w.parentId === null).length * 0.05));
+}
+
 /** Waits for `p` at most `ms` (and leaves no timer behind). */
 async function raceTimeout(p: Promise<unknown>, ms: number): Promise<void> {
   let t: NodeJS.Timeout | undefined;
@@ -174,7 +179,10 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
     const schedule = FaultInjector.schedule(p.faults, rng(p.seed + 3), p.faultHorizonMs);
     const workStart = Date.now();
     driver.faultTimes = schedule.filter((f) => ENGINE_FAULTS.includes(f.kind)).map((f) => workStart + f.atMs);
-    const ph: Phase = { driver, injector, monitor, driving: driver.run(plan), faulting: injector.run(schedule, workStart) };
+    const faulting = injector.run(schedule, workStart);
+    // A bounded run's last starts wait for its faults: every scheduled fault lands inside the workload.
+    if (!p.faultsUntilDone) driver.holdTailUntil(faulting, tailCount(plan));
+    const ph: Phase = { driver, injector, monitor, driving: driver.run(plan), faulting };
     const endReason = await awaitCompletion(p, ph, plan.length, workStart, log);
     const workloadMs = Date.now() - workStart;
     await monitor.poll().catch(() => undefined);

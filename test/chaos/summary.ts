@@ -53,8 +53,13 @@ function workflows(s: SummaryInput) {
 
 function faultSection(s: SummaryInput) {
   const injected = s.faults.filter((f) => !f.skipped);
+  const ends = [...s.data.workflows.values()].map((w) => w.completed_ms ?? Infinity);
+  const workloadEndedAt = ends.length ? Math.max(...ends) : 0;
   return {
     injected: countBy(injected, (f) => f.kind),
+    /** Faults injected after the last workflow ended (must be 0: the workload's tail waits for them). */
+    afterWorkloadEnded: injected.filter((f) => f.at > workloadEndedAt).length,
+    tailReleasedAt: s.driver.tailReleasedAt === null ? null : new Date(s.driver.tailReleasedAt).toISOString(),
     skipped: countBy(
       s.faults.filter((f) => f.skipped),
       (f) => f.kind,
