@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { WeftModule } from '@weft/nest';
 import { ApiKeyGuard } from './api-key.guard.js';
+import { ApiKeyModule } from './api-key.module.js';
 import { HealthController } from './health.controller.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { ReportsModule } from './reports/reports.module.js';
@@ -9,6 +10,7 @@ import { ReportsModule } from './reports/reports.module.js';
 @Module({
   imports: [
     TerminusModule,
+    ApiKeyModule,
     WeftModule.forRootAsync({
       isGlobal: true,
       useFactory: () => ({
@@ -26,7 +28,7 @@ import { ReportsModule } from './reports/reports.module.js';
         queues: { payments: { concurrency: 50, rateLimit: { limit: 20, period: '1s' } } },
       }),
       // /weft/workflows, the dashboard at /weft and /metrics, behind the x-api-key header or the
-      // weft_api_key cookie (WEFT_API_KEY; logged when generated; see docs/operations.md#dashboard).
+      // weft_session cookie of /weft/sign-in (WEFT_API_KEY; logged when generated; docs/operations.md#dashboard).
       http: { guards: [ApiKeyGuard] },
       metrics: true,
       dashboard: true,

@@ -17,7 +17,7 @@ async function bootstrap(): Promise<void> {
     `Try: curl -XPOST ${url}/orders -H 'content-type: application/json' -d '{"items":[{"sku":"tea","quantity":2}],"amount":1250,"address":"1 Main St"}'`,
   );
   logger.log(`Then GET ${url}/orders/<orderId>; also ${url}/health, ${url}/metrics, ${url}/weft/workflows`);
-  logger.log(`Dashboard: ${url}/weft (sign the browser in once with ${url}/weft?key=<WEFT_API_KEY>)`);
+  logger.log(`Dashboard: ${url}/weft (sign the browser in once with ${url}/weft/sign-in?key=<WEFT_API_KEY>)`);
 }
 
 bootstrap().catch((err: unknown) => {

@@ -2,8 +2,10 @@ import 'reflect-metadata';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPResponse, type Page } from 'puppeteer-core';
 import { AppModule } from '../src/app.module.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { order, setDemoEnv } from './support/demo.js';
@@ -45,9 +47,10 @@ describe('the dashboard in Chromium, on the demo app', () => {
 
   beforeAll(async () => {
     // Fails (never skips) without the browser: this is the dashboard's only test in a real one.
+    // `npm test` installs it first when it may (scripts/prepare-tests.js).
     if (!existsSync(CHROME)) {
       throw new Error(
-        `No Chromium at ${CHROME}: install Debian's with "apt-get install chromium" (or set CHROME_PATH to a Chromium binary)`,
+        `No Chromium at ${CHROME}: run "npm test" (it installs Debian's when it may), or "sudo apt-get install chromium" (or set CHROME_PATH to a Chromium binary)`,
       );
     }
     tdb = await createTestDatabase('weft_dashboard');
@@ -77,13 +80,17 @@ describe('the dashboard in Chromium, on the demo app', () => {
   it('refuses the page, its assets and the API it reads without the key (401)', async () => {
     for (const p of ['/weft', '/weft/dashboard/app.js', '/weft/workflows', '/weft/engines', '/weft/workflows/x/timeline']) {
       expect([p, (await fetch(url + p)).status]).toEqual([p, 401]);
-      expect([p, (await fetch(url + p, { headers: { cookie: 'weft_api_key=wrong' } })).status]).toEqual([p, 401]);
+      expect([p, (await fetch(url + p, { headers: { cookie: 'weft_session=wrong' } })).status]).toEqual([p, 401]);
     }
-    expect((await fetch(`${url}/weft?key=wrong`)).status).toBe(401);
-    const signed = await fetch(`${url}/weft?key=${KEY}`);
-    expect(signed.status).toBe(200);
-    expect(signed.headers.get('set-cookie')).toMatch(/^weft_api_key=.+; Path=\/; HttpOnly; SameSite=Strict$/);
-    expect(signed.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect((await fetch(`${url}/weft?key=${KEY}`)).status).toBe(401); // only the sign-in route reads the key from the address
+    expect((await fetch(`${url}/weft/sign-in?key=wrong`, { redirect: 'manual' })).status).toBe(401);
+    const signed = await fetch(`${url}/weft/sign-in?key=${KEY}`, { redirect: 'manual' });
+    expect([signed.status, signed.headers.get('location')]).toEqual([303, '/weft']);
+    const cookie = signed.headers.get('set-cookie') ?? '';
+    expect(cookie).toMatch(/^weft_session=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict$/);
+    const home = await fetch(`${url}/weft`, { headers: { cookie: cookie.split(';')[0] } });
+    expect(home.status).toBe(200);
+    expect(home.headers.get('content-security-policy')).toContain("script-src 'self'");
     expect((await fetch(`${url}/weft/dashboard/nope.js`, { headers: { 'x-api-key': KEY } })).status).toBe(404);
   });
 
@@ -115,8 +122,9 @@ describe('the dashboard in Chromium, on the demo app', () => {
     await post('/orders', order('o-small'));
     await post('/orders', order('o-refund', { address: 'Nowhere Lane' }));
     await awaitingApproval('o-dash');
-    // The key link signs the browser in (cookie), as the demo documents.
-    await page.goto(`${url}/weft?key=${KEY}`, { waitUntil: 'load' });
+    // The sign-in link signs the browser in (a session cookie) and lands on the dashboard, as the demo documents.
+    await page.goto(`${url}/weft/sign-in?key=${KEY}`, { waitUntil: 'load' });
+    expect(new URL(page.url()).pathname).toBe('/weft');
     await page.waitForSelector('#wf-table tr[data-id="order-o-dash"][data-status="running"]', { timeout: UI_TIMEOUT });
     await page.waitForSelector('#wf-table tr[data-id="order-o-small"][data-status="completed"]', { timeout: UI_TIMEOUT });
     await shot('list');
@@ -170,6 +178,37 @@ describe('the dashboard in Chromium, on the demo app', () => {
     await page.click('[data-action="cancel"]');
     await waitFor(async () => (await status('order-o-stop')) === 'cancelled', 'order-o-stop cancelled');
     await page.waitForSelector('#view[data-status="cancelled"] [data-action="cancel"][disabled]', { timeout: UI_TIMEOUT });
+  });
+
+  it('a page on another port of the same host cannot act with the signed-in cookie (a form post, a no-cors fetch)', async () => {
+    await post('/orders', order('o-xsite', { amount: 90_000 }));
+    await awaitingApproval('o-xsite');
+    const target = `${url}/weft/workflows/order-o-xsite`;
+    // Requests a browser sends without asking the server first: a text/plain form and a no-cors fetch.
+    // SameSite=Strict does not stop them: another port of 127.0.0.1 is the same site.
+    const html =
+      `<!doctype html><form method="post" enctype="text/plain" action="${target}/cancel">` +
+      `<input name='{"reason":"forged","pad":"' value='"}'></form><script>` +
+      `fetch(${JSON.stringify(`${target}/suspend`)}, { method: 'POST', mode: 'no-cors', credentials: 'include' })` +
+      `.finally(() => document.forms[0].submit());</script>`;
+    const other = createServer((_req, res) => res.setHeader('content-type', 'text/html').end(html));
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const attacker = await browser.newPage(); // the same browser: it carries the dashboard's cookie
+    try {
+      const answers: Record<string, number> = {};
+      attacker.on('response', (r: HTTPResponse) => {
+        const action = /\/(cancel|suspend)$/.exec(new URL(r.url()).pathname)?.[1];
+        if (action) answers[action] = r.status();
+      });
+      await attacker.goto(`http://127.0.0.1:${(other.address() as AddressInfo).port}/`);
+      await waitFor(() => Object.keys(answers).length === 2, 'both forged requests answered');
+      // The bodiless fetch meets the origin check (403); the form's text/plain body, Weft's body reader (415).
+      expect(answers).toEqual({ suspend: 403, cancel: 415 });
+    } finally {
+      await attacker.close();
+      other.close();
+    }
+    expect(await status('order-o-xsite')).toBe('running');
   });
 
   it("shows the API's typed error", async () => {

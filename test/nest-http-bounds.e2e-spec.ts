@@ -159,7 +159,7 @@ describe('Weft HTTP API: bounded inputs are a 400 with a code', () => {
       await http.post('/weft/workflows/gate-1/suspend').send({}).expect(200);
       await refused(await http.post('/weft/workflows/gate-1/resume').send({ junk: 1 }), 400, 'WEFT_INVALID_ARGUMENT', await count());
       expect((await http.get('/weft/workflows/gate-1').expect(200)).body.status).toBe('suspended');
-      await http.post('/weft/workflows/gate-1/resume').expect(200);
+      await http.post('/weft/workflows/gate-1/resume').type('json').expect(200);
     });
   });
 

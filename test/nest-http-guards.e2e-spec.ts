@@ -7,16 +7,15 @@ import {
   INestApplication,
   Module,
   ModuleMetadata,
-  RequestMethod,
   UnauthorizedException,
 } from '@nestjs/common';
-import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants.js';
 import { ConfigModule, ConfigService } from '@nestjs/config';
-import { APP_GUARD, MetadataScanner, ModulesContainer } from '@nestjs/core';
+import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import { UpdateHandler, WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { type Route, weftRoutes } from './support/weft-routes.js';
 
 // docs/api.md, "Protecting the Weft routes": http.guards go on every Weft route, the app's
 // global guards apply too, and error stacks only leave through guarded routes.
@@ -103,32 +102,6 @@ class ImportedKeyGuard implements CanActivate {
   canActivate(ctx: ExecutionContext): boolean {
     return header(ctx, 'x-key') === this.key;
   }
-}
-
-interface Route {
-  method: string;
-  path: string;
-}
-
-/** Every route of every controller the Weft module registered in this app, read from Nest's container. */
-function weftRoutes(app: INestApplication): Route[] {
-  const scanner = new MetadataScanner();
-  const routes: Route[] = [];
-  for (const module of app.get(ModulesContainer).values()) {
-    if (module.metatype !== WeftModule) continue;
-    for (const wrapper of module.controllers.values()) {
-      const controller = wrapper.metatype as { prototype: Record<string, unknown> };
-      const base = String(Reflect.getMetadata(PATH_METADATA, controller));
-      for (const name of scanner.getAllMethodNames(controller.prototype)) {
-        const handler = controller.prototype[name] as object;
-        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
-        if (method === undefined) continue;
-        const path = `/${base}/${String(Reflect.getMetadata(PATH_METADATA, handler))}`.replace(/\/+/g, '/').replace(/(.)\/$/, '$1');
-        routes.push({ method: RequestMethod[method], path });
-      }
-    }
-  }
-  return routes.sort((a, b) => `${a.path} ${a.method}`.localeCompare(`${b.path} ${b.method}`));
 }
 
 /** What the HTTP adapter (Express) actually routes: nothing beyond the controllers' metadata. */

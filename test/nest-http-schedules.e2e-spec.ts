@@ -55,10 +55,13 @@ describe('schedules over HTTP (<prefix>/schedules)', () => {
 
     expect((await http.get('/weft/schedules').expect(200)).body.map((s: { id: string }) => s.id)).toEqual(['daily']);
     await http.get('/weft/schedules?limit=abc').expect(400);
-    expect((await http.post('/weft/schedules/daily/pause').expect(200)).body).toMatchObject({ paused: true, nextFireTimes: [] });
-    expect((await http.post('/weft/schedules/daily/unpause').expect(200)).body).toMatchObject({ paused: false });
+    expect((await http.post('/weft/schedules/daily/pause').type('json').expect(200)).body).toMatchObject({
+      paused: true,
+      nextFireTimes: [],
+    });
+    expect((await http.post('/weft/schedules/daily/unpause').type('json').expect(200)).body).toMatchObject({ paused: false });
 
-    const { workflowId } = (await http.post('/weft/schedules/daily/trigger').expect(202)).body;
+    const { workflowId } = (await http.post('/weft/schedules/daily/trigger').type('json').expect(202)).body;
     await expect(app.get(WeftEngine).result(workflowId, { timeout: '10s' })).resolves.toBe(42);
     expect((await http.get('/weft/schedules/daily').expect(200)).body.recentRuns[0]).toMatchObject({
       workflowId,

@@ -108,13 +108,13 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     expect((await http.get('/weft/workflows/slow-1/result').expect(202)).body).toEqual({ workflowId: 'slow-1', done: false });
     await http.post('/weft/workflows/slow-1/suspend').send({ reason: 'maintenance' }).expect(200);
     expect((await http.get('/weft/workflows/slow-1').expect(200)).body.status).toBe('suspended');
-    const again = await http.post('/weft/workflows/slow-1/suspend').expect(409);
+    const again = await http.post('/weft/workflows/slow-1/suspend').type('json').expect(409);
     expect(again.body).toMatchObject({ statusCode: 409, code: 'WEFT_WORKFLOW_NOT_RUNNING' });
-    await http.post('/weft/workflows/slow-1/resume').expect(200, { workflowId: 'slow-1', status: 'running' });
+    await http.post('/weft/workflows/slow-1/resume').type('json').expect(200, { workflowId: 'slow-1', status: 'running' });
     await http.post('/weft/workflows/slow-1/cancel').send({ reason: 'customer changed their mind' }).expect(200);
     const res = await http.get('/weft/workflows/slow-1/result').expect(200);
     expect(res.body).toMatchObject({ done: true, status: 'cancelled', error: { message: 'customer changed their mind' } });
-    expect((await http.post('/weft/workflows/slow-1/cancel').expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
+    expect((await http.post('/weft/workflows/slow-1/cancel').type('json').expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
   });
 
   it('honours start options: delayed start, reject-duplicate', async () => {
@@ -130,7 +130,7 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     const missing = await http.get('/weft/workflows/does-not-exist').expect(404);
     expect(missing.body).toEqual({ statusCode: 404, code: 'WEFT_WORKFLOW_NOT_FOUND', message: expect.any(String) });
     expect((await http.get('/weft/workflows/does-not-exist/result').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
-    expect((await http.post('/weft/workflows/does-not-exist/cancel').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+    expect((await http.post('/weft/workflows/does-not-exist/cancel').type('json').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
     const type = await http.post('/weft/workflows').send({ type: 'nope' }).expect(404);
     expect(type.body.code).toBe('WEFT_WORKFLOW_TYPE_NOT_REGISTERED');
   });

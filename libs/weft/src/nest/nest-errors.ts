@@ -129,3 +129,17 @@ export class RouteNotFoundError extends WeftError {
     super(`No Weft route serves ${method.slice(0, 16)} at this path; see the HTTP API in docs/api.md.`);
   }
 }
+
+/**
+ * A state-changing request to a Weft route from a page of another origin (its `Sec-Fetch-Site` or
+ * `Origin` says so): a cookie it carries must not act for that page (403).
+ */
+export class CrossOriginRequestRefusedError extends WeftError {
+  readonly code = 'WEFT_CROSS_ORIGIN_REFUSED';
+  constructor(readonly evidence: string) {
+    super(
+      `Refused a state-changing request from another origin (${evidence.slice(0, 200)}). ` +
+        'Call the Weft routes from the dashboard itself, or from a script without a browser (x-api-key and JSON).',
+    );
+  }
+}

@@ -8,6 +8,7 @@ import { httpGuards, httpObject, metricsGuards, type WeftGuards } from './http-o
 import { WeftEnginesController, WeftQueuesController, WeftTimelineController } from './inspect.controller.js';
 import { WeftMessagesController } from './messages.controller.js';
 import { WeftMetricsController } from './metrics.controller.js';
+import { WeftSameOriginGuard } from './same-origin.guard.js';
 import { WeftSchedulesController } from './schedules.controller.js';
 import { WeftWorkflowsController } from './workflows.controller.js';
 
@@ -30,14 +31,18 @@ export function metricsEndpoint(metrics: WeftModuleExtras['metrics']): boolean {
   return metrics.endpoint !== false;
 }
 
+/** Stateless: one instance serves every controller of every app. */
+const sameOrigin = new WeftSameOriginGuard();
+
 /**
  * A subclass of `Base` routed at `path` with `guards`: one per module definition, so two apps may
- * use two prefixes and two sets of guards without decorating the shared base class.
+ * use two prefixes and two sets of guards without decorating the shared base class. Every Weft
+ * controller goes through here, so each also gets the cross-origin check, after the app's guards.
  */
 function routed(Base: Type<object>, path: string, guards: WeftGuards): Type {
   const Routed = { [Base.name]: class extends Base {} }[Base.name];
   Controller(path)(Routed);
-  if (guards.length > 0) UseGuards(...guards)(Routed);
+  UseGuards(...guards, sameOrigin)(Routed);
   return Routed;
 }
 

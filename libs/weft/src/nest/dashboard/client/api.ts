@@ -18,7 +18,9 @@ export class ApiError extends Error {
 
 export async function api(path, options) {
   const o = options || {};
-  const init = { method: o.method || 'GET', credentials: 'same-origin', headers: { accept: 'application/json' } };
+  // x-weft-csrf: the API refuses a bodiless POST without it (a page of another origin cannot send it unasked).
+  const headers = { accept: 'application/json', 'x-weft-csrf': '1' };
+  const init = { method: o.method || 'GET', credentials: 'same-origin', headers };
   if (o.body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(o.body);
