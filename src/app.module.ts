@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { WeftModule } from '@weft/nest';
+import { Duration, WeftModule } from '@weft/nest';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyModule } from './api-key.module.js';
 import { HealthController } from './health.controller.js';
@@ -19,8 +19,9 @@ import { ReportsModule } from './reports/reports.module.js';
         schema: process.env.WEFT_SCHEMA ?? 'weft',
         // Several demo processes may share the embedded server: each workflow gets one fenced owner.
         ownership: (process.env.WEFT_OWNERSHIP as 'none' | 'lease' | 'workflow-lease' | undefined) ?? 'workflow-lease',
-        workflowClaimTtl: process.env.WEFT_CLAIM_TTL ?? '6s',
-        workflowClaimRenewInterval: process.env.WEFT_CLAIM_RENEW ?? '1s',
+        // Environment strings: the engine checks them at start-up (InvalidDurationError).
+        workflowClaimTtl: (process.env.WEFT_CLAIM_TTL ?? '6s') as Duration,
+        workflowClaimRenewInterval: (process.env.WEFT_CLAIM_RENEW ?? '1s') as Duration,
         engineId: process.env.WEFT_ENGINE_ID,
         // Orders charge a payment provider that allows 20 requests a second: the queue holds that
         // across every demo process. An order keeps its slot while it waits for approval or

@@ -19,6 +19,7 @@ import {
   Workflow,
   WorkflowRunMissingError,
 } from '@weft/nest';
+import type { Duration } from '@weft/nest';
 import { Registry } from 'prom-client';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 
@@ -100,7 +101,7 @@ class BadEveryWorkflow {
 }
 
 @Workflow('bad-window')
-@Schedule({ id: 'window', every: '1h', catchupWindow: 'soon' })
+@Schedule({ id: 'window', every: '1h', catchupWindow: 'soon' as Duration })
 class BadWindowWorkflow {
   async run() {
     return null;

@@ -79,6 +79,58 @@ describe('the public surface of @weft/nest', () => {
     expect(fs.readFileSync(path.join(outDir, 'index.d.ts'), 'utf8')).toContain("export type * from './common/types.js';");
     const engine = fs.readFileSync(path.join(outDir, 'engine', 'engine.d.ts'), 'utf8');
     expect(engine).toMatch(/static create\(/);
-    expect(engine).not.toMatch(/readonly store:|readonly ownership:|readonly database:/);
+    expect(engine).not.toMatch(/readonly store:|readonly ownership:/);
+    // engine.database is documented (docs/api.md) and published, without the engine's own client.
+    expect(engine).toMatch(/readonly database: OpenedDatabase;/);
+    const db = fs.readFileSync(path.join(outDir, 'storage', 'data-source.d.ts'), 'utf8');
+    expect(db).toMatch(/dataSource: DataSource;/);
+    expect(db).not.toMatch(/sql: SqlClient|close\(\): Promise/);
+  });
+
+  it('the published types compile what the docs show and refuse what the engine refuses (Duration, engine.database)', () => {
+    const consumer = path.join(outDir, 'consumer.ts');
+    fs.writeFileSync(
+      consumer,
+      [
+        "import type { Duration, WeftDatabase, WeftEngine, WorkflowContext } from './index.js';",
+        'export async function use(engine: WeftEngine, ctx: WorkflowContext, fromEnv: string): Promise<unknown> {',
+        '  const db: WeftDatabase = engine.database;',
+        '  const ok: Duration[] = [250, "250", "250ms", "10s", "1.5 h", "5m", "2h", "1d"];',
+        '  await ctx.sleep("30s");',
+        '  // @ts-expect-error a unit the parser does not accept',
+        '  await ctx.sleep("30 days");',
+        '  // @ts-expect-error a plain string needs `as Duration` (checked at run time)',
+        '  await ctx.sleep(fromEnv);',
+        '  await ctx.sleep(fromEnv as Duration);',
+        "  // @ts-expect-error the engine's own client is internal",
+        '  void db.sql;',
+        '  // @ts-expect-error dispose() the engine instead',
+        '  void db.close;',
+        '  return [db.dataSource, db.schema, db.target.kind, ok];',
+        '}',
+      ].join('\n'),
+    );
+    const tsc = path.join(REPO_ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+    const args = [
+      tsc,
+      '--ignoreConfig',
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      '--module',
+      'nodenext',
+      '--moduleResolution',
+      'nodenext',
+      '--target',
+      'es2023',
+      consumer,
+    ];
+    let output = '';
+    try {
+      execFileSync(process.execPath, args, { cwd: REPO_ROOT, stdio: 'pipe' });
+    } catch (err) {
+      output = String((err as { stdout?: Buffer }).stdout ?? err);
+    }
+    expect(output).toBe('');
   });
 });

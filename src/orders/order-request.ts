@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '@weft/nest';
 import { randomUUID } from 'node:crypto';
+import type { Duration } from '@weft/nest';
 import type { OrderInput, OrderItem } from './order.types.js';
 
 const FIELDS = ['orderId', 'items', 'amount', 'address'];
@@ -18,7 +19,7 @@ function items(v: unknown): OrderItem[] {
 /** Hand validation of `POST /orders`; the packing delay comes from the server's configuration. */
 export function parseOrderRequest(
   body: unknown,
-  config: { packingDelay: string; approvalThreshold: number; approvalTimeout: string },
+  config: { packingDelay: Duration; approvalThreshold: number; approvalTimeout: Duration },
 ): OrderInput {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new InvalidArgumentError('order', 'must be a JSON object');
   const b = body as Record<string, unknown>;

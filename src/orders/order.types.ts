@@ -1,3 +1,5 @@
+import type { Duration } from '@weft/nest';
+
 export interface OrderItem {
   sku: string;
   quantity: number;
@@ -10,11 +12,11 @@ export interface OrderInput {
   amount: number;
   address: string;
   /** How long packing takes: a durable timer ('5s', '1h', ...). */
-  packingDelay: string;
+  packingDelay: Duration;
   /** Orders of at least this amount wait for an 'approve' signal... */
   approvalThreshold: number;
   /** ...for at most this long. */
-  approvalTimeout: string;
+  approvalTimeout: Duration;
 }
 
 export type OrderStage =

@@ -1,5 +1,5 @@
 import { Body, Controller, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
-import { WeftEngine, WeftExceptionFilter } from '@weft/nest';
+import { Duration, WeftEngine, WeftExceptionFilter } from '@weft/nest';
 import { parseOrderRequest } from './order-request.js';
 import { ORDER_WORKFLOW } from './order.workflow.js';
 
@@ -9,9 +9,10 @@ const workflowIdOf = (orderId: string) => `order-${orderId}`;
 @UseFilters(WeftExceptionFilter) // Weft errors become 400/404/409/503 with { statusCode, code, message }
 export class OrdersController {
   private readonly config = {
-    packingDelay: process.env.DEMO_PACKING_DELAY ?? '5s',
+    // Checked by the engine when the order starts (InvalidDurationError on a bad value).
+    packingDelay: (process.env.DEMO_PACKING_DELAY ?? '5s') as Duration,
     approvalThreshold: Number(process.env.DEMO_APPROVAL_THRESHOLD ?? 50_000),
-    approvalTimeout: process.env.DEMO_APPROVAL_TIMEOUT ?? '10m',
+    approvalTimeout: (process.env.DEMO_APPROVAL_TIMEOUT ?? '10m') as Duration,
   };
 
   constructor(private readonly engine: WeftEngine) {}

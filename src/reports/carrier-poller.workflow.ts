@@ -1,11 +1,11 @@
-import { Workflow, WorkflowContext } from '@weft/nest';
+import { Duration, Workflow, WorkflowContext } from '@weft/nest';
 import { ReportsService } from './reports.service.js';
 
 export interface CarrierPollerInput {
   /** The carrier feed's position: the only state carried from one run to the next. */
   cursor: number;
   /** Poll interval (a duration); short in tests. */
-  every: string;
+  every: Duration;
 }
 
 /** Polls per run: after this many, the run continues as new, so its history stays this small. */

@@ -71,7 +71,7 @@ async function steps(ctx: WorkflowContext, input: ChaosInput, from: number, to: 
   return sum;
 }
 
-const WAIT = { timeout: '30m' };
+const WAIT = { timeout: '30m' } as const;
 
 /** Steps only. */
 class StepsWorkflow {

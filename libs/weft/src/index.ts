@@ -75,7 +75,8 @@ export { WorkflowReplayer } from './engine/replayer.js';
 export type { RecordedWorkflow, ReplayReport } from './engine/replayer.js';
 export { currentWorkflowContext } from './engine/als.js';
 export type { WorkflowClass } from './engine/registry.js';
-export type { Duration } from './common/duration.js';
+export type { Duration, DurationUnit } from './common/duration.js';
+export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
 export type * from './common/types.js';
 
 // Reading Weft's tables: the engine's repositories (injectable) and the TypeORM entities, for

@@ -1,4 +1,5 @@
 import { useTestEngines } from '../../../../test/support/engine.js';
+import type { Duration } from '../common/duration.js';
 import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
 
@@ -25,7 +26,7 @@ class BadStep {
 class BadSleep {
   async run(ctx: WorkflowContext, input: { d: string | number }) {
     try {
-      await ctx.sleep(input.d);
+      await ctx.sleep(input.d as Duration); // deliberately unchecked: the engine refuses bad ones
       return 'slept';
     } catch (err) {
       return (err as { code?: string }).code;
@@ -58,7 +59,7 @@ describe('bad input is refused with a typed error and nothing written', () => {
     ['long id', () => engine.start('echo', {}, { workflowId: 'x'.repeat(256) }), 'WEFT_INVALID_WORKFLOW_ID'],
     ['control characters in id', () => engine.start('echo', {}, { workflowId: 'a\nb' }), 'WEFT_INVALID_WORKFLOW_ID'],
     ['negative startAfter', () => engine.start('echo', {}, { startAfter: -5 }), 'WEFT_INVALID_DURATION'],
-    ['unparsable executionTimeout', () => engine.start('echo', {}, { executionTimeout: 'soon' }), 'WEFT_INVALID_DURATION'],
+    ['unparsable executionTimeout', () => engine.start('echo', {}, { executionTimeout: 'soon' as Duration }), 'WEFT_INVALID_DURATION'],
     ['unknown id policy', () => engine.start('echo', {}, { idPolicy: 'whatever' as never }), 'WEFT_INVALID_ARGUMENT'],
     ['misspelt start option', () => engine.start('echo', {}, { timeout: '1s' } as never), 'WEFT_INVALID_ARGUMENT'],
   ])('%s', async (_what, call, code) => {

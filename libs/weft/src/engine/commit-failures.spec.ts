@@ -61,7 +61,10 @@ describe('a finished step is never run again because its commit failed (real Pos
 
   it.each([
     ['none', {}],
-    ['workflow-lease', { ownership: 'workflow-lease' as const, workflowClaimTtl: '6s', workflowClaimRenewInterval: '2s' }],
+    [
+      'workflow-lease',
+      { ownership: 'workflow-lease' as const, workflowClaimTtl: '6s' as const, workflowClaimRenewInterval: '2s' as const },
+    ],
   ])('across a database outage shorter than the TTL (%s): the result is committed again, the body runs once', async (mode, opts) => {
     const logger = quietLogger();
     const e = await env.pool.create({ ...opts, logger }, register);

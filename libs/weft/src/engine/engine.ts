@@ -58,7 +58,7 @@ export class WeftEngine {
   readonly options: ResolvedEngineOptions;
   /** @internal */
   readonly ownership: OwnershipPolicy;
-  /** @internal */
+  /** The database it runs on: its DataSource, schema and where it is (docs/api.md). */
   readonly database: OpenedDatabase;
   private readonly starter: Starter;
   /** Schedules: create, update, pause, unpause, trigger, delete, describe, list (docs/schedules.md). */

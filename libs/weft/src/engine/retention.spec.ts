@@ -1,4 +1,5 @@
 import { useTestEngines } from '../../../../test/support/engine.js';
+import type { Duration } from '../common/duration.js';
 import type { WorkflowContext } from '../common/types.js';
 import { RETENTION_BATCH } from './retention.js';
 
@@ -64,7 +65,7 @@ describe('retention and purge (real PostgreSQL)', () => {
   });
 
   it('one engine purges at a time: the other skips the pass while the first holds it', async () => {
-    const opts = { backgroundTasks: 'manual' as const, retention: { completed: '1ms' } };
+    const opts = { backgroundTasks: 'manual' as const, retention: { completed: '1ms' as const } };
     const [a, b] = await Promise.all([1, 2].map(() => env.pool.create(opts, (x) => x.register('quick', Quick))));
     await Promise.all([a.bootstrap(), b.bootstrap()]);
     const hs = await Promise.all(Array.from({ length: 300 }, (_, i) => a.start('quick', {}, { workflowId: `pair-${i}` })));
@@ -94,6 +95,8 @@ describe('retention and purge (real PostgreSQL)', () => {
 
   it('refuses bad retention options before anything is written', async () => {
     await expect(env.pool.create({ retention: { completd: '1d' } as never })).rejects.toMatchObject({ code: 'WEFT_INVALID_CONFIGURATION' });
-    await expect(env.pool.create({ retention: { completed: 'forever' } })).rejects.toMatchObject({ code: 'WEFT_INVALID_DURATION' });
+    await expect(env.pool.create({ retention: { completed: 'forever' as Duration } })).rejects.toMatchObject({
+      code: 'WEFT_INVALID_DURATION',
+    });
   });
 });

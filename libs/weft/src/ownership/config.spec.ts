@@ -1,4 +1,5 @@
 import { InvalidConfigurationError } from '../common/errors.js';
+import type { Duration } from '../common/duration.js';
 import { resolveOwnership } from './config.js';
 
 describe('ownership configuration rules', () => {
@@ -31,7 +32,7 @@ describe('ownership configuration rules', () => {
   it('ignores the timings of a mode that is not selected', () => {
     expect(() => resolveOwnership({ ownership: 'lease', workflowClaimTtl: '1s', workflowClaimRenewInterval: '5s' })).not.toThrow();
     expect(() => resolveOwnership({ ownership: 'workflow-lease', leaseTtl: '1s', leaseRenewInterval: '5s' })).not.toThrow();
-    expect(() => resolveOwnership({ ownership: 'none', workflowClaimTtl: 'bogus' })).not.toThrow();
+    expect(() => resolveOwnership({ ownership: 'none', workflowClaimTtl: 'bogus' as Duration })).not.toThrow();
   });
 
   it('accepts ttl exactly 3 x renew', () => {

@@ -6,12 +6,19 @@ import { migrateWeftSchema } from './migrate.js';
 import { validateSchemaName } from './schema-name.js';
 import { SqlClient } from './sql-client.js';
 
+/**
+ * The database an engine runs on: `engine.database` and the WEFT_DATABASE provider (published as
+ * `WeftDatabase`). The engine's own client and `close()` are internal: dispose() the engine.
+ */
 export interface OpenedDatabase {
+  /** A TypeORM DataSource on Weft's schema, with Weft's entities (read-only use is safe). */
   dataSource: DataSource;
+  /** @internal */
   sql: SqlClient;
   schema: string;
   /** Where it is, for logs and health details; never carries credentials. */
   target: { host: string; port: number; kind: 'url' | 'embedded' | 'datasource' };
+  /** @internal The engine closes what it opened on dispose(). */
   close(): Promise<void>;
 }
 

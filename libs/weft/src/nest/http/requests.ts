@@ -31,7 +31,7 @@ function optionalDuration(v: unknown, name: string): Duration | undefined {
   if (v === undefined) return undefined;
   if (typeof v !== 'number' && typeof v !== 'string') throw new InvalidArgumentError(name, "must be milliseconds or a string like '10s'");
   parseDuration(v, name);
-  return v;
+  return v as Duration;
 }
 
 export interface StartRequest {
