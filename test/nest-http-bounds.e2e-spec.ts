@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { Body, Controller, INestApplication, Post, VersioningType } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { QueryHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
+import { QueryHandler, UpdateHandler, WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 
@@ -161,6 +161,24 @@ describe('Weft HTTP API: bounded inputs are a 400 with a code', () => {
       expect((await http.get('/weft/workflows/gate-1').expect(200)).body.status).toBe('suspended');
       await http.post('/weft/workflows/gate-1/resume').type('json').expect(200);
     });
+  });
+
+  it.each([
+    ['POST', 'pause'],
+    ['POST', 'unpause'],
+    ['POST', 'trigger'],
+    ['DELETE', ''],
+  ])('%s /schedules/:id/%s with an unknown field: 400, nothing written', async (method, action) => {
+    const engine = app.get(WeftEngine);
+    if (!(await engine.schedules.list()).some((s) => s.id === 'yearly')) {
+      await engine.schedules.create({ id: 'yearly', workflowType: 'echo', cron: '0 0 1 1 *' });
+    }
+    const schedules = async () => JSON.stringify(await tdb.query('SELECT * FROM weft.weft_schedules ORDER BY id'));
+    const [before, rows] = [await count(), await schedules()];
+    const url = `/weft/schedules/yearly${action ? `/${action}` : ''}`;
+    const res = await (method === 'POST' ? http.post(url) : http.delete(url)).send({ junk: 1 }).expect(400);
+    expect(res.body.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect([await count(), await schedules()]).toEqual([before, rows]);
   });
 
   describe('the documented 1 MiB payload is reachable over HTTP (the body limit follows maxPayloadBytes)', () => {

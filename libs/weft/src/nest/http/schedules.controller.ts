@@ -40,26 +40,30 @@ export class WeftSchedulesController {
 
   @Post(':id/pause')
   @HttpCode(200)
-  pause(@Param('id') id: string): Promise<ScheduleDescription> {
+  pause(@Param('id') id: string, @Body() body: unknown): Promise<ScheduleDescription> {
+    objectBody(body, []); // takes no fields: a body with some is a mistake, refused before acting
     return this.engine.schedules.pause(id);
   }
 
   @Post(':id/unpause')
   @HttpCode(200)
-  unpause(@Param('id') id: string): Promise<ScheduleDescription> {
+  unpause(@Param('id') id: string, @Body() body: unknown): Promise<ScheduleDescription> {
+    objectBody(body, []); // takes no fields: a body with some is a mistake, refused before acting
     return this.engine.schedules.unpause(id);
   }
 
   /** One extra run now; 202 with its workflow id. */
   @Post(':id/trigger')
   @HttpCode(202)
-  trigger(@Param('id') id: string): Promise<{ workflowId: string }> {
+  trigger(@Param('id') id: string, @Body() body: unknown): Promise<{ workflowId: string }> {
+    objectBody(body, []); // takes no fields: a body with some is a mistake, refused before acting
     return this.engine.schedules.trigger(id);
   }
 
   @Delete(':id')
   @HttpCode(204)
-  async remove(@Param('id') id: string): Promise<void> {
+  async remove(@Param('id') id: string, @Body() body: unknown): Promise<void> {
+    objectBody(body, []);
     await this.engine.schedules.delete(id);
   }
 }
