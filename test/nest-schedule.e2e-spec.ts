@@ -63,4 +63,26 @@ describe('@Schedule on a @Workflow class', () => {
     expect(new Set(heartbeats.beats).size).toBe(heartbeats.beats.length);
     expect(heartbeats.beats.every((id) => /^heartbeat-every-second@\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.000Z$/.test(id))).toBe(true);
   });
+
+  // #32 item 14: a misspelt option was ignored (the schedule fired in UTC).
+  it('a misspelt @Schedule option fails the module at start-up, naming the class and the key', async () => {
+    @Workflow('typo-workflow')
+    @Schedule({ id: 'typo', cron: '0 3 * * *', timeZone: 'Asia/Tokyo' } as never)
+    class TypoWorkflow {
+      async run() {}
+    }
+    @Module({ providers: [TypoWorkflow] })
+    class TypoModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [WeftModule.forRoot({ database: { url: tdb.url }, schema: 'weft_typo', shutdownGracePeriod: 0 }), TypoModule],
+    }).compile();
+    const typo = moduleRef.createNestApplication({ logger: false });
+    await expect(typo.init()).rejects.toMatchObject({
+      code: 'WEFT_INVALID_ARGUMENT',
+      message: expect.stringMatching(
+        /^TypoWorkflow @Schedule\(\{ id: "typo", \.\.\. \}\): Invalid schedule options: unknown option "timeZone"/,
+      ),
+    });
+    await typo.close().catch(() => undefined);
+  });
 });

@@ -164,4 +164,26 @@ describe('schedules at the edges (real PostgreSQL)', () => {
       e.register({ name: 'declared-typo', factory: () => new Ledgered(), schedules: [{ id: 'd', every: '1m', overLap: 'skip' } as never] }),
     ).toThrow(/unknown option "overLap"/);
   });
+
+  it('a declared schedule no code declares any more is paused at bootstrap, with a warning; API schedules stay', async () => {
+    const declaring = await env.pool.create(manual, (x) =>
+      x.register({ name: 'ledgered', factory: () => new Ledgered(), schedules: [{ id: 'gone', every: '1h' }] }),
+    );
+    await declaring.bootstrap();
+    await declaring.schedules.create({ id: 'kept', workflowType: 'ledgered', every: '1h', catchupWindow: '2h' });
+    const otherType = await env.pool.create(manual, (x) => x.register('blocking', Blocking)); // runs another type: not its schedule
+    await otherType.bootstrap();
+    expect((await otherType.schedules.describe('gone')).paused).toBe(false);
+
+    const logger = quietLogger();
+    const redeployed = await env.pool.create({ ...manual, logger }, (x) => x.register({ name: 'ledgered', factory: () => new Ledgered() }));
+    await redeployed.bootstrap();
+    expect((await redeployed.schedules.describe('gone')).paused).toBe(true);
+    expect((await redeployed.schedules.describe('kept')).paused).toBe(false);
+    expect(logger.lines.filter((l) => l.includes('no longer declared'))).toEqual([
+      expect.stringContaining('Schedule "gone" of "ledgered" is no longer declared by a @Schedule: paused'),
+    ]);
+    await env.tdb.query(`UPDATE weft.weft_schedules SET next_fire_at = date_trunc('hour', now())`); // both due, inside the window
+    expect((await redeployed.runMaintenance()).schedulesFired).toBe(1); // 'kept' only
+  });
 });

@@ -76,8 +76,12 @@ describe('schedules (real PostgreSQL)', () => {
     expect(outcomes[schedulesFired]).toBe('missed');
     expect(d.nextFireTimes[0].getTime()).toBeGreaterThan(Date.now() - 1000);
     await waitFor(async () => (await ledger('catch')).length === schedulesFired, 'the caught-up runs');
-    // Run again at once: nothing is due, nothing starts twice.
-    expect((await e.runMaintenance()).schedulesFired).toBe(0);
+    // Run again: the fires already started start nothing twice (a fire that fell due since, if the
+    // machine was slow, is a new one).
+    const again = (await e.runMaintenance()).schedulesFired;
+    expect(again).toBeLessThanOrEqual(1);
+    await waitFor(async () => (await ledger('catch')).length === schedulesFired + again, 'the runs');
+    expect((await ledger('catch')).every((r) => r.n === 1)).toBe(true);
   });
 
   it("overlap 'skip' skips while the previous run runs; 'allow-all' starts every fire", async () => {

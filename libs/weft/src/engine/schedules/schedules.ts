@@ -92,11 +92,22 @@ export class WeftSchedules {
     this.declared.set(d.id, o);
   }
 
-  /** @internal Creates or updates every declared schedule; concurrent replicas converge on one row each. */
+  /**
+   * @internal Creates or updates every declared schedule (concurrent replicas converge on one row
+   * each), and pauses the declared schedules of the types this engine runs that its code no longer
+   * declares: removing a `@Schedule` stops it. Schedules created through the API are left alone.
+   */
   async syncDeclared(): Promise<void> {
-    if (this.declared.size === 0) return;
+    const types = this.deps.registry.names();
+    if (this.declared.size === 0 && types.length === 0) return;
     const now = await this.deps.repo.now();
     for (const o of this.declared.values()) await this.deps.repo.ensure(this.definition(o, now));
+    for (const s of await this.deps.repo.pauseUndeclared(types, [...this.declared.keys()])) {
+      this.deps.options.logger.warn(
+        `Schedule ${JSON.stringify(s.id)} of "${s.workflowType}" is no longer declared by a @Schedule: paused. ` +
+          'Delete it with engine.schedules.delete, or unpause it to keep it (docs/schedules.md)',
+      );
+    }
   }
 
   /** Creates a schedule; ScheduleAlreadyExistsError if the id is taken. */

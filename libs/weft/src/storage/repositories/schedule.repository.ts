@@ -43,6 +43,13 @@ function statements(schema: string) {
              WHERE (s.workflow_type, s.cron, s.every_ms, s.timezone, s.input::text, s.overlap, s.catchup_window_ms, s.source)
                    IS DISTINCT FROM (EXCLUDED.workflow_type, EXCLUDED.cron, EXCLUDED.every_ms, EXCLUDED.timezone,
                                      EXCLUDED.input::text, EXCLUDED.overlap, EXCLUDED.catchup_window_ms, 'decorator')`,
+    /**
+     * Declared schedules of the types this engine runs that its code no longer declares: paused,
+     * not deleted (their history stays, and an operator may unpause one to keep it).
+     */
+    pauseUndeclared: `UPDATE ${t} SET paused = true, buffered_fire_at = NULL, updated_at = now(), version = version + 1
+             WHERE source = 'decorator' AND NOT paused AND workflow_type = ANY($1::varchar[]) AND NOT (id = ANY($2::varchar[]))
+             RETURNING id, workflow_type`,
     get: `SELECT ${COLUMNS} FROM ${t} WHERE id = $1`,
     list: `SELECT ${COLUMNS} FROM ${t} WHERE id > $1 ORDER BY id LIMIT $2`,
     /** A definition change (compare-and-swap on version). */
@@ -162,6 +169,12 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
   /** @internal */
   async ensure(d: ScheduleDefinition): Promise<void> {
     await this.db.query(this.q.ensure, [...definitionParams(d), d.nextFireAt]);
+  }
+
+  /** @internal Pauses the declared schedules of `types` whose ids are not in `declared`; returns them. */
+  async pauseUndeclared(types: string[], declared: string[]): Promise<Array<{ id: string; workflowType: string }>> {
+    const rows = await this.db.query<{ id: string; workflow_type: string }>(this.q.pauseUndeclared, [types, declared]);
+    return rows.map((r) => ({ id: r.id, workflowType: r.workflow_type }));
   }
 
   async get(id: string): Promise<ScheduleRow | null> {
