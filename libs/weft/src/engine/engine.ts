@@ -379,8 +379,8 @@ export class WeftEngine {
   }
 
   /**
-   * Deletes one ended workflow with its history (operations, messages, timers). Refused with
-   * WorkflowPurgeRefusedError while it, its parent or one of its children still runs. Its claim
+   * Deletes one ended workflow with its history and its descendants (docs/retention.md). Refused
+   * with WorkflowPurgeRefusedError while it, its parent or a descendant still runs. Its claim
    * epoch is kept, so the id may be started again without reusing a fence.
    */
   async purge(workflowId: string): Promise<void> {
@@ -389,8 +389,8 @@ export class WeftEngine {
     await this.assertCanRun();
     const out = await this.store.workflows.purgeOne(workflowId);
     if (out === 'missing') throw new WorkflowNotFoundError(workflowId);
-    if (out !== 'purged') throw new WorkflowPurgeRefusedError(workflowId, out.refused, out.status);
-    this.options.metrics.workflowsPurged?.(1);
+    if ('refused' in out) throw new WorkflowPurgeRefusedError(workflowId, out.refused, out.status);
+    this.options.metrics.workflowsPurged?.(out.purged);
   }
 
   /** Replays and continues every running workflow of a registered type not already live here. */

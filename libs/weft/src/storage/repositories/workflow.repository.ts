@@ -13,6 +13,7 @@ import type { MessageRepository } from './message.repository.js';
 import { AdvanceStatements } from './advance-statements.js';
 import { advanceOutcomes, AdvanceRow } from './workflow-advance.js';
 import { isLoneStart, LoneStarts } from './workflow-start-lone.js';
+import { LIVE, purgeStatements } from './workflow-purge.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -94,42 +95,8 @@ function statements(schema: string) {
 
     /** Live (non-terminal) children, for the parent-close policy. */
     statuses: `SELECT id, status FROM ${wf} WHERE id = ANY($1::varchar[])`,
-    /**
-     * Retention: ended workflows past their status's age ($1 statuses, $2 ages in ms), at most
-     * $3, skipping a parent whose children still run and a child whose parent still runs (it
-     * will read the child's end). Operations, messages and timers go by ON DELETE CASCADE; claim
-     * rows have no foreign key and stay, so a purged id's next claim epoch still only grows.
-     */
-    /** One engine's retention pass at a time, per schema; released with the transaction. */
-    retentionLock: `SELECT pg_try_advisory_xact_lock(hashtext($1)) AS ok`,
-    purgeBatch: `
-      WITH doomed AS (
-        SELECT w.id FROM ${wf} w
-        JOIN unnest($1::varchar[], $2::float8[]) AS r(status, keep_ms) ON w.status = r.status
-        WHERE w.completed_at IS NOT NULL
-          AND w.completed_at < clock_timestamp() - r.keep_ms * interval '1 millisecond'
-          AND NOT EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = w.id AND c.status IN ('pending', 'enqueued', 'running', 'suspended'))
-          AND NOT EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = w.parent_id AND p.status IN ('pending', 'enqueued', 'running', 'suspended'))
-        LIMIT $3
-        FOR UPDATE OF w SKIP LOCKED
-      )
-      DELETE FROM ${wf} WHERE id IN (SELECT id FROM doomed) RETURNING id`,
-    /** One workflow, when it has ended and the same family rule allows; otherwise why not. */
-    purgeOne: `
-      WITH target AS (SELECT id, status, parent_id FROM ${wf} WHERE id = $1 FOR UPDATE),
-      blocked AS (
-        SELECT t.id,
-               t.status IN ('pending', 'enqueued', 'running', 'suspended') AS live,
-               EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = t.id AND c.status IN ('pending', 'enqueued', 'running', 'suspended')) AS live_children,
-               EXISTS (SELECT 1 FROM ${wf} p WHERE p.id = t.parent_id AND p.status IN ('pending', 'enqueued', 'running', 'suspended')) AS live_parent
-        FROM target t
-      ),
-      del AS (
-        DELETE FROM ${wf} WHERE id IN (SELECT id FROM blocked WHERE NOT live AND NOT live_children AND NOT live_parent) RETURNING id
-      )
-      SELECT b.live, b.live_children, b.live_parent, (SELECT count(*) FROM del)::int AS deleted, t.status
-      FROM blocked b JOIN target t ON t.id = b.id`,
-    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN ('pending', 'enqueued', 'running', 'suspended')
+    ...purgeStatements(wf),
+    children: `SELECT id FROM ${wf} WHERE parent_id = $1 AND status IN (${LIVE})
                  AND ($2::varchar[] IS NULL OR id = ANY($2::varchar[]))`,
     /** Restart a terminal workflow under the same id (idPolicy 'start-new-if-terminal'). */
     restart: `
@@ -309,14 +276,17 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return rows.length;
   }
 
-  /** @internal Deletes one ended workflow with its history, or says why it may not. */
+  /**
+   * @internal Deletes one ended workflow with its history and its descendants (how many went, in
+   * all), or says why it may not.
+   */
   async purgeOne(
     id: string,
-  ): Promise<'purged' | 'missing' | { refused: 'live' | 'live-children' | 'live-parent'; status: WorkflowStatus }> {
-    type Row = { live: boolean; live_children: boolean; live_parent: boolean; deleted: number; status: WorkflowStatus };
+  ): Promise<{ purged: number } | 'missing' | { refused: 'live' | 'live-children' | 'live-parent'; status: WorkflowStatus }> {
+    type Row = { live: boolean; live_children: boolean; live_parent: boolean; deleted: number; purged: boolean; status: WorkflowStatus };
     const [r] = await this.db.query<Row>(this.wf.purgeOne, [id]);
     if (!r) return 'missing';
-    if (r.deleted === 1) return 'purged';
+    if (r.purged) return { purged: r.deleted };
     return { refused: r.live ? 'live' : r.live_children ? 'live-children' : 'live-parent', status: r.status };
   }
 
