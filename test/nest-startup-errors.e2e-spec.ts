@@ -10,6 +10,7 @@ import {
   Schedule,
   ScopedWorkflowError,
   SignalHandler,
+  UpdateHandler,
   Step,
   WeftEngine,
   WeftError,
@@ -67,6 +68,20 @@ class RequestScopedWorkflow {
 
 @Injectable({ scope: Scope.REQUEST })
 class PerRequestService {}
+
+@Workflow('async-update')
+class AsyncUpdateWorkflow {
+  private limit = 0;
+  async run() {
+    return this.limit;
+  }
+
+  @UpdateHandler('set-limit')
+  async setLimit(n: number) {
+    this.limit = n;
+    return n;
+  }
+}
 
 @Workflow('depends-on-request')
 class DependsOnRequestWorkflow {
@@ -154,6 +169,14 @@ describe('WeftModule start-up errors', () => {
       handlerName: 'approve',
       methodNames: ['first', 'second'],
     });
+  });
+
+  it('rejects an async @UpdateHandler at bootstrap, naming the class, the update and the method', async () => {
+    const { error, engine } = await boot([AsyncUpdateWorkflow]);
+    expect(error).toBeInstanceOf(InvalidWorkflowDeclarationError);
+    expect(error).toMatchObject({ code: 'WEFT_INVALID_WORKFLOW_DECLARATION', className: 'AsyncUpdateWorkflow' });
+    expect((error as Error).message).toContain('update handler "set-limit" on setLimit() is async');
+    expect(engine.isDisposed).toBe(true);
   });
 
   it('rejects a @Workflow class without run()', async () => {

@@ -17,19 +17,35 @@ function method(exec: Execution, name: string | undefined): Method | undefined {
   return typeof fn === 'function' ? (fn as Method).bind(exec.instance) : undefined;
 }
 
-/** Calls an update handler; it must be synchronous so its effect has one place in history. */
-export function runUpdateHandler(exec: Execution, name: string, args: unknown): UpdateOutcome {
+/** An `async` method: refused as an update handler (WeftModule refuses it at bootstrap). */
+export function isAsyncFunction(fn: unknown): boolean {
+  return typeof fn === 'function' && fn.constructor.name === 'AsyncFunction';
+}
+
+const mustBeSync = (name: string, why: string) => ({
+  name: 'InvalidUpdateHandlerError',
+  message: `update handler "${name}" ${why}; update handlers must be synchronous: change state and return a value, and leave async work to run()`,
+});
+
+/**
+ * Calls an update handler; it must be synchronous so its effect has one place in history.
+ * `touched`: it ran and failed (threw, returned a promise, or a result JSON cannot hold), so
+ * it may have changed the instance, which the caller was told did not happen.
+ */
+export function runUpdateHandler(exec: Execution, name: string, args: unknown): { outcome: UpdateOutcome; touched: boolean } {
   const fn = method(exec, exec.definition.updateHandlers?.[name]);
-  if (!fn) return { error: { name: 'UnknownHandlerError', message: `no update handler "${name}"` } };
+  if (!fn) return { outcome: { error: { name: 'UnknownHandlerError', message: `no update handler "${name}"` } }, touched: false };
+  if (isAsyncFunction(fn)) return { outcome: { error: mustBeSync(name, 'is an async method') }, touched: false };
   try {
     const value = fn(args);
     if (value && typeof (value as Promise<unknown>).then === 'function') {
-      return { error: { name: 'InvalidUpdateHandler', message: `update handler "${name}" must be synchronous` } };
+      (value as Promise<unknown>).then(undefined, () => undefined); // its late rejection is not unhandled
+      return { outcome: { error: mustBeSync(name, 'returned a promise') }, touched: true };
     }
-    return { value: toStoredJson(value, `Result of update "${name}"`, exec.host.maxPayloadBytes) };
+    return { outcome: { value: toStoredJson(value, `Result of update "${name}"`, exec.host.maxPayloadBytes) }, touched: false };
   } catch (err) {
     const { name: n, message } = describeError(err);
-    return { error: { name: n, message } };
+    return { outcome: { error: { name: n, message } }, touched: true };
   }
 }
 
@@ -37,10 +53,17 @@ export function runSignalHandler(exec: Execution, name: string, payload: unknown
   method(exec, exec.definition.signalHandlers?.[name])?.(payload);
 }
 
-/** Replay: the same handler calls at the same place; update results come from history. */
+/**
+ * Replay: the same handler calls at the same place; update results come from history. A failed
+ * update changed nothing (a live one that failed is rolled back by rebuilding the run), so it is
+ * not called again.
+ */
 export function replayDelivery(exec: Execution, rec: OperationRecord): void {
   if (rec.kind === 'signal') runSignalHandler(exec, rec.name, rec.result);
-  else if (rec.kind === 'update') runUpdateHandler(exec, rec.name, (rec.result as { args?: unknown } | null)?.args);
+  else if (rec.kind === 'update') {
+    const recorded = rec.result as { args?: unknown; error?: unknown } | null;
+    if (!recorded?.error) runUpdateHandler(exec, rec.name, recorded?.args);
+  }
 }
 
 function oldestWait(exec: Execution, kind: WaitKind, name: string): number | undefined {
@@ -59,12 +82,14 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
   }
   if (m.kind === 'update') {
     const seq = exec.nextSeq++;
-    const out = runUpdateHandler(exec, m.name, m.payload);
+    const { outcome: out, touched } = runUpdateHandler(exec, m.name, m.payload);
     const status = out.error ? 'failed' : 'done';
     const result = { args: m.payload, ...out };
-    void exec
+    const recorded = exec
       .record({ seq, kind: 'update', name: m.name, status: 'completed', result }, { consume: [{ id: m.id, seq, status, result: out }] })
       .then(() => onUpdate(m.id));
+    // The caller is told it failed: what the handler changed must not stay.
+    if (touched) exec.host.rebuild(exec, recorded);
     return true;
   }
   const waitKind: WaitKind = m.kind === 'signal' ? 'waitForSignal' : 'childResult';

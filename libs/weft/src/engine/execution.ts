@@ -27,6 +27,11 @@ export interface ExecutionHost {
   stepFinished(seconds: number): void;
   /** Delivers buffered messages to a run that waits (signals, updates, child notices). */
   pump(exec: Execution): void;
+  /**
+   * A failed update handler may have changed the instance: once `recorded` (its failure) is
+   * durable, the run is rebuilt from history; until then nothing else of it runs.
+   */
+  rebuild(exec: Execution, recorded: Promise<void>): void;
   /** Replays a recorded signal/update delivery into the instance. */
   applyDelivery(exec: Execution, rec: OperationRecord): void;
   /** ctx.continueAsNew: end this run and start the next one (see continue-as-new.ts). */

@@ -108,6 +108,7 @@ function replayHost(): ExecutionHost {
     mayRun: () => false,
     stepFinished: () => undefined,
     pump: () => undefined,
+    rebuild: () => undefined,
     applyDelivery: (exec, rec) => replayDelivery(exec, rec),
     startChild: () => NEVER,
     continueAsNew: () => undefined,

@@ -378,6 +378,16 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.options.metrics.parked?.(this.parkedLru.size);
   }
 
+  rebuild(exec: Execution, recorded: Promise<void>): void {
+    // 'finished' ends every wait and new write of this instance; the queued record still commits.
+    exec.state = 'finished';
+    void recorded.then(() => {
+      exec.stop(false);
+      this.forget(exec);
+      this.redrive(exec.workflowId, 1);
+    });
+  }
+
   /** Removes a run from memory (it stays in storage). */
   forget(exec: Execution): void {
     if (this.live.get(exec.workflowId) === exec) this.live.delete(exec.workflowId);

@@ -5,6 +5,7 @@ import { WeftEngine } from '../engine/engine.js';
 import { WeftError } from '../common/errors.js';
 import type { ScheduleDecoratorOptions, WorkflowDefinition } from '../common/types.js';
 import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/spec.js';
+import { isAsyncFunction } from '../engine/delivery.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import {
@@ -122,6 +123,12 @@ export class WeftExplorer implements OnModuleInit {
           throw new InvalidWorkflowDeclarationError(
             metatype.name,
             `${kind} handler name on ${method}() must be 1 to ${MAX_NAME} characters`,
+          );
+        }
+        if (kind === 'update' && isAsyncFunction(proto[method])) {
+          throw new InvalidWorkflowDeclarationError(
+            metatype.name,
+            `update handler "${name}" on ${method}() is async. Update handlers must be synchronous (change state, return a value); leave async work to run(), e.g. set state that a ctx.condition() waits for`,
           );
         }
         const existing = out[kind][name];
