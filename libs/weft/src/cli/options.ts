@@ -1,5 +1,5 @@
 // What the commands share: their I/O, the option checks, and the workflow filter as a query.
-import { validateName, validateWorkflowId } from '../engine/validation.js';
+import { validateName, validateReason } from '../engine/validation.js';
 import type { WorkflowStatus } from '../common/types.js';
 import type { Parsed } from './args.js';
 import { CliUsageError } from './errors.js';
@@ -36,8 +36,6 @@ export const STATUSES: readonly WorkflowStatus[] = [
 export const LIVE: WorkflowStatus[] = ['pending', 'enqueued', 'running', 'suspended'];
 /** The engine's own payload default (maxPayloadBytes). */
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
-/** As the HTTP API bounds it (nest/http/requests.ts). */
-export const MAX_REASON = 1000;
 export const BULK_PAGE = 200;
 export const BULK_CONCURRENCY = 8;
 
@@ -63,10 +61,10 @@ export function statusOption(v: Values): WorkflowStatus[] | undefined {
   return [...new Set(list)] as WorkflowStatus[];
 }
 
+/** Checked as the engine checks it, before anything is counted or confirmed. */
 export function reasonOption(v: Values): string | undefined {
   const reason = str(v, 'reason');
-  if (reason !== undefined && reason.length > MAX_REASON) throw new CliUsageError(`--reason must be at most ${MAX_REASON} characters`);
-  return reason;
+  return reason === undefined ? undefined : validateReason('--reason', reason);
 }
 
 export interface Filter {
@@ -79,7 +77,7 @@ export function filterOptions(v: Values): Filter {
   const type = str(v, 'type');
   const idPrefix = str(v, 'id-prefix');
   if (type !== undefined) validateName('--type', type);
-  if (idPrefix !== undefined) validateWorkflowId(idPrefix);
+  if (idPrefix !== undefined) validateName('--id-prefix', idPrefix); // as engine.list() checks it: "." may begin ids
   return { statuses: statusOption(v), type, idPrefix };
 }
 

@@ -186,7 +186,7 @@ export class PayloadNotSerializableError extends WeftError {
     options?: { cause?: unknown },
   ) {
     super(
-      `${what} is not JSON-serializable at ${path}: ${reason}. Pass plain JSON values (no BigInt, functions, symbols, cycles; at most 100 levels of nesting).`,
+      `${what} cannot be stored as JSON at ${path}: ${reason}. Pass plain JSON values (no BigInt, functions, symbols, cycles, NUL characters or lone UTF-16 surrogates; at most 100 levels of nesting).`,
       options,
     );
   }

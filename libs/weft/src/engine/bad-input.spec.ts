@@ -15,7 +15,9 @@ class Echo {
 class BadStep {
   async run(ctx: WorkflowContext, input: { kind: string }) {
     try {
-      await ctx.step('bad', () => (input.kind === 'bigint' ? { n: BigInt(1) } : { f: () => 1 }));
+      await ctx.step('bad', () => (input.kind === 'bigint' ? { n: BigInt(1) } : { f: () => 1 }), {
+        retry: { maxAttempts: 2, initialInterval: 1 },
+      });
       return 'recorded';
     } catch (err) {
       return (err as { code?: string }).code;
@@ -58,6 +60,16 @@ describe('bad input is refused with a typed error and nothing written', () => {
     ['empty id', () => engine.start('echo', {}, { workflowId: '' }), 'WEFT_INVALID_WORKFLOW_ID'],
     ['long id', () => engine.start('echo', {}, { workflowId: 'x'.repeat(256) }), 'WEFT_INVALID_WORKFLOW_ID'],
     ['control characters in id', () => engine.start('echo', {}, { workflowId: 'a\nb' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['a C1 control (U+0085) in id', () => engine.start('echo', {}, { workflowId: 'a\u0085b' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['a C1 control (U+009B, a terminal CSI) in id', () => engine.start('echo', {}, { workflowId: '\u009b2J' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['a lone surrogate in id', () => engine.start('echo', {}, { workflowId: 'a\ud800' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['id "."', () => engine.start('echo', {}, { workflowId: '.' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    ['id ".."', () => engine.start('echo', {}, { workflowId: '..' }), 'WEFT_INVALID_WORKFLOW_ID'],
+    [
+      'id "." for signalWithStart',
+      () => engine.signalWithStart('echo', {}, { name: 's' }, { workflowId: '.' }),
+      'WEFT_INVALID_WORKFLOW_ID',
+    ],
     ['negative startAfter', () => engine.start('echo', {}, { startAfter: -5 }), 'WEFT_INVALID_DURATION'],
     ['unparsable executionTimeout', () => engine.start('echo', {}, { executionTimeout: 'soon' as Duration }), 'WEFT_INVALID_DURATION'],
     ['unknown id policy', () => engine.start('echo', {}, { idPolicy: 'whatever' as never }), 'WEFT_INVALID_ARGUMENT'],
@@ -78,10 +90,13 @@ describe('bad input is refused with a typed error and nothing written', () => {
     expect((await engine.describe('dup')).input).toBe(1);
   });
 
-  it.each(['bigint', 'function'])('a step result holding a %s is refused and not recorded', async (kind) => {
+  it.each(['bigint', 'function'])('a step result holding a %s fails the step with the typed error, never its commit', async (kind) => {
     const h = await engine.start('bad-step', { kind });
-    await expect(h.result({ timeout: '5s' })).resolves.toBe('WEFT_PAYLOAD_NOT_SERIALIZABLE');
-    expect((await h.describe()).history).toHaveLength(0);
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('WEFT_STEP_FAILED');
+    const { history } = await h.describe();
+    expect(history).toEqual([
+      expect.objectContaining({ status: 'failed', error: expect.objectContaining({ name: 'PayloadNotSerializableError' }) }),
+    ]);
   });
 
   it.each([-1, 'ten seconds'])('ctx.sleep(%p) is refused', async (d) => {

@@ -116,14 +116,14 @@ export class WorkflowContextImpl implements WorkflowContext {
         timeoutMs,
         signal: exec.abort.signal,
         mayStart,
+        accept: (value) => toStoredJson(value, `Result of step "${name}"`, exec.host.maxPayloadBytes),
       });
       span?.end(out);
       exec.host.stepFinished((performance.now() - t0) / 1000);
       if ('aborted' in out || exec.state !== 'active') return NEVER;
       let op: OperationRecord;
       if (out.ok) {
-        const result = toStoredJson(out.value, `Result of step "${name}"`, exec.host.maxPayloadBytes);
-        op = { seq, kind: 'step', name, status: 'completed', result, attempts: out.attempts, startedAt };
+        op = { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
       } else {
         op = { seq, kind: 'step', name, status: 'failed', error: describeError(out.error), attempts: out.attempts, startedAt };
       }

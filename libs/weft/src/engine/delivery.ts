@@ -2,7 +2,7 @@ import type { InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
 import type { Execution, WaitKind } from './execution.js';
 import { describeError } from './error-record.js';
-import { toStoredJson } from './validation.js';
+import { assertJsonSerializable, toStoredJson } from './validation.js';
 
 export interface UpdateOutcome {
   value?: unknown;
@@ -72,6 +72,43 @@ function oldestWait(exec: Execution, kind: WaitKind, name: string): number | und
   return best;
 }
 
+/** Messages that passed unrecordable: one buffered until its waiter comes is not walked at every pump. */
+const checked = new WeakSet<InboxMessage>();
+
+/**
+ * Why a stored message's payload could never be recorded (the check a payload now gets when it
+ * is offered, which an older version or a hand-written row did not pass), or null.
+ */
+function unrecordable(m: InboxMessage): { name: string; message: string } | null {
+  if (checked.has(m)) return null;
+  try {
+    assertJsonSerializable(m.payload, `Payload of ${m.kind} message ${m.id} "${m.name}"`);
+    checked.add(m);
+    return null;
+  } catch (err) {
+    return { name: (err as Error).name, message: (err as Error).message };
+  }
+}
+
+/**
+ * A signal or update request that can never be applied is consumed as refused, with the reason
+ * on its row (an update's caller gets it as UpdateFailedError), so it cannot stall the workflow;
+ * a child's notice becomes the child's failure, so the parent's wait ends (docs/messages.md).
+ */
+function refuse(exec: Execution, m: InboxMessage, error: { name: string; message: string }): InboxMessage | null {
+  const outcome = m.kind === 'child' ? "it is delivered as the child's failure" : 'it is marked refused';
+  exec.host.logger.warn(`Workflow "${exec.workflowId}" cannot take in a stored message (${error.message}); ${outcome}.`);
+  if (m.kind === 'child') return { ...m, payload: { status: 'failed', output: null, error } };
+  void exec.commit({ consume: [{ id: m.id, seq: null, status: 'refused', result: { error } }] });
+  return null;
+}
+
+/** The message to deliver: as stored, or what refuse() made of one no commit could hold (null: consumed). */
+function admit(exec: Execution, stored: InboxMessage): InboxMessage | null {
+  const problem = unrecordable(stored);
+  return problem ? refuse(exec, stored, problem) : stored;
+}
+
 /** Delivers one message; false when nothing here can take it yet (it stays buffered). */
 function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string) => void): boolean {
   if (m.kind === 'signal' && exec.definition.signalHandlers?.[m.name]) {
@@ -98,6 +135,16 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
   return exec.resolveWait(seq, m.payload, { consume: [{ id: m.id, seq }] });
 }
 
+/** Delivers the inbox in arrival order while the run stays active; returns what stays buffered. */
+function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): InboxMessage[] {
+  const kept: InboxMessage[] = [];
+  for (const stored of exec.inbox) {
+    const m = exec.state === 'active' ? admit(exec, stored) : stored;
+    if (m && (exec.state !== 'active' || !deliver(exec, m, onUpdate))) kept.push(m);
+  }
+  return kept;
+}
+
 /**
  * Handlers run while the workflow waits: only when the run is past replay, no step body is
  * running and run() has made its first ctx call (Execution.mayDeliver), or before run() for a
@@ -105,11 +152,7 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
   if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
-  const kept: InboxMessage[] = [];
-  for (const m of exec.inbox) {
-    if (exec.state !== 'active' || !deliver(exec, m, onUpdate)) kept.push(m);
-  }
-  exec.inbox = kept;
+  exec.inbox = deliverAll(exec, onUpdate);
   for (const [seq, w] of [...exec.waits]) {
     if (w.kind === 'condition' && exec.state === 'active' && w.pred?.()) exec.resolveWait(seq, true);
   }

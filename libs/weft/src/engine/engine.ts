@@ -45,7 +45,7 @@ import { Messaging } from './messaging.js';
 import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from '../common/types.js';
 
 export type { EngineHealthSnapshot } from '../common/types.js';
-import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
+import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
 
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {
@@ -362,12 +362,14 @@ export class WeftEngine {
 
   /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
   async cancel(workflowId: string, reason = 'Cancelled'): Promise<void> {
+    validateReason('cancel reason', reason);
     await this.assertCanRun();
     await this.transitions.cancel(workflowId, reason);
   }
 
   /** Stops a running workflow without ending it; resume() continues it by replay. */
   async suspend(workflowId: string, reason = 'Suspended by an operator'): Promise<void> {
+    validateReason('suspend reason', reason);
     await this.assertCanRun();
     await this.transitions.suspend(workflowId, reason);
   }

@@ -2,7 +2,7 @@
 // `recordedError` in common/errors.ts rebuilds, the same on the live run, on another engine and
 // after replay (DESIGN §9.4, docs/concepts.md "Errors").
 import type { WorkflowFailure } from '../common/types.js';
-import { assertJsonSerializable } from './validation.js';
+import { assertJsonSerializable, storableText, unstorableText } from './validation.js';
 
 /** A cause chain deeper than this is cut: the rest is in the stack of the last one kept. */
 const MAX_CAUSE_DEPTH = 4;
@@ -19,11 +19,12 @@ const RESERVED = new Set(['name', 'message', 'stack', 'code', 'details', 'cause'
  */
 export function describeError(err: unknown, depth = 0): WorkflowFailure {
   if (!(err instanceof Error)) {
-    return { name: 'Error', message: typeof err === 'string' ? err : (safeStringify(err) ?? String(err)) };
+    return { name: 'Error', message: storableText(typeof err === 'string' ? err : (safeStringify(err) ?? String(err))) };
   }
-  const out: WorkflowFailure = { name: err.name, message: err.message, stack: err.stack };
+  // An error's text cannot be refused: what PostgreSQL cannot store becomes U+FFFD (decision 0014).
+  const out: WorkflowFailure = { name: storable(err.name), message: storable(err.message), stack: storable(err.stack) };
   const rec = err as unknown as Record<string, unknown>;
-  if (typeof rec.code === 'string' || typeof rec.code === 'number') out.code = rec.code;
+  if (typeof rec.code === 'string' || typeof rec.code === 'number') out.code = storable(rec.code);
   const details = storableDetails(rec.details);
   if (details !== undefined) out.details = details;
   Object.assign(out, shortFields(err));
@@ -36,9 +37,9 @@ function shortFields(err: Error): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   let kept = 0;
   for (const [key, value] of Object.entries(err)) {
-    if (RESERVED.has(key) || kept >= MAX_FIELDS) continue;
+    if (RESERVED.has(key) || kept >= MAX_FIELDS || unstorableText(key)) continue;
     if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= MAX_FIELD_CHARS)) {
-      out[key] = value;
+      out[key] = storable(value);
       kept++;
     }
   }
@@ -56,6 +57,11 @@ function storableDetails(details: unknown): unknown {
   } catch {
     return undefined;
   }
+}
+
+/** A string as storableText makes it; anything else as it is. */
+function storable<T>(v: T): T {
+  return (typeof v === 'string' ? storableText(v) : v) as T;
 }
 
 function safeStringify(v: unknown): string | undefined {

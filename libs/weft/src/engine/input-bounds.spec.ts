@@ -29,7 +29,6 @@ const BAD_CALLS: Record<string, BadCall> = {
   'waitForSignal name of 256 characters': (ctx) => ctx.waitForSignal(longName, { timeout: '1h' }),
   'startChild type of 256 characters': (ctx) => ctx.startChild(longName, {}),
   'startChild input 5,000 levels deep': (ctx) => ctx.startChild('echo', nested(5_000)),
-  'step result 5,000 levels deep': (ctx) => ctx.step('second', () => nested(5_000)),
 };
 
 class BadCallAfterAStep {
@@ -41,6 +40,14 @@ class BadCallAfterAStep {
     } catch (err) {
       return (err as { code?: string }).code ?? String(err);
     }
+  }
+}
+
+class DeepResult {
+  async run(ctx: WorkflowContext) {
+    return ctx
+      .step('deep', () => nested(5_000), { retry: { maxAttempts: 2, initialInterval: 1 } })
+      .catch((err: { code?: string }) => err.code);
   }
 }
 
@@ -71,7 +78,11 @@ describe('bounded inputs: a typed error at the call, nothing written, never a lo
 
   beforeAll(async () => {
     engine = await env.pool.create({}, (e) =>
-      e.register('bad-call', BadCallAfterAStep).register('long-step-timeout', LongStepTimeout).register('echo', Echo),
+      e
+        .register('bad-call', BadCallAfterAStep)
+        .register('long-step-timeout', LongStepTimeout)
+        .register('echo', Echo)
+        .register('deep-result', DeepResult),
     );
     await engine.bootstrap();
   });
@@ -88,6 +99,14 @@ describe('bounded inputs: a typed error at the call, nothing written, never a lo
     const { history } = await h.describe();
     expect(history.map((op) => op.name)).toEqual(['first']);
     expect(await env.tdb.query('SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1', [h.workflowId])).toEqual([]);
+  });
+
+  it('a step result 5,000 levels deep fails the step (each attempt), recorded with the typed error', async () => {
+    const h = await engine.start('deep-result', null);
+    await expect(h.result({ timeout: '5s' })).resolves.toBe('WEFT_STEP_FAILED');
+    const [op] = (await h.describe()).history;
+    expect(op).toMatchObject({ name: 'deep', status: 'failed', attempts: 2, error: { name: 'PayloadNotSerializableError' } });
+    expect(op.error).toMatchObject({ message: expect.stringContaining(`more than ${MAX_JSON_DEPTH} levels`) });
   });
 
   it('a step timeout longer than setTimeout can hold works', async () => {

@@ -95,7 +95,8 @@ export class Messaging {
     let pollMs = 10;
     for (;;) {
       const row = await this.store.messages.readUpdate(messageId);
-      if (row && (row.status === 'done' || row.status === 'failed')) return this.updateResult<R>(workflowId, name, row.result);
+      if (row && (row.status === 'done' || row.status === 'failed' || row.status === 'refused'))
+        return this.updateResult<R>(workflowId, name, row.result);
       const left = deadline - Date.now();
       if (left <= 0) break;
       await new Promise<void>((resolve) => {

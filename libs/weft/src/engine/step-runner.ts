@@ -78,6 +78,11 @@ export async function runAttempts(
     signal: AbortSignal;
     /** Checked right before every attempt's body: false once this engine may no longer run the workflow. */
     mayStart?: () => boolean;
+    /**
+     * Turns an attempt's value into what is recorded; a throw fails that attempt like the body
+     * throwing would (a result PostgreSQL cannot store is retried per the policy, never committed).
+     */
+    accept?: (value: unknown) => unknown;
   },
 ): Promise<AttemptsOutcome> {
   for (let attempt = 1; ; attempt++) {
@@ -85,7 +90,7 @@ export async function runAttempts(
     try {
       const args = { attempt, idempotencyKey: opts.idempotencyKey };
       const value = await attemptOnce(fn, args, opts.name, opts.timeoutMs, opts.signal, opts.mayStart);
-      return { ok: true, value, attempts: attempt };
+      return { ok: true, value: opts.accept ? opts.accept(value) : value, attempts: attempt };
     } catch (error) {
       if (error instanceof NotStarted) return { ok: false, aborted: true, attempts: attempt - 1 };
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };

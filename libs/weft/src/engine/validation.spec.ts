@@ -1,6 +1,17 @@
 import fc from 'fast-check';
-import { InvalidArgumentError, PayloadNotSerializableError, PayloadTooLargeError } from '../common/errors.js';
-import { assertJsonSerializable, MAX_JSON_DEPTH, MAX_NAME_LENGTH, toStoredJson, validateName } from './validation.js';
+import { codeUnit, storableOracle } from '../../../../test/support/code-units.js';
+import { InvalidArgumentError, InvalidWorkflowIdError, PayloadNotSerializableError, PayloadTooLargeError } from '../common/errors.js';
+import {
+  assertJsonSerializable,
+  MAX_JSON_DEPTH,
+  MAX_NAME_LENGTH,
+  storableText,
+  toStoredJson,
+  unstorableText,
+  validateName,
+  validateReason,
+  validateWorkflowId,
+} from './validation.js';
 
 /** An array nested `levels` deep: 1 is `[0]`. */
 const nested = (levels: number): unknown => {
@@ -81,5 +92,90 @@ describe('validateName (pure logic)', () => {
   ])('refuses a name that is %s with InvalidArgumentError', (_what, name) => {
     expect(() => validateName('step name', name)).toThrow(InvalidArgumentError);
     expect(() => validateName('step name', name)).toThrow(/^Invalid step name: /);
+  });
+});
+
+const anyText = fc.string({ unit: codeUnit, maxLength: 12 });
+const storable = storableOracle;
+const everyString = (v: unknown, ok: (s: string) => boolean): boolean => {
+  if (typeof v === 'string') return ok(v);
+  if (Array.isArray(v)) return v.every((x) => everyString(x, ok));
+  if (v !== null && typeof v === 'object') return Object.entries(v).every(([k, x]) => ok(k) && everyString(x, ok));
+  return true;
+};
+
+describe('the storable-text rule (property-based, pure logic)', () => {
+  it('unstorableText finds exactly the strings with a NUL or a lone surrogate', () => {
+    fc.assert(
+      fc.property(anyText, (s) => {
+        expect(unstorableText(s) === null).toBe(storable(s));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('toStoredJson refuses a value iff one of its strings or keys, at any depth, breaks the rule; else it is the JSON round trip', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ stringUnit: codeUnit, maxDepth: 4 }), (v) => {
+        let stored: unknown;
+        try {
+          stored = toStoredJson(v, 'Workflow input', 1_000_000);
+        } catch (err) {
+          expect(err).toBeInstanceOf(PayloadNotSerializableError);
+          expect(everyString(v, storable)).toBe(false);
+          // The message names where, and can itself be stored (a step's recorded error).
+          expect(unstorableText((err as Error).message)).toBeNull();
+          return;
+        }
+        expect(everyString(v, storable)).toBe(true);
+        expect(stored).toEqual(JSON.parse(JSON.stringify(v)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('a toJSON() result is held to the rule too', () => {
+    const sneaky = { toJSON: () => ({ note: 'a\u0000' }) };
+    expect(() => toStoredJson({ at: sneaky }, 'Workflow input', 1000)).toThrow(PayloadNotSerializableError);
+    expect(toStoredJson({ at: new Date(0) }, 'Workflow input', 1000)).toEqual({ at: '1970-01-01T00:00:00.000Z' });
+  });
+
+  it('storableText leaves storable text alone and makes any other storable', () => {
+    fc.assert(
+      fc.property(anyText, (s) => {
+        const out = storableText(s);
+        expect(unstorableText(out)).toBeNull();
+        expect(out.length).toBe(s.length);
+        if (storable(s)) expect(out).toBe(s);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('ids and reasons (pure logic)', () => {
+  it.each(['a', '.hidden', '...', 'a.', 'order/1', 'ünïcødé', '\ud83d\ude00', 'x'.repeat(255)])('accepts the id %p', (id) => {
+    expect(validateWorkflowId(id)).toBe(id);
+  });
+
+  it.each([
+    ['"."', '.'],
+    ['".."', '..'],
+    ['a C0 control', 'a\u0001'],
+    ['DEL', 'a\u007f'],
+    ['a C1 control', 'a\u0085'],
+    ['the last C1 control', '\u009f'],
+    ['a lone surrogate', 'a\udc00'],
+    ['a NUL', 'a\u0000'],
+  ])('refuses an id with %s', (_what, id) => {
+    expect(() => validateWorkflowId(id)).toThrow(InvalidWorkflowIdError);
+  });
+
+  it('a reason is a string of at most 1000 characters that PostgreSQL can store', () => {
+    expect(validateReason('cancel reason', 'x'.repeat(1000))).toHaveLength(1000);
+    expect(() => validateReason('cancel reason', 'x'.repeat(1001))).toThrow(InvalidArgumentError);
+    expect(() => validateReason('cancel reason', 42)).toThrow(InvalidArgumentError);
+    expect(() => validateReason('cancel reason', 'a\u0000')).toThrow(PayloadNotSerializableError);
+    expect(() => validateReason('cancel reason', '\ud800')).toThrow(PayloadNotSerializableError);
   });
 });

@@ -23,7 +23,8 @@ export interface InboxMessage {
 
 export interface MessageConsume {
   id: string;
-  seq: number;
+  /** The operation that took it in; null for a message refused unapplied (engine/delivery.ts). */
+  seq: number | null;
   status?: string;
   result?: unknown;
 }
