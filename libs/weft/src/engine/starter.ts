@@ -38,6 +38,8 @@ export interface StartRequest {
   opts: StartOptions;
   /** signalWithStart's signal, validated and stored as JSON. */
   signal?: { name: string; payload: unknown };
+  /** A child of a workflow in its own queue: it runs on its parent's slot, not queued behind it. */
+  inParentSlot?: boolean;
 }
 
 export class Starter {
@@ -52,12 +54,12 @@ export class Starter {
   }
 
   /** Writes the start (or applies the id policy to an existing id) and launches a new run; resolves with the id. */
-  async start({ type, input, opts, signal }: StartRequest): Promise<string> {
+  async start({ type, input, opts, signal, inParentSlot }: StartRequest): Promise<string> {
     const { registry, options, ownership, messaging } = this.deps;
     const def = registry.get(validateName('workflow type', type)); // a bad name is a 400, not a 404 that echoes it
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
-    const row = newRow(def.name, input, opts, options.maxPayloadBytes, this.deps.queues.startOf(opts, def));
+    const row = newRow(def.name, input, opts, options.maxPayloadBytes, inParentSlot ? null : this.deps.queues.startOf(opts, def));
     // The claim and the start signal go in the start's own statement (docs/decisions/0005).
     row.claim = ownership.claimer() && row.status === 'running' ? 'mine' : null;
     row.signal = signal ?? null;
@@ -84,11 +86,21 @@ export class Starter {
    */
   async startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string> {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
-    if (this.deps.registry.has(type)) return this.start({ type, input, opts });
+    if (this.deps.registry.has(type)) return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type) });
     const row = newRow(type, input, opts, this.deps.options.maxPayloadBytes);
     row.claim = this.deps.ownership.childClaim;
     await this.batch.submit(row);
     return childId;
+  }
+
+  /**
+   * A child whose type is queued into the queue its parent holds a slot of runs on that slot: queued
+   * behind its waiting parent it would never be admitted at concurrency 1 (docs/decisions/0017).
+   */
+  private async inParentsQueue(parentId: string, type: string): Promise<boolean> {
+    const queue = this.deps.registry.get(type).queue;
+    if (queue === undefined) return false;
+    return (await this.deps.store.workflows.get(parentId))?.queue === queue;
   }
 
   /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
