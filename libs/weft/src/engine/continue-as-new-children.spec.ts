@@ -27,6 +27,17 @@ class LeaveChild {
   }
 }
 
+/** Every run executes the same explicitly named child twice, then continues: 3 runs. */
+class SameChild {
+  async run(ctx: WorkflowContext, input: { round: number }) {
+    const id = `${ctx.workflowId}-page`;
+    const a = await ctx.executeChild<number>('crawl-page', { round: input.round * 10 }, { workflowId: id });
+    const b = await ctx.executeChild<number>('crawl-page', { round: input.round * 10 + 1 }, { workflowId: id });
+    if (input.round >= 3) return [a, b];
+    return ctx.continueAsNew({ round: input.round + 1 });
+  }
+}
+
 class Waits {
   async run(ctx: WorkflowContext) {
     await ctx.sleep('1h');
@@ -54,7 +65,8 @@ describe.each(MODES)('continue-as-new closes only the ended run’s children (ow
         .register('crawl-page', CrawlPage)
         .register('leave-child', LeaveChild)
         .register('page-left', Waits)
-        .register('page-after', Quick),
+        .register('page-after', Quick)
+        .register('same-child', SameChild),
     );
     await e.bootstrap();
     return e;
@@ -73,6 +85,12 @@ describe.each(MODES)('continue-as-new closes only the ended run’s children (ow
     );
     expect(cancelled.map((r) => r.id)).toEqual([]);
   }, 90_000);
+
+  it('a child id an earlier run (or the same run) already used starts a new child, which the parent waits for', async () => {
+    const e = await engine();
+    const h = await e.start('same-child', { round: 1 }, { workflowId: 'same-1' });
+    await expect(h.result({ timeout: '20s' })).resolves.toEqual([30, 31]);
+  });
 
   it("the ended run's own child, never awaited, is cancelled; the next run's child is not", async () => {
     const e = await engine();

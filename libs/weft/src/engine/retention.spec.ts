@@ -156,6 +156,15 @@ describe('retention and purge (real PostgreSQL)', () => {
     expect(await count('weft_workflows', `id LIKE 'order-7%'`)).toBe(2);
   });
 
+  it('a child an earlier release left behind its purged parent is started anew when the id is used again', async () => {
+    const e = await env.pool.create({}, (x) => x.register('order', Order).register('item', Item));
+    await e.bootstrap();
+    await (await e.start('order', { tag: 'first' }, { workflowId: 'order-9' })).result({ timeout: '10s' });
+    await q(`DELETE FROM ${WF} WHERE id = 'order-9'`); // the parent alone, as purges used to
+    const again = await e.start('order', { tag: 'second' }, { workflowId: 'order-9' });
+    await expect(again.result({ timeout: '10s' })).resolves.toBe('item done (second)');
+  });
+
   it('refuses bad retention options before anything is written', async () => {
     await expect(env.pool.create({ retention: { completd: '1d' } as never })).rejects.toMatchObject({ code: 'WEFT_INVALID_CONFIGURATION' });
     await expect(env.pool.create({ retention: { completed: 'forever' as Duration } })).rejects.toMatchObject({

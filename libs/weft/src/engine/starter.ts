@@ -106,7 +106,13 @@ export class Starter {
   /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
   private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
     if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
-    if (policy === 'return-existing' || !isTerminal(res.status)) return null;
+    if (!isTerminal(res.status)) return null;
+    // A child start that finds an ended workflow whose end its parent has not yet taken is a
+    // replay's repeated start (the child is this run's). Without that notice it ended for an
+    // earlier run of the parent (a continue-as-new, a restart, a purged id) or this run took it
+    // already: the parent would wait for a notice that never comes, so it starts anew.
+    if (policy === 'return-existing' && (!row.parentId || (await this.deps.store.messages.hasPendingNotice(row.parentId, row.id))))
+      return null;
     return this.deps.store.workflows.restart(row, res.version, this.deps.ownership.claimer()); // null: someone else restarted it first
   }
 

@@ -50,6 +50,9 @@ function statements(schema: string) {
     poll: pollSql(msgs, wf, ''),
     pollOwned: pollSql(msgs, wf, `AND (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = m.workflow_id) = $3`),
     readUpdate: `SELECT status, result FROM ${msgs} WHERE id = $1::bigint`,
+    /** A child's end its parent has not taken yet. */
+    pendingNotice: `SELECT EXISTS (SELECT 1 FROM ${msgs} WHERE workflow_id = $1 AND kind = 'child' AND name = $2
+                      AND consumed_seq IS NULL AND status = 'pending') AS found`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */
     expireUpdate: `UPDATE ${msgs} SET status = 'expired' WHERE id = $1::bigint AND status = 'pending' AND consumed_seq IS NULL RETURNING id`,
     /** Insert a message with notify (a restarted run's start signal, in its transaction). */
@@ -91,6 +94,12 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
     type Row = { workflow_id: string; last_id: string; pending: number };
     if (ownerEngineId === null) return this.db.query<Row>(this.q.poll, [types, limit]);
     return this.db.query<Row>(this.q.pollOwned, [types, limit, ownerEngineId]);
+  }
+
+  /** Is the end of child `childId` waiting, not yet taken, in its parent's messages? */
+  async hasPendingNotice(parentId: string, childId: string): Promise<boolean> {
+    const [r] = await this.db.query<{ found: boolean }>(this.q.pendingNotice, [parentId, childId]);
+    return r.found;
   }
 
   async readUpdate(messageId: string): Promise<{ status: string; result: unknown } | null> {
