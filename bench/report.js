@@ -290,7 +290,8 @@ function placementTable(entry, from) {
 export function otherTables(entry) {
   const med = entry.medians;
   const from = keptFrom(entry);
-  if (entry.bench === 'placement') return placementTable(entry, from);
+  const own = { placement: placementTable, 'timer-lateness': timerLatenessTable }[entry.bench];
+  if (own) return own(entry, from);
   if (entry.bench === 'renewal') {
     const out = [`### Renewal${from}`, '', '| held claims | one renewal pass | statements per pass |', '|---|---|---|'];
     for (let i = 0; med[`renewalPasses[${i}].heldClaims`] !== undefined; i++)
@@ -374,6 +375,26 @@ export function otherTables(entry) {
     ...Object.entries(med).map(([k, v]) => `| ${k} | ${v} |`),
     '',
   ];
+}
+
+/** bench/timer-lateness.ts: fire minus due at 1 and N parked runs, per ownership mode. */
+function timerLatenessTable(entry, from) {
+  const med = entry.medians;
+  const first = entry.runs[0];
+  const parked = first.parked ?? 1000;
+  const out = [
+    `### Timer lateness (fire minus due, on the engine that owns the workflow, timerPollInterval 1 s)${from}`,
+    '',
+    `| ownership | 1 parked: p50 | p99 | ${fmt(parked)} parked: p50 | p99 |`,
+    '|---|---|---|---|---|',
+  ];
+  (first.results ?? []).forEach((r, i) => {
+    const f = (k) => fmt(med[`results[${i}].${k}`], 1);
+    out.push(
+      `| ${modeName(r.ownership)} | ${f('parked1.p50Ms')} ms | ${f('parked1.p99Ms')} ms | ${f(`parked${parked}.p50Ms`)} ms | ${f(`parked${parked}.p99Ms`)} ms |`,
+    );
+  });
+  return [...out, ''];
 }
 
 // ---------------------------------------------------------------- the chart, hand-written SVG

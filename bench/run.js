@@ -35,6 +35,8 @@ const benches = [
   ['parked-heap', 'parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],
   ['renewal', 'renewal.ts', []],
   ['signal-latency', 'signal-latency.ts', []],
+  // How late a durable timer fires on its owner (local timers; the 1 s poll is the backstop): 1 and 1,000 parked.
+  ['timer-lateness', 'timer-lateness.ts', [process.env.BENCH_TIMER_TRIALS ?? '20', process.env.BENCH_TIMER_PARKED ?? '1000']],
   // The two scale targets: 1,000,000 ended workflows in the tables, a fresh engine recovering 100,000.
   ['scale-rows', 'scale-rows.ts', [process.env.BENCH_SCALE_ROWS ?? '1000000']],
   ['recovery', 'recovery.ts', [process.env.BENCH_RECOVERY ?? '100000']],

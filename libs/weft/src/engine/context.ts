@@ -228,7 +228,9 @@ export class WorkflowContextImpl implements WorkflowContext {
       } else if (!timer) {
         await exec.commit({ timers: [{ kind: wait.timer, seq, delayMs: timeoutMs }] });
         exec.timers.set(seq, new Date(Date.now() + timeoutMs));
-        exec.host.onTimerScheduled(exec.workflowId, timeoutMs);
+        if (exec.waits.has(seq)) exec.host.timers.armed(exec.workflowId, seq, Date.now() + timeoutMs);
+      } else if (!exec.readOnly) {
+        exec.host.timers.armed(exec.workflowId, seq, timer.getTime()); // loaded: armed again by its new run
       }
     }
     return parked;

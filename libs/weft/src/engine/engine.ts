@@ -117,7 +117,7 @@ export class WeftEngine {
           if (!children || children.length) this.transitions.closeChildren(id, children);
         },
       },
-      onTimerScheduled: (_id, delayMs) => this.timers.nudgeAt(Date.now() + delayMs),
+      fireOwnTimer: (id, seq) => this.transitions.fireOwn(id, seq),
     });
     this.transitions = new Transitions({
       store: this.store,

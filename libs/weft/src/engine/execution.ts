@@ -1,6 +1,7 @@
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
 import type { OperationRecord } from '../common/types.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
+import type { TimerHooks } from './local-timers.js';
 import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../common/types.js';
 import type { EngineTracing, WorkflowTrace } from '../observability/tracing.js';
 
@@ -19,7 +20,8 @@ export interface ExecutionHost {
    */
   onCommitError(exec: Execution, err: unknown): boolean;
   onParked(exec: Execution): void;
-  onTimerScheduled(workflowId: string, delayMs: number): void;
+  /** Timers of its waits, armed to their due time by the engine (local-timers.ts). */
+  readonly timers: TimerHooks;
   /** Replay met a different call than the history holds: suspend the workflow. */
   onNonDeterminism(exec: Execution, err: Error): void;
   /** May a step body start now? False deposes the workflow here (ownership). */
@@ -287,6 +289,7 @@ export class Execution implements ReplayTarget {
     if (!w || this.state !== 'active') return false;
     this.waits.delete(seq);
     this.parked = false;
+    if (w.timer) this.host.timers.cleared(this.workflowId, seq);
     const deleteTimers = w.timer ? [{ kind: w.timer, seq }] : [];
     void this.record(
       { seq, kind: w.kind, name: w.name, status: 'completed', result },

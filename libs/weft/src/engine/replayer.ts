@@ -99,7 +99,7 @@ function replayHost(): ExecutionHost {
     onStale: () => undefined,
     onCommitError: () => false,
     onParked: () => undefined,
-    onTimerScheduled: () => undefined,
+    timers: { armed: () => undefined, cleared: () => undefined },
     onNonDeterminism(exec, err) {
       if (exec.state !== 'active') return;
       exec.stop();

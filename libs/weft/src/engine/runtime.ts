@@ -14,6 +14,7 @@ import { ChildHooks, startChildOf } from './child-start.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { Change, Execution, ExecutionHost, ExecutionRun } from './execution.js';
 import { GroupCommitter } from './group-committer.js';
+import { LocalTimers } from './local-timers.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import { describeError } from './error-record.js';
@@ -28,8 +29,8 @@ export interface RuntimeDependencies {
   /** Every fence, hold and wake check is the policy's. */
   ownership: OwnershipPolicy;
   children: ChildHooks;
-  /** A timer was recorded: the engine's timer loop should look no later than `delayMs` from now. */
-  onTimerScheduled(workflowId: string, delayMs: number): void;
+  /** Takes and fires one of this engine's own timers (Transitions.fireOwn): see LocalTimerOptions.fire. */
+  fireOwnTimer(workflowId: string, seq: number): Promise<number | null>;
 }
 
 /**
@@ -57,7 +58,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   readonly options: ResolvedEngineOptions;
   private readonly ownership: OwnershipPolicy;
   private readonly children: ChildHooks;
-  readonly onTimerScheduled: (workflowId: string, delayMs: number) => void;
+  /** Its runs' timers, each armed to its due time here (local-timers.ts). */
+  readonly timers: LocalTimers;
 
   /** A workflow ended by an external command (cancel, timeout): apply the parent-close policy. */
   terminated(workflowId: string): void {
@@ -68,7 +70,11 @@ export class Runtime implements ExecutionHost, ContinueHost {
     ({ store: this.store, committer: this.committer, registry: this.registry, options: this.options } = deps);
     this.ownership = deps.ownership;
     this.children = deps.children;
-    this.onTimerScheduled = deps.onTimerScheduled;
+    this.timers = new LocalTimers({
+      fire: (id, seq) => (this.draining ? Promise.resolve(null) : deps.fireOwnTimer(id, seq)),
+      enabled: this.options.backgroundTasks === 'auto',
+      onError: (err) => this.logger.warn(`A local timer failed to fire (the poll fires it): ${(err as Error).message}`),
+    });
     this.loader = new Batcher(
       (ids) => this.store.workflows.loadMany(ids),
       (id) => id,
@@ -463,6 +469,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
   async close(): Promise<void> {
     this.closed = true;
     this.draining = true;
+    this.timers.close();
     for (const t of this.retryTimers) clearTimeout(t);
     this.retryTimers.clear();
     await Promise.allSettled([...this.loading.values()]);

@@ -6,6 +6,8 @@ import {
 } from '../common/errors.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { TERMINAL_STATUSES, WorkflowStatus } from '../common/types.js';
+import { Batcher } from '../storage/batcher.js';
+import type { OwnTimerTake } from '../storage/repositories/timer.repository.js';
 import type { TimerRow, WorkflowRow } from '../storage/types.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Change } from './execution.js';
@@ -41,6 +43,8 @@ export class Transitions {
   private readonly registry: WorkflowRegistry;
   private readonly ownership: OwnershipPolicy;
   private readonly logger: WeftLogger;
+  /** Local timers due together are taken in one statement (fireOwn). */
+  private readonly ownTimers: Batcher<{ workflowId: string; seq: number }, OwnTimerTake>;
 
   constructor(deps: {
     store: WorkflowStore;
@@ -50,6 +54,11 @@ export class Transitions {
     logger: WeftLogger;
   }) {
     ({ store: this.store, runtime: this.runtime, registry: this.registry, ownership: this.ownership, logger: this.logger } = deps);
+    this.ownTimers = new Batcher(
+      (wanted) => this.store.timers.takeOwn(wanted, this.ownership.timerRetryMs, this.ownership.pollOwner),
+      (w) => `${w.workflowId}\u0000${w.seq}`,
+      TIMER_BATCH,
+    );
   }
 
   cancel(workflowId: string, reason: string): Promise<unknown> {
@@ -161,6 +170,18 @@ export class Transitions {
       );
       if (due.length < TIMER_BATCH) return total;
     }
+  }
+
+  /**
+   * A timer of this engine's own run, armed in-process (local-timers.ts): taken as the poll takes
+   * it, then fired the same way. Resolves with the ms it is still to wait by the database clock.
+   */
+  async fireOwn(workflowId: string, seq: number): Promise<number | null> {
+    if (this.ownership.isHalted) return null; // a deposed lease holder's timers are the new holder's
+    const r = await this.ownTimers.submit({ workflowId, seq });
+    if (r && 'waitMs' in r) return r.waitMs;
+    if (r) await this.fire(r.taken);
+    return null;
   }
 
   private async fire(t: TimerRow): Promise<void> {

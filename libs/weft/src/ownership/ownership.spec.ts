@@ -179,7 +179,8 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
 
   it('a parked workflow whose claim moved discards its timer wake', async () => {
     const a = await engine('A6');
-    const h = await a.start('sleepy', { ms: 400 });
+    // Long enough that the claim moves before the sleep is due: its owner fires it on time (local timer).
+    const h = await a.start('sleepy', { ms: 2000 });
     await waitFor(
       async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1`, [h.workflowId])).length,
       'timer',

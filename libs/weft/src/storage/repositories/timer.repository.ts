@@ -35,8 +35,46 @@ function takeDueSql(schema: string, owned: boolean): string {
         (SELECT w.fence_epoch::text FROM ${wf} w WHERE w.id = t.workflow_id) AS fence_epoch`;
 }
 
+/**
+ * Timers of workflows' own waits (seq >= 0), each taken as takeDue takes it, when their owner
+ * armed them in-process (engine/local-timers.ts); fires due together share the statement. $1/$2
+ * the workflow ids and seqs, $3 the retry delay, $4 (owned) the engine that must hold the claim.
+ * A timer not due yet by the database clock comes back with the ms still to wait (id NULL); one
+ * taken or locked elsewhere, or gone, does not come back.
+ */
+function takeOwnSql(schema: string, owned: boolean): string {
+  const timers = qualify(schema, 'weft_timers');
+  const wf = qualify(schema, 'weft_workflows');
+  const ownerFilter = owned
+    ? `AND (SELECT c.engine_id FROM ${qualify(schema, 'weft_workflow_claims')} c WHERE c.workflow_id = t.workflow_id) = $4`
+    : '';
+  return `
+      WITH want AS (SELECT * FROM unnest($1::text[], $2::int[]) AS x(workflow_id, seq)),
+      due AS (
+        SELECT t.id, t.fire_at FROM ${timers} t JOIN want ON t.workflow_id = want.workflow_id AND t.seq = want.seq
+        WHERE t.workflow_id = ANY($1::text[]) AND t.fire_at <= clock_timestamp() ${ownerFilter}
+        FOR UPDATE OF t SKIP LOCKED
+      ),
+      taken AS (
+        UPDATE ${timers} t SET fire_at = clock_timestamp() + $3 * interval '1 millisecond'
+        FROM due WHERE t.id = due.id
+        RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at,
+          (SELECT w.fence_epoch::text FROM ${wf} w WHERE w.id = t.workflow_id) AS fence_epoch
+      )
+      SELECT id, workflow_id, kind, seq, fire_at, fence_epoch, NULL::float8 AS wait_ms FROM taken
+      UNION ALL
+      SELECT NULL, t.workflow_id, NULL, t.seq, NULL, NULL, EXTRACT(EPOCH FROM (t.fire_at - clock_timestamp())) * 1000
+      FROM ${timers} t JOIN want ON t.workflow_id = want.workflow_id AND t.seq = want.seq
+      WHERE t.workflow_id = ANY($1::text[]) AND t.fire_at > clock_timestamp()`;
+}
+
 function statements(schema: string) {
-  return { takeDue: takeDueSql(schema, false), takeDueOwned: takeDueSql(schema, true) };
+  return {
+    takeDue: takeDueSql(schema, false),
+    takeDueOwned: takeDueSql(schema, true),
+    takeOwn: takeOwnSql(schema, false),
+    takeOwnOwned: takeOwnSql(schema, true),
+  };
 }
 
 export class TimerRepository extends WeftRepository<TimerEntity> {
@@ -53,13 +91,38 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
       ownerEngineId === null ? this.q.takeDue : this.q.takeDueOwned,
       ownerEngineId === null ? [limit, retryAfterMs, types] : [limit, retryAfterMs, types, ownerEngineId],
     );
-    return rows.map((r) => ({
-      id: String(r.id),
-      workflowId: r.workflow_id as string,
-      kind: r.kind as TimerRow['kind'],
-      seq: r.seq as number,
-      fireAt: r.fire_at as Date,
-      fenceEpoch: (r.fence_epoch as string | null) ?? null,
-    }));
+    return rows.map(mapTimerRow);
+  }
+
+  /** Own timers, each taken if due (see takeOwnSql), else the ms it is still to wait, or null when there is nothing to take. */
+  async takeOwn(
+    wanted: Array<{ workflowId: string; seq: number }>,
+    retryAfterMs: number,
+    ownerEngineId: string | null,
+  ): Promise<OwnTimerTake[]> {
+    const ids = wanted.map((w) => w.workflowId);
+    const seqs = wanted.map((w) => w.seq);
+    const rows = await this.db.query<Record<string, unknown>>(
+      ownerEngineId === null ? this.q.takeOwn : this.q.takeOwnOwned,
+      ownerEngineId === null ? [ids, seqs, retryAfterMs] : [ids, seqs, retryAfterMs, ownerEngineId],
+    );
+    const byKey = new Map<string, OwnTimerTake>();
+    for (const r of rows) {
+      const take = r.id === null ? { waitMs: Math.max(1, Math.ceil(Number(r.wait_ms))) } : { taken: mapTimerRow(r) };
+      byKey.set(`${r.workflow_id as string}\u0000${r.seq as number}`, take);
+    }
+    return wanted.map((w) => byKey.get(`${w.workflowId}\u0000${w.seq}`) ?? null);
   }
 }
+
+/** What takeOwn did with one timer: took it, found it not due yet, or nothing (null). */
+export type OwnTimerTake = { taken: TimerRow } | { waitMs: number } | null;
+
+const mapTimerRow = (r: Record<string, unknown>): TimerRow => ({
+  id: String(r.id),
+  workflowId: r.workflow_id as string,
+  kind: r.kind as TimerRow['kind'],
+  seq: r.seq as number,
+  fireAt: r.fire_at as Date,
+  fenceEpoch: (r.fence_epoch as string | null) ?? null,
+});
