@@ -12,6 +12,7 @@ import { CliConfirmationRequiredError, CliUsageError } from './errors.js';
 import { parseCommandLine, usage, type Parsed } from './args.js';
 import { prepare, type CliIo } from './commands.js';
 import { Session } from './session.js';
+import { jsonText, safe } from './table.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 
@@ -31,8 +32,8 @@ const isUsage = (err: unknown) => USAGE_ERRORS.some((E) => err instanceof E);
 function report(io: CliIo, err: unknown, json: boolean): number {
   const code = err instanceof WeftError ? err.code : null;
   const message = (err as Error)?.message ?? String(err);
-  if (json) io.stderr.write(`${JSON.stringify({ error: { code, name: (err as Error)?.name ?? 'Error', message } })}\n`);
-  else io.stderr.write(`weft: ${code ?? (err as Error)?.name ?? 'Error'}: ${message}\n`);
+  if (json) io.stderr.write(`${jsonText({ error: { code, name: (err as Error)?.name ?? 'Error', message } })}\n`);
+  else io.stderr.write(`weft: ${code ?? (err as Error)?.name ?? 'Error'}: ${safe(message)}\n`);
   return isUsage(err) ? EXIT.usage : EXIT.failure;
 }
 
@@ -58,16 +59,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       schema: parsed.values.schema as string | undefined,
       logger: {
         log: () => undefined,
-        warn: (m) => io.stderr.write(`weft: warning: ${m}\n`),
-        error: (m) => io.stderr.write(`weft: ${m}\n`),
+        warn: (m) => io.stderr.write(`weft: warning: ${safe(m)}\n`),
+        error: (m) => io.stderr.write(`weft: ${safe(m)}\n`),
       },
     });
     const out = await run(session, io, json);
-    io.stdout.write(json ? `${JSON.stringify(out.json, null, 2)}\n` : out.text);
+    io.stdout.write(json ? `${jsonText(out.json, 2)}\n` : out.text);
     return out.failed ? EXIT.failure : EXIT.ok;
   } catch (err) {
     return report(io, err, json);
   } finally {
-    await session?.close().catch((err: unknown) => io.stderr.write(`weft: closing the database failed: ${(err as Error).message}\n`));
+    await session?.close().catch((err: unknown) => io.stderr.write(`weft: closing the database failed: ${safe((err as Error).message)}\n`));
   }
 }

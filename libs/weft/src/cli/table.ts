@@ -1,16 +1,31 @@
-// Plain-text output of the `weft` CLI: aligned columns and key/value blocks. Every cell is made
-// terminal-safe first: workflow ids, names, payloads and error messages are user data, and a
+// Output of the `weft` CLI: aligned columns and key/value blocks, and the JSON of --json. Every
+// cell and every JSON string is made terminal-safe first: workflow ids, names, payloads and error messages are user data, and a
 // control character in them (an ANSI escape, a newline) must not move the cursor or fake rows.
 
 /** Widest a cell is printed in a table; the rest is cut with an ellipsis (`--json` has it all). */
 export const MAX_CELL = 60;
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+// What no output prints raw, table or JSON: C0, DEL and C1 controls (a C1 such as U+009B is a
+// terminal escape of its own) and U+2028/U+2029, which editors and some terminals take as line
+// breaks. JSON.stringify escapes C0 itself and must keep its own newlines, so it escapes the rest.
+const BEYOND_C0 = '\\u007f-\\u009f\\u2028\\u2029';
+const UNSAFE_TEXT = new RegExp(`[\\u0000-\\u001f${BEYOND_C0}]`, 'g');
+const UNSAFE_IN_JSON = new RegExp(`[${BEYOND_C0}]`, 'g');
 
-/** Shows control characters as escapes (`\n`, `\u001b`) instead of sending them to the terminal. */
+const escaped = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+
+/** Shows control characters as escapes (`\n`, `\u001b`, `\u009b`) instead of sending them to the terminal. */
 export function safe(text: string): string {
-  return text.replace(CONTROL, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return text.replace(UNSAFE_TEXT, (c) => (c === '\n' ? '\\n' : c === '\t' ? '\\t' : escaped(c)));
+}
+
+/**
+ * `value` as JSON text for stdout or stderr (every --json output): what safe() escapes is a
+ * `\uXXXX` escape here too, which any JSON parser reads back as the same character. Outside
+ * strings JSON text is ASCII, so only string contents change.
+ */
+export function jsonText(value: unknown, indent?: number): string {
+  return (JSON.stringify(value, null, indent) ?? 'null').replace(UNSAFE_IN_JSON, escaped);
 }
 
 export function cut(text: string, max = MAX_CELL): string {
