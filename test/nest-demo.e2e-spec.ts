@@ -66,6 +66,10 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
       .send(order('o-big', { amount: 75_000 }))
       .expect(201);
     await waitFor(async () => (await http.get('/orders/o-big').expect(200)).body.stage === 'awaiting-approval', 'awaiting approval');
+    // An approver PostgreSQL cannot store is refused at the route; it used to stall the order.
+    for (const by of ['ops\u0000@example.com', 'ops\ud800']) {
+      expect((await http.post('/orders/o-big/approve').send({ by }).expect(400)).body.code).toBe('WEFT_PAYLOAD_NOT_SERIALIZABLE');
+    }
     await http.post('/orders/o-big/approve').send({ by: 'ops@example.com' }).expect(202);
     expect(await settled('o-big')).toMatchObject({ stage: 'shipped', result: { status: 'shipped' } });
   });
