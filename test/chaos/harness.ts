@@ -125,7 +125,10 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
       // gave up on, reported as resume_gave_up): once the driver is through and nothing advanced
       // for stallMs, the faults stop and the stall rule below ends the run.
       if (p.faultsUntilDone && drivenAt && Date.now() - ph.monitor.lastProgressAt > p.stallMs) ph.injector.stop();
-      if (faultsDoneAt && Date.now() - ph.monitor.lastProgressAt > p.stallMs) return `no progress for ${p.stallMs} ms`;
+      // Counted from the end of the faults too: the held-back last starts only go then, after a
+      // quiet spell that must not count as a stall.
+      if (faultsDoneAt && Date.now() - Math.max(ph.monitor.lastProgressAt, faultsDoneAt) > p.stallMs)
+        return `no progress for ${p.stallMs} ms`;
       if (faultsDoneAt && Date.now() - faultsDoneAt > p.settleMs) return `not all finished ${p.settleMs} ms after the last fault`;
       if (Date.now() - startedAt > p.maxRunMs) return `run cap of ${p.maxRunMs} ms reached`;
       return null;
