@@ -6,7 +6,8 @@
 import { runChaos } from './harness.js';
 import { ChaosProfile, leaseSmallProfile, smallProfile } from './profiles.js';
 
-vi.setConfig({ testTimeout: 300_000, hookTimeout: 300_000 });
+// Above the small profiles' run cap (480 s) plus checks and shutdown: a loaded machine is slow, not wrong.
+vi.setConfig({ testTimeout: 600_000, hookTimeout: 600_000 });
 
 async function runAndCheck(profile: ChaosProfile): Promise<void> {
   const summary = await runChaos(profile, { log: (m) => process.stderr.write(`[chaos ${profile.name}] ${m}\n`) });
