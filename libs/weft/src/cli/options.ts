@@ -1,6 +1,6 @@
 // What the commands share: their I/O, the option checks, and the workflow filter as a query.
 import { validateName, validateReason } from '../engine/validation.js';
-import type { WorkflowStatus } from '../common/types.js';
+import { WORKFLOW_STATUSES, type WorkflowStatus } from '../common/types.js';
 import type { Parsed } from './args.js';
 import { CliUsageError } from './errors.js';
 import type { Session } from './session.js';
@@ -23,16 +23,7 @@ export interface Output {
 
 export type Prepared = (session: Session, io: CliIo, json: boolean) => Promise<Output>;
 
-export const STATUSES: readonly WorkflowStatus[] = [
-  'pending',
-  'enqueued',
-  'running',
-  'suspended',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed_out',
-];
+export const STATUSES = WORKFLOW_STATUSES;
 export const LIVE: WorkflowStatus[] = ['pending', 'enqueued', 'running', 'suspended'];
 /** The engine's own payload default (maxPayloadBytes). */
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;

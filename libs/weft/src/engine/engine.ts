@@ -26,26 +26,17 @@ import { Starter } from './starter.js';
 import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';
 import { QueueAdmission } from './queues/admission.js';
-import { resolveQueues } from './queues/options.js';
-
-/** One declared queue for an operator (the dashboard's queues view). */
-export interface QueueView {
-  name: string;
-  concurrency: number | null;
-  perEngineConcurrency: number | null;
-  rateLimit: { limit: number; periodMs: number } | null;
-  /** As of this engine's last admission pass. */
-  enqueued: number;
-  running: number;
-}
+import { resolveQueues, type QueueView } from './queues/options.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
 import { Messaging } from './messaging.js';
 import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from '../common/types.js';
 
-export type { EngineHealthSnapshot } from '../common/types.js';
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
+
+export type { EngineHealthSnapshot } from '../common/types.js';
+export type { QueueView } from './queues/options.js';
 
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {

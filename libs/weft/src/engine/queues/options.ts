@@ -105,3 +105,14 @@ export function startQueue(
   }
   return { queue, priority };
 }
+
+/** One declared queue for an operator (the dashboard's queues view). */
+export interface QueueView {
+  name: string;
+  concurrency: number | null;
+  perEngineConcurrency: number | null;
+  rateLimit: { limit: number; periodMs: number } | null;
+  /** As of this engine's last admission pass. */
+  enqueued: number;
+  running: number;
+}
