@@ -1,6 +1,6 @@
 // How an error is written into a history (a step's failure, a workflow's, an update's): what
 // `recordedError` in common/errors.ts rebuilds, the same on the live run, on another engine and
-// after replay (DESIGN §9.4, docs/concepts.md "Errors").
+// after replay (docs/concepts.md "Errors").
 import type { WorkflowFailure } from '../common/types.js';
 import { assertJsonSerializable, storableText, unstorableText } from './validation.js';
 

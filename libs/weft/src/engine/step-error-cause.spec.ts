@@ -5,7 +5,7 @@ import type { WeftEngine } from './engine.js';
 
 // The error a step threw reaches the caller of result(): WorkflowFailedError.cause is the
 // StepFailedError, whose cause is the step's own error with its name, message, code, details
-// and cause, on the engine that ran it, on another engine and after a replay (DESIGN §9.4).
+// and cause, on the engine that ran it, on another engine and after a replay (docs/concepts.md "Errors").
 
 class CardDeclinedError extends Error {
   readonly code = 'CARD_DECLINED';
