@@ -10,10 +10,16 @@
 // window. BENCH_STATEMENTS=1 lists the statements per workflow by text; BENCH_CPU_PROFILE=<dir>
 // writes a CPU profile of every chunk. Before the levels each engine runs BENCH_WARMUP (default
 // 6,000) workflows at 16 in flight on its empty tables; their throughput is in `warmUp`.
+//
+// BENCH_AB_BASE=<another checkout> (a worktree of an older commit): an A/B in one process. Every
+// mode then has two engines, this checkout's and the other's library (loaded from its source),
+// and the chunks alternate between all of them; rows carry `variant` ('current' or 'base').
+// bench/ab.js runs it several times and prints current ÷ base per level.
 import { WeftEngine } from '@weft/nest';
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { WorkflowContext } from '@weft/nest';
 import { adminUrl, machine, p50Ms, percentile, round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
 
@@ -64,8 +70,12 @@ export class OneNoop {
   }
 }
 
+type Variant = 'current' | 'base';
+type EngineClass = typeof WeftEngine;
+
 interface Target {
   mode: Mode;
+  variant: Variant;
   url: string;
   db: string;
   engine: WeftEngine;
@@ -137,6 +147,7 @@ const WARM_UP_CHUNK = 1500;
 /** One engine's warm-up: workflows/s of each chunk, in order (the last one may be shorter). */
 interface WarmUp {
   mode: Mode;
+  variant?: Variant;
   workflows: number;
   workflowsPerChunk: number;
   workflowsPerSec: number[];
@@ -151,7 +162,13 @@ interface WarmUp {
  * chunks' figures show the way there (docs/performance.md, "Steady state before measuring").
  */
 async function measuredWarmUp(targets: Target[], total: number): Promise<WarmUp[]> {
-  const out = targets.map((t): WarmUp => ({ mode: t.mode, workflows: total, workflowsPerChunk: WARM_UP_CHUNK, workflowsPerSec: [] }));
+  const out = targets.map((t): WarmUp => ({
+    mode: t.mode,
+    ...(abBase ? { variant: t.variant } : {}),
+    workflows: total,
+    workflowsPerChunk: WARM_UP_CHUNK,
+    workflowsPerSec: [],
+  }));
   for (let done = 0; done < total; done += WARM_UP_CHUNK) {
     const n = Math.min(WARM_UP_CHUNK, total - done);
     for (const [i, t] of targets.entries()) {
@@ -177,6 +194,7 @@ function row(t: Target, shape: Shape, inFlight: number, chunks: number, tally: T
   const steps = 3;
   return {
     mode: t.mode,
+    ...(abBase ? { variant: t.variant } : {}),
     shape,
     inFlight,
     workflows: total,
@@ -209,16 +227,27 @@ async function runLevel(targets: Target[], shape: Shape, total: number, inFlight
   return targets.map((t, i) => row(t, shape, inFlight, chunks, tallies[i]));
 }
 
-async function withEngine<T>(mode: Mode, fn: (t: Target) => Promise<T>): Promise<T> {
+const abBase = process.env.BENCH_AB_BASE;
+
+/** The engine class of a variant: this checkout's, or the BENCH_AB_BASE checkout's library source. */
+async function engineClass(variant: Variant): Promise<EngineClass> {
+  if (variant === 'current' || !abBase) return WeftEngine;
+  const entry = path.resolve(abBase, 'libs', 'weft', 'src', 'index.ts');
+  const lib = (await import(pathToFileURL(entry).href)) as { WeftEngine: EngineClass };
+  return lib.WeftEngine;
+}
+
+async function withEngine<T>(mode: Mode, variant: Variant, fn: (t: Target) => Promise<T>): Promise<T> {
+  const Engine = await engineClass(variant);
   return withFreshDatabase(async (url, db) => {
     // workflow-lease: the fenced per-workflow claims of a multi-engine deploy (one engine here).
-    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent, ownership: mode });
+    const engine = await Engine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent, ownership: mode });
     engine.register('noop3', ThreeNoops);
     engine.register('mixed', Mixed);
     engine.register('noop1', OneNoop);
     await engine.bootstrap();
     try {
-      return await fn({ mode, url, db, engine });
+      return await fn({ mode, variant, url, db, engine });
     } finally {
       await engine.dispose();
     }
@@ -228,7 +257,9 @@ async function withEngine<T>(mode: Mode, fn: (t: Target) => Promise<T>): Promise
 async function main() {
   const total = Number(process.argv[2] ?? 6000);
   const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
-  const modes = (process.env.BENCH_MODES ?? 'none,workflow-lease').split(',') as Mode[];
+  const modeList = (process.env.BENCH_MODES ?? 'none,workflow-lease').split(',') as Mode[];
+  const variants: Variant[] = abBase ? ['current', 'base'] : ['current'];
+  const modes = modeList.flatMap((mode) => variants.map((variant) => ({ mode, variant })));
   const mixedTotal = Number(process.env.BENCH_MIXED ?? Math.min(500, Math.max(50, Math.round(total / 4))));
   // Chunks per level that alternate between the modes (BENCH_CHUNKS, default 4).
   const chunks = Math.max(1, Number(process.env.BENCH_CHUNKS ?? 4));
@@ -238,7 +269,7 @@ async function main() {
   let warmUpChunks: WarmUp[] = [];
   const nest = (i: number, targets: Target[]): Promise<void> =>
     i < modes.length
-      ? withEngine(modes[i], (t) => nest(i + 1, [...targets, t]))
+      ? withEngine(modes[i].mode, modes[i].variant, (t) => nest(i + 1, [...targets, t]))
       : (async () => {
           warmUpChunks = await measuredWarmUp(targets, warmUpTotal);
           for (const level of levels)
@@ -248,7 +279,7 @@ async function main() {
   await nest(0, []);
   const server = new URL(adminUrl());
   process.stdout.write(
-    `${JSON.stringify({ bench: 'throughput', at: new Date().toISOString(), machine: machine(), database: `${server.hostname}:${server.port || 5432}`, warmUp: warmUpChunks, results }, null, 2)}\n`,
+    `${JSON.stringify({ bench: 'throughput', ...(abBase ? { abBase: path.resolve(abBase) } : {}), at: new Date().toISOString(), machine: machine(), database: `${server.hostname}:${server.port || 5432}`, warmUp: warmUpChunks, results }, null, 2)}\n`,
   );
 }
 
