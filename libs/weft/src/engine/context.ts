@@ -130,6 +130,8 @@ export class WorkflowContextImpl implements WorkflowContext {
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
       void exec.record(op);
+      const replayed = exec.afterReplay();
+      if (replayed) await replayed;
       return fromRecord(op) as T;
     } finally {
       exec.inflightSteps--;
@@ -201,6 +203,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     const start = () => exec.host.startChild(exec, seq, type, input, opts);
     const childId = await (exec.trace ? exec.trace.within(start) : start()); // the child's span nests under this run's
     void exec.record({ seq, kind: 'startChild', name: type, status: 'completed', result: { workflowId: childId } });
+    await exec.afterReplay();
     return handle(childId);
   }
 

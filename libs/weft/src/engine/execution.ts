@@ -191,6 +191,17 @@ export class Execution implements ReplayTarget {
     return this.replay !== undefined && !this.replay.done;
   }
 
+  /**
+   * Hands a live result to the code (a step's, a timer's, a child start's) once the replay has
+   * released every recorded operation: what history holds happened while this operation was
+   * pending (it never resolved in the run that recorded it), so the code must see all of it
+   * before going on, e.g. a delivery recorded after a step the draining engine never ran
+   * (decision 0002). At once when not replaying.
+   */
+  afterReplay(): Promise<void> | undefined {
+    return this.replay && !this.replay.done ? this.replay.finished : undefined;
+  }
+
   /** run() is being called now: its code starts at the current seq. */
   codeBegins(): void {
     this.codeFrom = this.nextSeq;
@@ -295,7 +306,9 @@ export class Execution implements ReplayTarget {
       { seq, kind: w.kind, name: w.name, status: 'completed', result },
       { ...extra, deleteTimers: [...deleteTimers, ...(extra.deleteTimers ?? [])] },
     );
-    w.resolve(result);
+    const replayed = this.afterReplay();
+    if (replayed) void replayed.then(() => w.resolve(result));
+    else w.resolve(result);
     return true;
   }
 

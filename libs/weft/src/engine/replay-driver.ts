@@ -27,7 +27,10 @@ export class ReplayDriver {
   private readonly queue: OperationRecord[];
   private readonly pending = new Map<number, (rec: OperationRecord) => void>();
   private index = 0;
-  done = false;
+  private markDone!: () => void;
+  /** Resolves once all history is released (never, if the run is stopped first). */
+  readonly finished = new Promise<void>((r) => (this.markDone = r));
+  private isDone = false;
 
   constructor(
     private readonly target: ReplayTarget,
@@ -36,7 +39,17 @@ export class ReplayDriver {
     const ordered = [...history].filter((r) => !SYNC_KINDS.has(r.kind));
     ordered.sort((a, b) => (a.event ?? a.seq) - (b.event ?? b.seq) || a.seq - b.seq);
     this.queue = ordered;
-    if (ordered.length === 0) this.done = true;
+    if (ordered.length === 0) this.finish();
+  }
+
+  /** All history released: what the code does from here on is live. */
+  get done(): boolean {
+    return this.isDone;
+  }
+
+  private finish(): void {
+    this.isDone = true;
+    this.markDone();
   }
 
   /** The code called a recorded operation: its result comes when the driver reaches it. */
@@ -55,7 +68,7 @@ export class ReplayDriver {
       this.target.applyDelivery(rec);
       this.index++;
     }
-    if (this.index >= this.queue.length) this.done = true;
+    if (this.index >= this.queue.length) this.finish();
   }
 
   async run(): Promise<void> {
@@ -82,7 +95,7 @@ export class ReplayDriver {
       this.index++;
     }
     await settle();
-    this.done = true;
+    this.finish();
   }
 
   /** Unreleased history left when the run ended means the code changed. */
