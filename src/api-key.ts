@@ -1,5 +1,6 @@
-import { Injectable, Logger, UnauthorizedException } from '@nestjs/common';
+import { Inject, Injectable, Logger, UnauthorizedException } from '@nestjs/common';
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { demoConfig, type DemoConfig } from './config/demo.config.js';
 
 /** 401 with the same `{ statusCode, code, message }` body as Weft's own errors. */
 export class ApiKeyRejectedError extends UnauthorizedException {
@@ -31,8 +32,8 @@ export class ApiKey {
   private readonly key: string;
   private readonly expected: Buffer;
 
-  constructor() {
-    let key = process.env.WEFT_API_KEY;
+  constructor(@Inject(demoConfig.KEY) config: DemoConfig) {
+    let key = config.apiKey;
     if (!key) {
       key = randomBytes(24).toString('base64url');
       new Logger('ApiKey').warn(`WEFT_API_KEY is not set; this run's key for /weft/* and /metrics: x-api-key: ${key}`);

@@ -1,28 +1,31 @@
 import { Module } from '@nestjs/common';
+import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
-import { Duration, WeftModule } from '@weft/nest';
+import { WeftModule } from '@weft/nest';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyModule } from './api-key.module.js';
+import { DemoConfig, demoConfig } from './config/demo.config.js';
 import { HealthController } from './health.controller.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { ReportsModule } from './reports/reports.module.js';
 
 @Module({
   imports: [
+    // The environment only (no .env file): src/config/ declares and checks every variable.
+    ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [demoConfig] }),
     TerminusModule,
     ApiKeyModule,
     WeftModule.forRootAsync({
       isGlobal: true,
-      useFactory: () => ({
+      inject: [demoConfig.KEY],
+      useFactory: ({ weft }: DemoConfig) => ({
         // No DATABASE_URL: an embedded PostgreSQL under ./.weft/pg.
-        database: process.env.DATABASE_URL ? { url: process.env.DATABASE_URL } : undefined,
-        schema: process.env.WEFT_SCHEMA ?? 'weft',
-        // Several demo processes may share the embedded server: each workflow gets one fenced owner.
-        ownership: (process.env.WEFT_OWNERSHIP as 'none' | 'lease' | 'workflow-lease' | undefined) ?? 'workflow-lease',
-        // Environment strings: the engine checks them at start-up (InvalidDurationError).
-        workflowClaimTtl: (process.env.WEFT_CLAIM_TTL ?? '6s') as Duration,
-        workflowClaimRenewInterval: (process.env.WEFT_CLAIM_RENEW ?? '1s') as Duration,
-        engineId: process.env.WEFT_ENGINE_ID,
+        database: weft.databaseUrl ? { url: weft.databaseUrl } : undefined,
+        schema: weft.schema,
+        ownership: weft.ownership,
+        workflowClaimTtl: weft.workflowClaimTtl,
+        workflowClaimRenewInterval: weft.workflowClaimRenewInterval,
+        engineId: weft.engineId,
         // Orders charge a payment provider that allows 20 requests a second: the queue holds that
         // across every demo process. An order keeps its slot while it waits for approval or
         // packing, so the concurrency is generous (docs/queues.md).

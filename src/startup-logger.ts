@@ -1,10 +1,10 @@
 import { ConsoleLogger } from '@nestjs/common';
-import { WeftError } from '@weft/nest';
+import { startupErrorLine } from './startup-error.js';
 
-/** Leaves Weft's typed start-up errors to main.ts, which prints them as one line. */
+/** Leaves the typed start-up errors to main.ts, which prints them as one line. */
 export class StartupLogger extends ConsoleLogger {
   override error(message: unknown, ...rest: unknown[]): void {
-    if (message instanceof WeftError) return;
+    if (startupErrorLine(message) !== undefined) return;
     super.error(message, ...(rest as [string]));
   }
 }

@@ -87,8 +87,27 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
     expect(await settled('o-nowhere')).toMatchObject({ stage: 'refunded' });
   });
 
-  it('validates orders by hand and maps unknown orders to 404', async () => {
-    expect((await http.post('/orders').send({ items: [] }).expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
+  it('refuses bodies its DTOs do not allow, one rule per field, and maps unknown orders to 404', async () => {
+    const refused = async (path: string, body: object) => {
+      const { body: answer } = await http.post(path).send(body).expect(400);
+      expect(answer).toEqual({ statusCode: 400, code: 'DEMO_INVALID_REQUEST', message: expect.any(String) });
+      return answer.message as string;
+    };
+    expect(await refused('/orders', { items: [] })).toBe(
+      'Invalid request body: items must contain at least 1 elements; amount must be an integer number; address must be a string.',
+    );
+    const nested = await refused('/orders', { ...order('o-bad'), items: [{ sku: 'tea', quantity: 0 }], address: '  ', coupon: 'x' });
+    expect(nested).toBe(
+      'Invalid request body: property coupon should not exist; items.0.quantity must not be less than 1; address should not be empty.',
+    );
+    expect(await refused('/orders', { ...order('o bad'), amount: '1250' })).toMatch(/orderId must be 1 to 64 .*amount must be an integer/);
+    expect(await refused('/orders', [order('o-array')])).toMatch(
+      /^Invalid request body: property 0 should not exist; items must be an array/,
+    );
+    expect(await refused('/orders/o-1/approve', { by: 5 })).toBe('Invalid request body: by must be a string.');
+    expect(await refused('/orders/o-1/approve', { by: 'ops', note: 'y' })).toBe('Invalid request body: property note should not exist.');
+    // Nothing was started for a refused order.
+    await http.get('/orders/o-bad').expect(404);
     expect((await http.get('/orders/missing').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
   });
 
@@ -191,6 +210,17 @@ describe('demo app as a process', () => {
     expect(demo.out()).toContain('Engine disposed');
     const rows = await tdb.query<{ status: string }>(`SELECT status FROM weft.weft_workflows WHERE id = 'order-o-term'`);
     expect(rows[0].status).toBe('running');
+  });
+
+  it('refuses a bad environment before it connects: one DEMO_CONFIG_INVALID line, exit 1, without the password', async () => {
+    const demo = runDemo({ DATABASE_URL: 'mysql://weft:s3cret@127.0.0.1/orders', PORT: 'eighty', DEMO_PAYMENT_FAILURE_RATE: '2' });
+    expect((await demo.exited).code).toBe(1);
+    expect(demo.err().trim().split('\n')).toEqual([
+      "DEMO_CONFIG_INVALID: The demo's environment is invalid: DATABASE_URL must be a postgres:// or postgresql:// URL; " +
+        'PORT must be an integer from 0 to 65535 (got "eighty"); DEMO_PAYMENT_FAILURE_RATE must be a number from 0 to 1 (got "2"). ' +
+        'Fix or unset these variables (README, "The demo\'s configuration").',
+    ]);
+    expect(demo.err() + demo.out()).not.toContain('s3cret');
   });
 
   it('prints a WeftError at start-up as one line and exits 1, without the password', async () => {

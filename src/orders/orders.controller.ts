@@ -1,26 +1,33 @@
-import { Body, Controller, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
-import { Duration, WeftEngine, WeftExceptionFilter } from '@weft/nest';
-import { parseOrderRequest } from './order-request.js';
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseFilters, UsePipes } from '@nestjs/common';
+import { WeftEngine, WeftExceptionFilter } from '@weft/nest';
+import { randomUUID } from 'node:crypto';
+import { demoConfig, type DemoConfig } from '../config/demo.config.js';
+import { RequestValidationPipe } from '../request-validation.js';
+import { ApproveOrderDto, PlaceOrderDto } from './order-request.dto.js';
 import { ORDER_WORKFLOW } from './order.workflow.js';
+import type { OrderInput } from './order.types.js';
 
 const workflowIdOf = (orderId: string) => `order-${orderId}`;
 
 @Controller('orders')
+@UsePipes(new RequestValidationPipe()) // bodies become their DTOs, or a 400 DEMO_INVALID_REQUEST
 @UseFilters(WeftExceptionFilter) // Weft errors become 400/404/409/503 with { statusCode, code, message }
 export class OrdersController {
-  private readonly config = {
-    // Checked by the engine when the order starts (InvalidDurationError on a bad value).
-    packingDelay: (process.env.DEMO_PACKING_DELAY ?? '5s') as Duration,
-    approvalThreshold: Number(process.env.DEMO_APPROVAL_THRESHOLD ?? 50_000),
-    approvalTimeout: (process.env.DEMO_APPROVAL_TIMEOUT ?? '10m') as Duration,
-  };
-
-  constructor(private readonly engine: WeftEngine) {}
+  constructor(
+    private readonly engine: WeftEngine,
+    @Inject(demoConfig.KEY) private readonly config: DemoConfig,
+  ) {}
 
   /** Places an order; placing the same orderId again returns the same workflow. */
   @Post()
-  async place(@Body() body: unknown) {
-    const order = parseOrderRequest(body, this.config);
+  async place(@Body() body: PlaceOrderDto) {
+    const order: OrderInput = {
+      orderId: body.orderId ?? randomUUID(),
+      items: body.items.map(({ sku, quantity }) => ({ sku, quantity })),
+      amount: body.amount,
+      address: body.address,
+      ...this.config.orders,
+    };
     const handle = await this.engine.start(ORDER_WORKFLOW, order, { workflowId: workflowIdOf(order.orderId) });
     return { orderId: order.orderId, workflowId: handle.workflowId, statusUrl: `/orders/${order.orderId}` };
   }
@@ -28,9 +35,8 @@ export class OrdersController {
   /** Approves a large order waiting for it: a durable signal, delivered to its handler. */
   @Post(':orderId/approve')
   @HttpCode(202)
-  async approve(@Param('orderId') orderId: string, @Body() body: unknown) {
-    const by = (body as { by?: unknown } | null)?.by;
-    await this.engine.signal(workflowIdOf(orderId), 'approve', typeof by === 'string' && by ? by : 'anonymous');
+  async approve(@Param('orderId') orderId: string, @Body() body: ApproveOrderDto) {
+    await this.engine.signal(workflowIdOf(orderId), 'approve', body.by ?? 'anonymous');
     return { orderId, approved: true };
   }
 

@@ -1,6 +1,7 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { currentStep, Step } from '@weft/nest';
 import { randomUUID } from 'node:crypto';
+import { demoConfig, type DemoConfig } from '../config/demo.config.js';
 import { CardDeclinedError, Charge, PaymentGatewayTimeoutError } from './order.types.js';
 
 const DECLINE_ABOVE_CENTS = 1_000_000;
@@ -14,7 +15,12 @@ export class PaymentsService {
   private readonly logger = new Logger('Payments');
   /** The provider's own idempotency: the same key never charges twice. */
   private readonly byKey = new Map<string, Charge>();
-  private readonly failureRate = Number(process.env.DEMO_PAYMENT_FAILURE_RATE ?? 0.3);
+  /** DEMO_PAYMENT_FAILURE_RATE: the share of charges that time out. */
+  private readonly failureRate: number;
+
+  constructor(@Inject(demoConfig.KEY) config: DemoConfig) {
+    this.failureRate = config.paymentFailureRate;
+  }
 
   @Step({
     retry: { maxAttempts: 5, initialInterval: '200ms', backoffCoefficient: 2, nonRetryable: ['CardDeclinedError'] },

@@ -1,5 +1,6 @@
-import { Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { WeftEngine, WeftLifecycle } from '@weft/nest';
+import { demoConfig, type DemoConfig } from '../config/demo.config.js';
 
 export const CARRIER_POLLER_ID = 'carrier-poller';
 
@@ -15,6 +16,7 @@ export class CarrierPollerStarter implements OnApplicationBootstrap {
   constructor(
     private readonly engine: WeftEngine,
     private readonly lifecycle: WeftLifecycle,
+    @Inject(demoConfig.KEY) private readonly config: DemoConfig,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -22,10 +24,9 @@ export class CarrierPollerStarter implements OnApplicationBootstrap {
       .ready()
       .then((state) => {
         if (state !== 'ready') return;
-        const every = process.env.CARRIER_POLL_EVERY ?? '30s';
         return this.engine.start(
           'carrier-poller',
-          { cursor: 0, every },
+          { cursor: 0, every: this.config.carrierPollEvery },
           { workflowId: CARRIER_POLLER_ID, idPolicy: 'start-new-if-terminal' },
         );
       })
