@@ -22,10 +22,9 @@ export default tseslint.config(
   {
     languageOptions: { ecmaVersion: 2023, sourceType: 'module', globals: { process: 'readonly', console: 'readonly' } },
     rules: {
-      // Small modules with one job each. 500: the two orchestrators (engine.ts, runtime.ts) carry
-      // the shutdown drain and the commit-failure handling of the guarantees (docs/decisions/0005-failure-edges.md); the
-      // architecture issue splits them by responsibility rather than by line count.
-      'max-lines': ['error', { max: 500, skipBlankLines: false, skipComments: false }],
+      // Size is judged in review, by a module's job; this is a backstop in code lines, far from every
+      // file so nothing is squeezed to fit (docs/decisions/0019-a-file-size-backstop-not-a-target.md).
+      'max-lines': ['error', { max: 800, skipBlankLines: true, skipComments: true }],
       complexity: ['error', { max: 15 }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
