@@ -58,18 +58,16 @@ describe('the public surface of @weft/nest', () => {
     }
   });
 
-  it('every exported error has a stable, unique WEFT_ code', () => {
-    const exported = Object.entries(weft)
-      .filter(([, v]) => typeof v === 'function' && v.prototype instanceof weft.WeftError)
-      .map(([name]) => name);
+  it('every exported error has a stable, unique WEFT_ code and a category, declared on its class', () => {
+    const exported = Object.values(weft).filter(
+      (v): v is typeof weft.WeftError => typeof v === 'function' && v.prototype instanceof weft.WeftError,
+    ) as unknown as weft.WeftErrorClass[];
     expect(exported.length).toBeGreaterThan(25);
-    const source = ['libs/weft/src/common/errors.ts', 'libs/weft/src/nest/nest-errors.ts']
-      .map((f) => fs.readFileSync(path.join(REPO_ROOT, f), 'utf8'))
-      .join('\n');
-    const codes = new Map<string, string>();
-    for (const m of source.matchAll(/export class (\w+) extends WeftError \{\s*readonly code = '([^']+)'/g)) codes.set(m[1], m[2]);
-    for (const name of exported) expect(codes.get(name), name).toMatch(/^WEFT_[A-Z_]+$/);
-    expect(new Set(codes.values()).size).toBe(codes.size);
+    for (const cls of exported) {
+      expect(cls.code).toMatch(/^WEFT_[A-Z_]+$/);
+      expect(Object.values(weft.ErrorCategory)).toContain(cls.category);
+    }
+    expect(new Set(exported.map((cls) => cls.code)).size).toBe(exported.length);
   });
 
   it('public declarations mention only exported types, and leave out what is marked @internal', () => {

@@ -2,9 +2,10 @@
 // opener, tuning constants, internal-only errors, the storage and runtime classes) stay out;
 // test/public-surface.e2e-spec.ts checks that public declarations only mention exported types.
 
-// Errors users can see, each with a stable `code`.
+// Errors users can see, each with a stable `code` and a category (`ErrorCategory`) on its class.
 export {
   WeftError,
+  ErrorCategory,
   InvalidConfigurationError,
   DatabaseUnavailableError,
   EmbeddedDatabaseError,
@@ -42,7 +43,7 @@ export {
   WorkflowPurgeRefusedError,
   QueueNotDeclaredError,
 } from './common/errors.js';
-export type { RecordedError } from './common/errors.js';
+export type { RecordedError, WeftErrorClass } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';
 

@@ -1,9 +1,10 @@
 // The CLI's own errors: only the `weft` bin throws them. Usage ones map to exit code 2 (run.ts).
-import { WeftError } from '../common/errors.js';
+import { ErrorCategory, WeftError } from '../common/errors.js';
 
 /** The `weft` CLI was called wrongly: unknown command or option, missing or malformed argument (exit code 2). */
 export class CliUsageError extends WeftError {
-  readonly code = 'WEFT_CLI_USAGE';
+  static readonly code = 'WEFT_CLI_USAGE';
+  static readonly category = ErrorCategory.Input;
   constructor(detail: string) {
     super(`${detail}. Run "weft --help" or "weft <command> --help" for usage.`);
   }
@@ -11,7 +12,8 @@ export class CliUsageError extends WeftError {
 
 /** A bulk CLI command needs confirmation, and stdin is not a terminal to ask on (exit code 2). */
 export class CliConfirmationRequiredError extends WeftError {
-  readonly code = 'WEFT_CLI_CONFIRMATION_REQUIRED';
+  static readonly code = 'WEFT_CLI_CONFIRMATION_REQUIRED';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly action: string,
     readonly count: number,
@@ -22,7 +24,8 @@ export class CliConfirmationRequiredError extends WeftError {
 
 /** The operator answered no to a CLI confirmation prompt; nothing was changed. */
 export class CliAbortedError extends WeftError {
-  readonly code = 'WEFT_CLI_ABORTED';
+  static readonly code = 'WEFT_CLI_ABORTED';
+  static readonly category = ErrorCategory.Input;
   constructor(readonly action: string) {
     super(`Not confirmed: nothing was done (${action}). Answer "y" to the prompt, or pass --yes.`);
   }
@@ -33,7 +36,8 @@ export class CliAbortedError extends WeftError {
  * the global lease, so cancel, suspend and resume go through the holder's HTTP API instead.
  */
 export class CliLeaseModeError extends WeftError {
-  readonly code = 'WEFT_CLI_LEASE_MODE';
+  static readonly code = 'WEFT_CLI_LEASE_MODE';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly command: string,
     readonly holder: string | null,
@@ -49,7 +53,8 @@ export class CliLeaseModeError extends WeftError {
 
 /** The schema has no Weft tables, or is at an older migration than this package (the CLI never migrates). */
 export class SchemaNotMigratedError extends WeftError {
-  readonly code = 'WEFT_SCHEMA_NOT_MIGRATED';
+  static readonly code = 'WEFT_SCHEMA_NOT_MIGRATED';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly schema: string,
     /** Migrations this package knows that the schema has not applied; every one when it has no Weft tables. */

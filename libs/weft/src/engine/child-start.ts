@@ -1,7 +1,7 @@
 // ctx.startChild's start on the runtime's side: the default child id, which errors reach the
 // workflow code, and the run's own record of the children it started (the parent-close policy
 // closes those, and only those: Execution.childIds).
-import { WeftError } from '../common/errors.js';
+import { ErrorCategory, WeftError } from '../common/errors.js';
 import { Execution, NEVER } from './execution.js';
 
 /** Child workflows need the engine's start path and its parent-close policy. */
@@ -14,15 +14,6 @@ export interface ChildHooks {
    */
   terminated(workflowId: string, children?: string[]): void;
 }
-
-/** Errors of the workflow's own making (bad child input): these reach its code. */
-const INPUT_ERRORS = new Set([
-  'WEFT_INVALID_WORKFLOW_ID',
-  'WEFT_PAYLOAD_NOT_SERIALIZABLE',
-  'WEFT_PAYLOAD_TOO_LARGE',
-  'WEFT_INVALID_ARGUMENT',
-  'WEFT_INVALID_DURATION',
-]);
 
 /**
  * A child's id when the code gives none: deterministic, and distinct per run of the parent
@@ -53,7 +44,8 @@ export async function startChildOf(
     if (exec.childrenClosed) hooks.terminated(exec.workflowId, [childId]);
     return childId;
   } catch (err) {
-    if (err instanceof WeftError && INPUT_ERRORS.has(err.code)) throw err;
+    // Errors of the workflow's own making (bad child input): these reach its code.
+    if (err instanceof WeftError && err.category === ErrorCategory.Input) throw err;
     if (exec.state === 'active') {
       exec.stop();
       stale(exec, err);

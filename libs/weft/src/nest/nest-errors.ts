@@ -1,8 +1,9 @@
-import { WeftError } from '../common/errors.js';
+import { ErrorCategory, WeftError } from '../common/errors.js';
 
 /** Two @Workflow classes (or a class and a manual registration) claim the same workflow name. */
 export class DuplicateWorkflowNameError extends WeftError {
-  readonly code = 'WEFT_DUPLICATE_WORKFLOW_NAME';
+  static readonly code = 'WEFT_DUPLICATE_WORKFLOW_NAME';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly workflowName: string,
     readonly classNames: string[],
@@ -15,7 +16,8 @@ export class DuplicateWorkflowNameError extends WeftError {
 
 /** One workflow class declares two handlers of the same kind with the same name. */
 export class DuplicateHandlerNameError extends WeftError {
-  readonly code = 'WEFT_DUPLICATE_HANDLER_NAME';
+  static readonly code = 'WEFT_DUPLICATE_HANDLER_NAME';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly className: string,
     readonly kind: 'signal' | 'update' | 'query',
@@ -27,7 +29,8 @@ export class DuplicateHandlerNameError extends WeftError {
 }
 
 export class WorkflowRunMissingError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_RUN_MISSING';
+  static readonly code = 'WEFT_WORKFLOW_RUN_MISSING';
+  static readonly category = ErrorCategory.Internal;
   constructor(readonly className: string) {
     super(`${className} is decorated with @Workflow but has no run(ctx, input) method. Add an async run(ctx, input), or remove @Workflow.`);
   }
@@ -35,7 +38,8 @@ export class WorkflowRunMissingError extends WeftError {
 
 /** Workflow instances are created per execution outside any request, so request scope cannot apply. */
 export class ScopedWorkflowError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_SCOPE';
+  static readonly code = 'WEFT_WORKFLOW_SCOPE';
+  static readonly category = ErrorCategory.Internal;
   constructor(readonly className: string) {
     super(
       `${className} is request-scoped (or depends on a request-scoped provider). Workflow classes run outside any request: make it and its dependencies singleton or transient.`,
@@ -45,7 +49,8 @@ export class ScopedWorkflowError extends WeftError {
 
 /** A decorator was given something it cannot use (an empty name, a non-method target). */
 export class InvalidWorkflowDeclarationError extends WeftError {
-  readonly code = 'WEFT_INVALID_WORKFLOW_DECLARATION';
+  static readonly code = 'WEFT_INVALID_WORKFLOW_DECLARATION';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly className: string,
     detail: string,
@@ -56,7 +61,8 @@ export class InvalidWorkflowDeclarationError extends WeftError {
 
 /** A constructor dependency of a workflow class could not be resolved at start-up. */
 export class WorkflowDependencyError extends WeftError {
-  readonly code = 'WEFT_WORKFLOW_DEPENDENCY';
+  static readonly code = 'WEFT_WORKFLOW_DEPENDENCY';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     readonly className: string,
     readonly dependency: string,
@@ -76,7 +82,8 @@ export class WorkflowDependencyError extends WeftError {
  * the routes unguarded). They go beside useFactory.
  */
 export class ModuleOptionMisplacedError extends WeftError {
-  readonly code = 'WEFT_MODULE_OPTION_MISPLACED';
+  static readonly code = 'WEFT_MODULE_OPTION_MISPLACED';
+  static readonly category = ErrorCategory.Internal;
   constructor(
     /** The options the factory returned that belong beside useFactory: 'http', 'metrics', 'dashboard'. */
     readonly options: string[],
@@ -95,7 +102,8 @@ export class ModuleOptionMisplacedError extends WeftError {
 
 /** A request under the dashboard's asset path for a file the package does not ship. */
 export class DashboardAssetNotFoundError extends WeftError {
-  readonly code = 'WEFT_DASHBOARD_ASSET_NOT_FOUND';
+  static readonly code = 'WEFT_DASHBOARD_ASSET_NOT_FOUND';
+  static readonly category = ErrorCategory.NotFound;
   constructor(readonly file: string) {
     super(`The Weft dashboard has no asset "${file.slice(0, 100)}"; open the dashboard page itself (GET /<dashboard path>).`);
   }
@@ -103,7 +111,9 @@ export class DashboardAssetNotFoundError extends WeftError {
 
 /** A request body larger than Weft's HTTP API reads (413): `maxPayloadBytes` plus room for the fields around it. */
 export class RequestTooLargeError extends WeftError {
-  readonly code = 'WEFT_REQUEST_TOO_LARGE';
+  static readonly code = 'WEFT_REQUEST_TOO_LARGE';
+  static readonly category = ErrorCategory.Input;
+  static readonly httpStatus = 413;
   /** `limitBytes` null: the app's own body parser refused it (on a Weft route that reads no body). */
   constructor(readonly limitBytes: number | null) {
     super(
@@ -116,7 +126,9 @@ export class RequestTooLargeError extends WeftError {
 
 /** A request body in a type or encoding other than JSON in UTF-8 (415). */
 export class UnsupportedMediaTypeError extends WeftError {
-  readonly code = 'WEFT_UNSUPPORTED_MEDIA_TYPE';
+  static readonly code = 'WEFT_UNSUPPORTED_MEDIA_TYPE';
+  static readonly category = ErrorCategory.Input;
+  static readonly httpStatus = 415;
   constructor(readonly detail: string) {
     super(`The Weft HTTP API reads JSON bodies only: ${detail}. Send the body as UTF-8 JSON with Content-Type: application/json.`);
   }
@@ -124,7 +136,8 @@ export class UnsupportedMediaTypeError extends WeftError {
 
 /** A method and path under a Weft route base that no Weft route serves (404). */
 export class RouteNotFoundError extends WeftError {
-  readonly code = 'WEFT_ROUTE_NOT_FOUND';
+  static readonly code = 'WEFT_ROUTE_NOT_FOUND';
+  static readonly category = ErrorCategory.NotFound;
   constructor(readonly method: string) {
     super(`No Weft route serves ${method.slice(0, 16)} at this path; see the HTTP API in docs/api.md.`);
   }
@@ -135,7 +148,9 @@ export class RouteNotFoundError extends WeftError {
  * `Origin` says so): a cookie it carries must not act for that page (403).
  */
 export class CrossOriginRequestRefusedError extends WeftError {
-  readonly code = 'WEFT_CROSS_ORIGIN_REFUSED';
+  static readonly code = 'WEFT_CROSS_ORIGIN_REFUSED';
+  static readonly category = ErrorCategory.Input;
+  static readonly httpStatus = 403;
   constructor(readonly evidence: string) {
     super(
       `Refused a state-changing request from another origin (${evidence.slice(0, 200)}). ` +

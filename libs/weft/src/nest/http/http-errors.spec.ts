@@ -1,6 +1,43 @@
 import { ForbiddenException, HttpException, NotFoundException, UnauthorizedException } from '@nestjs/common';
 import { EngineDisposedError, InvalidDurationError, WorkflowAlreadyStartedError, WorkflowNotFoundError } from '../../common/errors.js';
+import * as cliErrors from '../../cli/errors.js';
+import * as commonErrors from '../../common/errors.js';
+import * as nestErrors from '../nest-errors.js';
 import { toHttpError } from './http-errors.js';
+
+/** Each error's status over HTTP: what it was when a list of codes said it; 500 for the rest. */
+const STATUS_BY_CODE: Record<string, number> = {
+  WEFT_INVALID_ARGUMENT: 400,
+  WEFT_INVALID_DURATION: 400,
+  WEFT_INVALID_WORKFLOW_ID: 400,
+  WEFT_INVALID_CONFIGURATION: 400,
+  WEFT_PAYLOAD_NOT_SERIALIZABLE: 400,
+  WEFT_PAYLOAD_TOO_LARGE: 400,
+  WEFT_QUEUE_NOT_DECLARED: 400,
+  WEFT_CROSS_ORIGIN_REFUSED: 403,
+  WEFT_ROUTE_NOT_FOUND: 404,
+  WEFT_REQUEST_TOO_LARGE: 413,
+  WEFT_UNSUPPORTED_MEDIA_TYPE: 415,
+  WEFT_WORKFLOW_NOT_FOUND: 404,
+  WEFT_SCHEDULE_NOT_FOUND: 404,
+  WEFT_DASHBOARD_ASSET_NOT_FOUND: 404,
+  WEFT_WORKFLOW_TYPE_NOT_REGISTERED: 404,
+  WEFT_UNKNOWN_HANDLER: 404,
+  WEFT_WORKFLOW_ALREADY_STARTED: 409,
+  WEFT_SCHEDULE_ALREADY_EXISTS: 409,
+  WEFT_PURGE_REFUSED: 409,
+  WEFT_WORKFLOW_NOT_RUNNING: 409,
+  WEFT_WORKFLOW_CLAIM_UNAVAILABLE: 409,
+  WEFT_VERSION_CONFLICT: 409,
+  WEFT_UPDATE_FAILED: 422,
+  WEFT_QUERY_FAILED: 409,
+  WEFT_DATABASE_UNAVAILABLE: 503,
+  WEFT_ENGINE_DISPOSED: 503,
+  WEFT_ENGINE_NOT_READY: 503,
+  WEFT_ENGINE_DEPOSED: 503,
+  WEFT_ENGINE_LEASE_NOT_HELD: 503,
+  WEFT_UPDATE_TIMEOUT: 504,
+};
 
 describe('toHttpError', () => {
   it.each([
@@ -8,10 +45,36 @@ describe('toHttpError', () => {
     [new WorkflowNotFoundError('x'), 404],
     [new WorkflowAlreadyStartedError('x', 'running'), 409],
     [new EngineDisposedError(), 503],
-  ])('maps %s by its code', (err, status) => {
+  ])('maps %s by its class', (err, status) => {
     const out = toHttpError(err);
     expect(out.status).toBe(status);
     expect(out.body).toEqual({ statusCode: status, code: err.code, message: err.message });
+  });
+
+  it('maps every Weft error by its class: its category, or the status the class names', () => {
+    const classes = [commonErrors, nestErrors, cliErrors].flatMap((mod) =>
+      Object.values(mod).filter(
+        (v): v is typeof commonErrors.WeftError => typeof v === 'function' && v.prototype instanceof commonErrors.WeftError,
+      ),
+    );
+    const statuses = Object.fromEntries(
+      classes.map((cls) => {
+        const err = Object.assign(Object.create(cls.prototype) as commonErrors.WeftError, { message: 'm' });
+        return [(cls as unknown as commonErrors.WeftErrorClass).code, toHttpError(err).status];
+      }),
+    );
+    const changed = Object.entries(statuses).filter(([code, status]) => status !== (STATUS_BY_CODE[code] ?? 500));
+    // Statuses no request sees: the embedded server fails at start-up, the result route answers a
+    // timeout itself, and the CLI's errors are the CLI's.
+    expect(changed).toEqual([
+      ['WEFT_EMBEDDED_DATABASE', 503],
+      ['WEFT_RESULT_TIMEOUT', 504],
+      ['WEFT_CLI_USAGE', 400],
+      ['WEFT_CLI_CONFIRMATION_REQUIRED', 400],
+      ['WEFT_CLI_ABORTED', 400],
+      ['WEFT_CLI_LEASE_MODE', 409],
+      ['WEFT_SCHEMA_NOT_MIGRATED', 409],
+    ]);
   });
 
   it('maps lost database connections to 503 without their details', () => {

@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import { WeftError } from '../../common/errors.js';
+import { ErrorCategory, WeftError, type WeftErrorClass } from '../../common/errors.js';
 
 export interface HttpErrorBody {
   statusCode: number;
@@ -7,38 +7,18 @@ export interface HttpErrorBody {
   message: string;
 }
 
-const STATUS_BY_CODE: Record<string, number> = {
-  WEFT_INVALID_ARGUMENT: 400,
-  WEFT_INVALID_DURATION: 400,
-  WEFT_INVALID_WORKFLOW_ID: 400,
-  WEFT_INVALID_CONFIGURATION: 400,
-  WEFT_PAYLOAD_NOT_SERIALIZABLE: 400,
-  WEFT_PAYLOAD_TOO_LARGE: 400,
-  WEFT_QUEUE_NOT_DECLARED: 400,
-  WEFT_CROSS_ORIGIN_REFUSED: 403,
-  WEFT_ROUTE_NOT_FOUND: 404,
-  WEFT_REQUEST_TOO_LARGE: 413,
-  WEFT_UNSUPPORTED_MEDIA_TYPE: 415,
-  WEFT_WORKFLOW_NOT_FOUND: 404,
-  WEFT_SCHEDULE_NOT_FOUND: 404,
-  WEFT_DASHBOARD_ASSET_NOT_FOUND: 404,
-  WEFT_WORKFLOW_TYPE_NOT_REGISTERED: 404,
-  WEFT_UNKNOWN_HANDLER: 404,
-  WEFT_WORKFLOW_ALREADY_STARTED: 409,
-  WEFT_SCHEDULE_ALREADY_EXISTS: 409,
-  WEFT_PURGE_REFUSED: 409,
-  WEFT_WORKFLOW_NOT_RUNNING: 409,
-  WEFT_WORKFLOW_CLAIM_UNAVAILABLE: 409,
-  WEFT_VERSION_CONFLICT: 409,
-  WEFT_UPDATE_FAILED: 422,
-  WEFT_QUERY_FAILED: 409,
-  WEFT_DATABASE_UNAVAILABLE: 503,
-  WEFT_ENGINE_DISPOSED: 503,
-  WEFT_ENGINE_NOT_READY: 503,
-  WEFT_ENGINE_DEPOSED: 503,
-  WEFT_ENGINE_LEASE_NOT_HELD: 503,
-  WEFT_UPDATE_TIMEOUT: 504,
+/** A Weft error's status follows from its category, unless its class names its own (413, 415...). */
+const STATUS_BY_CATEGORY: Record<ErrorCategory, number> = {
+  [ErrorCategory.Input]: HttpStatus.BAD_REQUEST,
+  [ErrorCategory.Conflict]: HttpStatus.CONFLICT,
+  [ErrorCategory.NotFound]: HttpStatus.NOT_FOUND,
+  [ErrorCategory.Unavailable]: HttpStatus.SERVICE_UNAVAILABLE,
+  [ErrorCategory.Internal]: HttpStatus.INTERNAL_SERVER_ERROR,
 };
+
+function statusOf(err: WeftError): number {
+  return (err.constructor as unknown as WeftErrorClass).httpStatus ?? STATUS_BY_CATEGORY[err.category];
+}
 
 // pg: class 08 = connection exception; 57P01-3 = shutdown / cannot connect now; 53300 = too many connections.
 const PG_UNAVAILABLE = /^(08...|57P0[123]|53300)$/;
@@ -67,7 +47,7 @@ function withCode(err: HttpException): object {
 /** Status and body for an error thrown by the Weft HTTP API; `internal` marks the ones worth logging. */
 export function toHttpError(err: unknown): { status: number; body: HttpErrorBody | object; internal: boolean } {
   if (err instanceof WeftError) {
-    const status = STATUS_BY_CODE[err.code] ?? 500;
+    const status = statusOf(err);
     return { status, body: { statusCode: status, code: err.code, message: err.message }, internal: status === 500 };
   }
   if (err instanceof HttpException) return { status: err.getStatus(), body: withCode(err), internal: false };
