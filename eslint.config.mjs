@@ -28,8 +28,14 @@ export default tseslint.config(
       complexity: ['error', { max: 15 }],
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
-      '@typescript-eslint/no-floating-promises': 'off',
     },
+  },
+  {
+    // Type-checked rules (each file typed by its nearest tsconfig.json): a promise nobody awaits
+    // or hands on is a failure nobody sees. Fire-and-forget is `void`, with the reason beside it.
+    files: ['**/*.ts'],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
   },
   {
     // Plain JS: the ESM scripts (bench/run.js, scripts/, test/support hooks) and CommonJS consumer files.
