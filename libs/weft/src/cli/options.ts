@@ -1,6 +1,6 @@
 // What the commands share: their I/O, the option checks, and the workflow filter as a query.
 import { validateName, validateReason } from '../engine/validation.js';
-import { WORKFLOW_STATUSES, type WorkflowStatus } from '../common/types.js';
+import { LIVE_STATUSES, WORKFLOW_STATUSES, WorkflowStatus } from '../common/types.js';
 import type { Parsed } from './args.js';
 import { CliUsageError } from './errors.js';
 import type { Session } from './session.js';
@@ -24,7 +24,7 @@ export interface Output {
 export type Prepared = (session: Session, io: CliIo, json: boolean) => Promise<Output>;
 
 export const STATUSES = WORKFLOW_STATUSES;
-export const LIVE: WorkflowStatus[] = ['pending', 'enqueued', 'running', 'suspended'];
+export const LIVE: WorkflowStatus[] = [...LIVE_STATUSES];
 /** The engine's own payload default (maxPayloadBytes). */
 export const MAX_PAYLOAD_BYTES = 1024 * 1024;
 export const BULK_PAGE = 200;

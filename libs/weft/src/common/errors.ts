@@ -181,6 +181,7 @@ export class WorkflowNotRunningError extends WeftError {
   constructor(
     readonly workflowId: string,
     readonly status: string,
+    // A literal: types.ts imports durations, which import this file.
     readonly expectedStatus: string = 'running',
   ) {
     super(`Workflow "${workflowId}" is ${status}; this operation needs it to be ${expectedStatus}.`);

@@ -2,21 +2,36 @@
 // durations, so any layer can use them (docs/architecture.md).
 import type { Duration } from './duration.js';
 
-export type WorkflowStatus = 'pending' | 'enqueued' | 'running' | 'suspended' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+/** A workflow's statuses, in the order of its life; code names them here rather than by their text. */
+export const WorkflowStatus = {
+  Pending: 'pending',
+  Enqueued: 'enqueued',
+  Running: 'running',
+  Suspended: 'suspended',
+  Completed: 'completed',
+  Failed: 'failed',
+  Cancelled: 'cancelled',
+  TimedOut: 'timed_out',
+} as const;
+export type WorkflowStatus = (typeof WorkflowStatus)[keyof typeof WorkflowStatus];
 
 /** Every status, in the order of a workflow's life. */
-export const WORKFLOW_STATUSES: readonly WorkflowStatus[] = [
-  'pending',
-  'enqueued',
-  'running',
-  'suspended',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed_out',
+export const WORKFLOW_STATUSES: readonly WorkflowStatus[] = Object.values(WorkflowStatus);
+
+/** The statuses of a workflow that has not ended. */
+export const LIVE_STATUSES: readonly WorkflowStatus[] = [
+  WorkflowStatus.Pending,
+  WorkflowStatus.Enqueued,
+  WorkflowStatus.Running,
+  WorkflowStatus.Suspended,
 ];
 
-export const TERMINAL_STATUSES: readonly WorkflowStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
+export const TERMINAL_STATUSES: readonly WorkflowStatus[] = [
+  WorkflowStatus.Completed,
+  WorkflowStatus.Failed,
+  WorkflowStatus.Cancelled,
+  WorkflowStatus.TimedOut,
+];
 
 /** One recorded operation of a workflow's history (a step, timer, message, child, ...). */
 export interface OperationRecord {

@@ -14,6 +14,7 @@ import { describeError } from './error-record.js';
 import { runAttempts } from './step-runner.js';
 import type { ChildHandle, OperationRecord, StepArgs, StepOptions, WeftLogger, WorkflowContext } from '../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
+import { WorkflowStatus } from '../common/types.js';
 
 /** The `ctx` of one run: every call takes the next sequence number and is recorded or replayed. */
 export class WorkflowContextImpl implements WorkflowContext {
@@ -216,7 +217,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     const { seq, replay, live } = this.begin('childResult', childId);
     const outcome = (replay ?? (live ? this.waitLive(seq, { kind: 'childResult', name: childId }) : NEVER)) as Promise<ChildOutcome>;
     const r = await outcome;
-    if (r.status === 'completed') return r.output as O;
+    if (r.status === WorkflowStatus.Completed) return r.output as O;
     throw new ChildWorkflowFailedError(childId, r.status, r.error ? recordedError(r.error) : undefined);
   }
 

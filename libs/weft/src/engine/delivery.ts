@@ -3,6 +3,7 @@ import type { OperationRecord } from '../common/types.js';
 import type { Execution, WaitKind } from './execution.js';
 import { describeError } from './error-record.js';
 import { assertJsonSerializable, toStoredJson } from './validation.js';
+import { WorkflowStatus } from '../common/types.js';
 
 export interface UpdateOutcome {
   value?: unknown;
@@ -98,7 +99,7 @@ function unrecordable(m: InboxMessage): { name: string; message: string } | null
 function refuse(exec: Execution, m: InboxMessage, error: { name: string; message: string }): InboxMessage | null {
   const outcome = m.kind === 'child' ? "it is delivered as the child's failure" : 'it is marked refused';
   exec.host.logger.warn(`Workflow "${exec.workflowId}" cannot take in a stored message (${error.message}); ${outcome}.`);
-  if (m.kind === 'child') return { ...m, payload: { status: 'failed', output: null, error } };
+  if (m.kind === 'child') return { ...m, payload: { status: WorkflowStatus.Failed, output: null, error } };
   void exec.commit({ consume: [{ id: m.id, seq: null, status: 'refused', result: { error } }] });
   return null;
 }

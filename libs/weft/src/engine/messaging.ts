@@ -18,6 +18,7 @@ import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './runtime.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
+import { WorkflowStatus } from '../common/types.js';
 
 const POLL_LIMIT = 500;
 
@@ -79,7 +80,7 @@ export class Messaging {
     const stored = toStoredJson(args, `Arguments of update "${name}"`, this.options.maxPayloadBytes);
     const row = await this.store.workflows.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
-    if (row.status !== 'running') throw new WorkflowNotRunningError(workflowId, row.status);
+    if (row.status !== WorkflowStatus.Running) throw new WorkflowNotRunningError(workflowId, row.status);
     if (this.registry.has(row.type) && !this.registry.get(row.type).updateHandlers?.[name]) {
       throw new UnknownHandlerError(row.type, 'update', name);
     }

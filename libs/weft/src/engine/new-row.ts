@@ -4,6 +4,7 @@ import type { InsertWorkflow } from '../storage/types.js';
 import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
 import type { StartOptions } from '../common/types.js';
 import { toStoredJson, validateWorkflowId } from './validation.js';
+import { WorkflowStatus } from '../common/types.js';
 
 const START_OPTIONS = new Set<string>([
   'workflowId',
@@ -49,7 +50,7 @@ export function newRow(
   const row: InsertWorkflow = {
     id,
     type,
-    status: queued ? 'enqueued' : delayed ? 'pending' : 'running',
+    status: queued ? WorkflowStatus.Enqueued : delayed ? WorkflowStatus.Pending : WorkflowStatus.Running,
     input: stored,
     parentId,
     deadlineInMs: timeoutMs === undefined ? null : startIn + timeoutMs,

@@ -4,8 +4,9 @@ import type { WeftMetricsSink } from '../observability/metrics.js';
 import { EngineTracing } from '../observability/tracing.js';
 import type { OwnershipOptions } from '../ownership/config.js';
 import { Duration, parseDuration } from '../common/duration.js';
-import type { QueueOptions, RetentionOptions, WeftLogger, WorkflowStatus } from '../common/types.js';
+import type { QueueOptions, RetentionOptions, WeftLogger } from '../common/types.js';
 import { nameProblem } from './validation.js';
+import { WorkflowStatus } from '../common/types.js';
 
 export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   /** Called with every Weft warning (claim lost, wake discarded, lease lost); they also go to the logger and process 'warning'. */
@@ -55,10 +56,10 @@ export interface ResolvedEngineOptions {
 }
 
 const RETENTION_STATUSES: Record<keyof RetentionOptions, WorkflowStatus> = {
-  completed: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-  timedOut: 'timed_out',
+  completed: WorkflowStatus.Completed,
+  failed: WorkflowStatus.Failed,
+  cancelled: WorkflowStatus.Cancelled,
+  timedOut: WorkflowStatus.TimedOut,
 };
 
 function resolveRetention(r: RetentionOptions | undefined): ResolvedEngineOptions['retention'] {

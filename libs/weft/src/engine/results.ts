@@ -2,9 +2,10 @@ import { InvalidArgumentError, WorkflowFailedError } from '../common/errors.js';
 import type { WorkflowRow } from '../storage/types.js';
 import type { Settled } from './settled.js';
 import type { WorkflowFailure } from '../common/types.js';
+import { WorkflowStatus } from '../common/types.js';
 
 export function settledValue<O>(workflowId: string, s: Settled | WorkflowRow): O {
-  if (s.status === 'completed') return s.output as O;
+  if (s.status === WorkflowStatus.Completed) return s.output as O;
   throw new WorkflowFailedError(workflowId, s.status, (s.error as WorkflowFailure | null) ?? null);
 }
 

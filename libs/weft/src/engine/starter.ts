@@ -2,7 +2,7 @@
 // signal-with-start's signal in the same statement), the id policy on an existing id, and the
 // launch of the new run. Queues and schedules admit their workflows through here.
 import { InvalidArgumentError, WorkflowAlreadyStartedError } from '../common/errors.js';
-import type { StartOptions, WorkflowDefinition, WorkflowStatus } from '../common/types.js';
+import type { StartOptions, WorkflowDefinition } from '../common/types.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { Batcher } from '../storage/batcher.js';
 import type { InsertResult } from '../storage/repositories/workflow.repository.js';
@@ -16,6 +16,7 @@ import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './runtime.js';
 import { validateName } from './validation.js';
 import { isTerminal } from './transitions.js';
+import { WorkflowStatus } from '../common/types.js';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
 
@@ -61,7 +62,7 @@ export class Starter {
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, options.maxPayloadBytes, inParentSlot ? null : this.deps.queues.startOf(opts, def));
     // The claim and the start signal go in the start's own statement (docs/decisions/0005).
-    row.claim = ownership.claimer() && row.status === 'running' ? 'mine' : null;
+    row.claim = ownership.claimer() && row.status === WorkflowStatus.Running ? 'mine' : null;
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
@@ -126,7 +127,7 @@ export class Starter {
     const { ownership, runtime } = this.deps;
     // A queued run is launched by its queue's admission, here or on another engine.
     if (row.startInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.startInMs);
-    else if (row.status === 'enqueued') this.deps.queues.nudge();
+    else if (row.status === WorkflowStatus.Enqueued) this.deps.queues.nudge();
     else if (ownership.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
       // Without the claim (another engine holds a row left under this id) the run is not launched
       // here: its holder or, once that expires, a reclaim scan drives it.

@@ -65,14 +65,14 @@ export class Transitions {
     return this.external(workflowId, 'cancel', (row) => {
       if (isTerminal(row.status)) throw new WorkflowNotRunningError(workflowId, row.status);
       const error = { name: 'WorkflowCancelled', message: reason };
-      return { status: 'cancelled', error: { value: error }, completed: true, clearTimers: true, rotate: this.rotates };
+      return { status: WorkflowStatus.Cancelled, error: { value: error }, completed: true, clearTimers: true, rotate: this.rotates };
     });
   }
 
   suspend(workflowId: string, reason: string): Promise<unknown> {
     return this.external(workflowId, 'suspend', (row) => {
-      if (row.status !== 'running') throw new WorkflowNotRunningError(workflowId, row.status);
-      return { status: 'suspended', error: { value: { name: 'WorkflowSuspended', message: reason } }, rotate: this.rotates };
+      if (row.status !== WorkflowStatus.Running) throw new WorkflowNotRunningError(workflowId, row.status);
+      return { status: WorkflowStatus.Suspended, error: { value: { name: 'WorkflowSuspended', message: reason } }, rotate: this.rotates };
     });
   }
 
@@ -81,13 +81,13 @@ export class Transitions {
     validateWorkflowId(workflowId);
     const row = await this.store.workflows.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
-    if (row.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, row.status, 'suspended');
+    if (row.status !== WorkflowStatus.Suspended) throw new WorkflowNotRunningError(workflowId, row.status, WorkflowStatus.Suspended);
     // Not a type this engine runs: make it running with a free claim, for an engine that does.
     if (!this.registry.has(row.type)) return void (await this.resumeElsewhere(workflowId));
     await this.ownership.claimForCommand(workflowId); // WorkflowClaimUnavailableError if held elsewhere
     const done = await this.external(workflowId, 'resume', (r) => {
-      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status, 'suspended');
-      return { status: 'running', error: { value: null } };
+      if (r.status !== WorkflowStatus.Suspended) throw new WorkflowNotRunningError(workflowId, r.status, WorkflowStatus.Suspended);
+      return { status: WorkflowStatus.Running, error: { value: null } };
     }).catch(async (err) => {
       await this.ownership.release(workflowId);
       throw err;
@@ -97,8 +97,8 @@ export class Transitions {
 
   private resumeElsewhere(workflowId: string): Promise<unknown> {
     return this.external(workflowId, 'resume', (r) => {
-      if (r.status !== 'suspended') throw new WorkflowNotRunningError(workflowId, r.status, 'suspended');
-      return { status: 'running', error: { value: null }, rotate: this.rotates };
+      if (r.status !== WorkflowStatus.Suspended) throw new WorkflowNotRunningError(workflowId, r.status, WorkflowStatus.Suspended);
+      return { status: WorkflowStatus.Running, error: { value: null }, rotate: this.rotates };
     });
   }
 
@@ -192,7 +192,7 @@ export class Transitions {
         isTerminal(row.status)
           ? null
           : {
-              status: 'timed_out',
+              status: WorkflowStatus.TimedOut,
               error: { value: { name: 'WorkflowTimedOut', message: 'Execution timeout reached' } },
               completed: true,
               clearTimers: true,
@@ -219,7 +219,9 @@ export class Transitions {
     // and if another engine started the workflow meanwhile nothing would ever release it here.
     const row = await this.external(workflowId, 'delayed-start', (r) => {
       status = r.status;
-      return r.status === 'pending' ? { status: 'running', deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null;
+      return r.status === WorkflowStatus.Pending
+        ? { status: WorkflowStatus.Running, deleteTimers: [{ kind: 'delayed-start', seq: -1 }] }
+        : null;
     }).catch(async (err: unknown) => {
       await letGo().catch(() => undefined);
       throw err;
@@ -227,7 +229,7 @@ export class Transitions {
     if (row) {
       const { input, runNumber, version, parentId } = row;
       this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });
-    } else if (status === 'running') {
+    } else if (status === WorkflowStatus.Running) {
       if (!heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
     } else await letGo();
   }
@@ -255,7 +257,7 @@ export class Transitions {
         if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);
         continue;
       }
-      if (change.status && change.status !== 'running') this.runtime.stopLive(workflowId);
+      if (change.status && change.status !== WorkflowStatus.Running) this.runtime.stopLive(workflowId);
       if (ends) this.ended(row, settled);
       return { ...row, status: settled.status, version: outcome.version };
     }

@@ -10,6 +10,7 @@ import { WorkflowClaimRegistry } from './claim-registry.js';
 import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
 import { FencedPolicy } from './fenced-policy.js';
 import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies, Reservation } from './policy.js';
+import { WorkflowStatus } from '../common/types.js';
 
 const BACKFILL_EVERY_PASSES = 10;
 
@@ -84,7 +85,7 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     const fence = { engineId: this.engineId, epoch: epoch ?? '-1' };
     // A suspend releases the claim for whoever resumes it; a terminal commit (completed) clears the
     // fence in its UPDATE and leaves the claim row as it is (docs/decisions/0011).
-    return { ...cmd, fence, release: cmd.status === 'suspended' };
+    return { ...cmd, fence, release: cmd.status === WorkflowStatus.Suspended };
   }
 
   committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {

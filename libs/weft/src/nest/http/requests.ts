@@ -1,11 +1,11 @@
 import { InvalidArgumentError } from '../../common/errors.js';
 import { Duration, parseDuration } from '../../common/duration.js';
-import type { IdPolicy, ListFilter, StartOptions, WorkflowStatus } from '../../common/types.js';
+import { type IdPolicy, type ListFilter, type StartOptions, WORKFLOW_STATUSES, WorkflowStatus } from '../../common/types.js';
 
 // Hand-written validation of HTTP input: typed WeftErrors, mapped to 400 by the filter.
 
 const ID_POLICIES: IdPolicy[] = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
-const STATUSES: WorkflowStatus[] = ['pending', 'enqueued', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
+const STATUSES: readonly WorkflowStatus[] = WORKFLOW_STATUSES;
 export const MAX_RESULT_WAIT_MS = 60_000;
 /** An update holds its HTTP request open until answered: the same bound as a result wait. */
 export const MAX_UPDATE_WAIT_MS = MAX_RESULT_WAIT_MS;

@@ -9,6 +9,7 @@ import type { WeftModuleExtras } from '../weft-module.options.js';
 import { exposeErrorStacks, withoutStacks } from './http-options.js';
 import { objectBody, parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
+import { WorkflowStatus } from '../../common/types.js';
 
 export type WorkflowResultResponse =
   | { workflowId: string; done: true; status: 'completed'; output: unknown }
@@ -63,14 +64,14 @@ export class WeftWorkflowsController {
   @HttpCode(200)
   async cancel(@Param('id') id: string, @Body() body: unknown) {
     await this.engine.cancel(id, parseReason(body));
-    return { workflowId: id, status: 'cancelled' };
+    return { workflowId: id, status: WorkflowStatus.Cancelled };
   }
 
   @Post(':id/suspend')
   @HttpCode(200)
   async suspend(@Param('id') id: string, @Body() body: unknown) {
     await this.engine.suspend(id, parseReason(body));
-    return { workflowId: id, status: 'suspended' };
+    return { workflowId: id, status: WorkflowStatus.Suspended };
   }
 
   @Post(':id/resume')
@@ -78,7 +79,7 @@ export class WeftWorkflowsController {
   async resume(@Param('id') id: string, @Body() body: unknown) {
     objectBody(body, []);
     await this.engine.resume(id);
-    return { workflowId: id, status: 'running' };
+    return { workflowId: id, status: WorkflowStatus.Running };
   }
 
   /** 200 with the outcome once the workflow ended; 202 `{ done: false }` if it is still going after `?timeout=` (max 60s). */
@@ -91,7 +92,7 @@ export class WeftWorkflowsController {
     const ms = parseResultTimeout(timeout);
     try {
       const output = await this.engine.result(id, { timeout: ms });
-      return { workflowId: id, done: true, status: 'completed', output: this.recorded(output) };
+      return { workflowId: id, done: true, status: WorkflowStatus.Completed, output: this.recorded(output) };
     } catch (err) {
       if (err instanceof WorkflowFailedError) return { workflowId: id, done: true, status: err.status, error: this.recorded(err.failure) };
       if (!(err instanceof ResultTimeoutError)) throw err;

@@ -1,9 +1,11 @@
 // Purge and retention of weft_workflows: one ended workflow, or a batch of them, each deleted with
 // its descendants (docs/decisions/0016). WorkflowRepository runs these statements.
+import { LIVE_STATUSES, TERMINAL_STATUSES } from '../../common/types.js';
 
-/** Statuses of a workflow that has not ended, and of one that has. */
-export const LIVE = "'pending', 'enqueued', 'running', 'suspended'";
-const ENDED = "'completed', 'failed', 'cancelled', 'timed_out'";
+const sqlList = (statuses: readonly string[]) => statuses.map((s) => `'${s}'`).join(', ');
+/** Statuses of a workflow that has not ended, and of one that has, as SQL lists. */
+export const LIVE = sqlList(LIVE_STATUSES);
+const ENDED = sqlList(TERMINAL_STATUSES);
 
 /** `wf`: the qualified weft_workflows. */
 export function purgeStatements(wf: string) {
