@@ -265,9 +265,9 @@ describe('weft CLI', () => {
     });
 
     it('cancel of a workflow A is running: committed, the claim rotated, and A stops the run', async () => {
-      // A workflow whose steps run on A (each step appends to the ledger table), and a twin left alone.
-      await A.cmd.call('start', { type: 'five-steps', input: { stepMs: 600 }, opts: { workflowId: 'busy-1' } });
-      await A.cmd.call('start', { type: 'five-steps', input: { stepMs: 600 }, opts: { workflowId: 'busy-2' } });
+      // A workflow whose steps run on A (each step appends to the ledger table) and that does not
+      // end on its own however slow the CLI's start is on a loaded machine.
+      await A.cmd.call('start', { type: 'five-steps', input: { stepMs: 600, steps: 1000 }, opts: { workflowId: 'busy-1' } });
       const ledger = async (id: string) =>
         Number((await tdb.query<{ n: string }>('SELECT count(*) AS n FROM ledger WHERE workflow_id = $1', [id]))[0].n);
       await waitFor(async () => (await ledger('busy-1')) >= 1, 'busy-1 running its first step');
@@ -288,8 +288,9 @@ describe('weft CLI', () => {
       const ops = (await tdb.query(`SELECT 1 FROM weft.weft_operations WHERE workflow_id = 'busy-1'`)).length;
       const stepsAtCancel = await ledger('busy-1');
 
-      // The twin finishing all five steps takes longer than A needs to drop busy-1 (one renewal,
-      // 500 ms): busy-1 then started at most the step it was in, and committed nothing.
+      // A twin started now finishing all five steps takes longer than A needs to drop busy-1 (one
+      // renewal, 500 ms): busy-1 then started at most the step it was in, and committed nothing.
+      await A.cmd.call('start', { type: 'five-steps', input: { stepMs: 600 }, opts: { workflowId: 'busy-2' } });
       await waitFor(async () => (await status('busy-2')) === 'completed', 'busy-2 completed', 20_000);
       expect(await ledger('busy-1')).toBeLessThanOrEqual(stepsAtCancel + 1);
       expect((await tdb.query(`SELECT 1 FROM weft.weft_operations WHERE workflow_id = 'busy-1'`)).length).toBe(ops);
