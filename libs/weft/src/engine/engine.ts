@@ -133,7 +133,7 @@ export class WeftEngine {
       runtime: this.runtime,
       options: this.options,
       queues: resolveQueues(options.queues),
-      mayAdmit: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
+      mayAdmit: () => !this.disposed && !this.runtime.draining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.starter = new Starter({
       queues: this.queues,
@@ -154,21 +154,21 @@ export class WeftEngine {
       cancel: async (id, reason) => void (await this.transitions.cancel(id, reason)),
       assertCanRun: () => this.assertCanRun(),
       assertOpen: () => this.assertOpen(),
-      mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.isHalted && this.ownership.mayRunAnything(),
+      mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
     this.plans = new PlanFreshness(database.sql, database.schema);
     this.timers = new TimerLoop(
       async () => {
         // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
-        if (this.ownership.isHalted) return;
+        if (this.ownership.gate.isHalted) return;
         this.lastPassAt = new Date();
         await this.transitions.processDueTimers();
         await this.schedules.fireDue();
         await this.retention.maybeRun();
         await this.refreshPlans();
         // Without a maintenance pass of the policy, the timer tick is also the owner-side poll.
-        if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
+        if (!this.ownership.maintenance.pollsMessages) await this.messaging.poll();
       },
       this.options.timerPollMs,
       (err) => this.options.logger.warn(`Timer poll failed: ${(err as Error).message}`),
@@ -219,7 +219,7 @@ export class WeftEngine {
   async bootstrap(): Promise<void> {
     this.assertOpen();
     if (this.bootstrapping) return this.bootstrapping;
-    this.ownershipReady = this.ownership.bootstrap();
+    this.ownershipReady = this.ownership.maintenance.bootstrap();
     this.ownershipReady.catch(() => undefined);
     this.bootstrapping = (async () => {
       await this.ownershipReady;
@@ -229,7 +229,7 @@ export class WeftEngine {
       const auto = this.options.backgroundTasks === 'auto';
       if (this.options.notify && auto) await this.messaging.listen();
       // Renewal first: a recovery that claims thousands of workflows takes longer than a TTL.
-      if (auto && !this.disposed) this.ownership.startMaintenance();
+      if (auto && !this.disposed) this.ownership.maintenance.start();
       await this.recoverAll();
       if (auto && !this.disposed) this.timers.start();
       if (auto && !this.disposed) this.queues.start();
@@ -411,15 +411,15 @@ export class WeftEngine {
     admitted: number;
   }> {
     this.assertOpen();
-    const pass = await this.ownership.runPass();
+    const pass = await this.ownership.maintenance.runPass();
     this.lastPassAt = new Date();
-    const timersFired = this.ownership.isHalted ? 0 : await this.transitions.processDueTimers();
+    const timersFired = this.ownership.gate.isHalted ? 0 : await this.transitions.processDueTimers();
     const schedulesFired = await this.schedules.fireDue();
     const purged = await this.retention.runPass();
     await this.refreshPlans(true);
     const admitted = await this.queues.pass();
     // Without a maintenance pass of the policy (ownership 'none'), the owner-side poll is here.
-    if (!this.ownership.pollsOnItsPass) await this.messaging.poll();
+    if (!this.ownership.maintenance.pollsMessages) await this.messaging.poll();
     return { pass, timersFired, schedulesFired, purged, admitted };
   }
 
@@ -434,14 +434,14 @@ export class WeftEngine {
   dispose(): Promise<{ released: number; failed: number }> {
     this.disposed ??= (async () => {
       this.runtime.draining = true;
-      await this.ownership.stopMaintenance();
+      await this.ownership.maintenance.stop();
       await this.timers.stop();
       await this.queues.stop();
       await this.messaging.close();
       await this.bootstrapping?.catch(() => undefined);
       await this.runtime.drain(Date.now() + this.options.shutdownGraceMs);
       await this.runtime.close();
-      const report = await this.ownership.dispose().catch(() => ({ released: 0, failed: -1 }));
+      const report = await this.ownership.maintenance.dispose().catch(() => ({ released: 0, failed: -1 }));
       if (this.ownsDatabase) await this.database.close();
       return report;
     })();
@@ -477,14 +477,14 @@ export class WeftEngine {
    */
   private async assertCanRun(): Promise<void> {
     this.assertOpen();
-    if (!this.ownership.requiresBootstrap) return;
+    if (!this.ownership.maintenance.requiresBootstrap) return;
     if (!this.ownershipReady)
       throw new EngineNotReadyError(this.engineId, 'call engine.bootstrap() first (WeftModule does it at application bootstrap)');
     await this.ownershipReady.catch((err: Error) => {
       if (err instanceof EngineLeaseNotHeldError) throw err;
       throw new EngineNotReadyError(this.engineId, `its ownership bootstrap failed: ${err.message}`, { cause: err });
     });
-    if (!this.ownership.mayRunAnything()) throw new EngineLeaseNotHeldError(this.engineId, null);
+    if (!this.ownership.gate.mayRunAnything()) throw new EngineLeaseNotHeldError(this.engineId, null);
   }
 
   private assertOpen(): void {

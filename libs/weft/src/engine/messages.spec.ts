@@ -289,10 +289,10 @@ describe('messages: signals, handlers, conditions, updates, queries, children (r
     );
     await new Promise((r) => setTimeout(r, 50));
     type Check = (...a: unknown[]) => Promise<boolean>;
-    const policy = e.ownership as unknown as { wakeCheck: Check };
-    const real = policy.wakeCheck.bind(policy);
+    const policy = e.ownership.fence as unknown as { confirmWake: Check };
+    const real = policy.confirmWake.bind(policy);
     let checks = 0;
-    policy.wakeCheck = (...a) => (checks++ === 0 ? Promise.reject(new Error('database away')) : real(...a));
+    policy.confirmWake = (...a) => (checks++ === 0 ? Promise.reject(new Error('database away')) : real(...a));
     await e.signal(h.workflowId, 'go', 'late');
     await expect(h.result({ timeout: '5s' })).resolves.toBe('late');
     expect(checks).toBeGreaterThanOrEqual(2);

@@ -145,7 +145,7 @@ export class Messaging {
 
   /** The live instance answers only while this engine's hold is valid (not after a long pause). */
   private answersLive(live: Execution): boolean {
-    return live.state === 'active' && !live.isReplaying && live.instance !== undefined && this.ownership.mayAnswer(live.workflowId);
+    return live.state === 'active' && !live.isReplaying && live.instance !== undefined && this.ownership.fence.mayAnswer(live.workflowId);
   }
 
   private answer<R>(instance: object, method: string, args: unknown, name: string): R {
@@ -172,7 +172,7 @@ export class Messaging {
           this.runtime.wakeForMessage(now, fenceEpoch);
         })
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
-    } else if (this.ownership.holds(workflowId) && !this.isDisposed()) {
+    } else if (this.ownership.fence.holds(workflowId) && !this.isDisposed()) {
       this.runtime.drive(workflowId).catch((err) => {
         // Not woken after all: the next poll must try again, not skip it as handled.
         this.polled.delete(workflowId);
@@ -183,7 +183,7 @@ export class Messaging {
 
   /** One query for all: buffered messages of the workflows this engine may drive. */
   async poll(): Promise<number> {
-    const rows = await this.store.messages.poll(this.ownership.pollOwner, this.registry.names(), POLL_LIMIT);
+    const rows = await this.store.messages.poll(this.ownership.claims.pollOwner, this.registry.names(), POLL_LIMIT);
     let woken = 0;
     for (const r of rows) {
       const exec = this.runtime.live.get(r.workflow_id);

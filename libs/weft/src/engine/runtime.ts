@@ -91,9 +91,9 @@ export class Runtime implements ExecutionHost, ContinueHost {
 
   /** The one commit path: every workflow write gets its ownership fence here. */
   async commitCommand(command: AdvanceCommand, runEpoch?: string): Promise<AdvanceOutcome> {
-    const decorated = this.ownership.decorate(command, runEpoch);
+    const decorated = this.ownership.fence.fenceCommand(command, runEpoch);
     const outcome = await this.committer.submit(decorated);
-    this.ownership.committed(decorated, outcome);
+    this.ownership.fence.afterCommit(decorated, outcome);
     return outcome;
   }
 
@@ -103,13 +103,13 @@ export class Runtime implements ExecutionHost, ContinueHost {
    */
   mayRun(exec: Execution): boolean {
     if (this.draining || this.closed) return false;
-    return this.ownership.mayRun(exec.workflowId);
+    return !this.ownership.fence.stopIfLapsed(exec.workflowId);
   }
 
   onCommitError(exec: Execution, err: unknown): boolean {
     const id = exec.workflowId;
     if (isTransientDatabaseError(err)) {
-      if (!this.closed && this.live.get(id) === exec && this.ownership.holds(id)) {
+      if (!this.closed && this.live.get(id) === exec && this.ownership.fence.holds(id)) {
         if (!this.commitErrorsLogged.has(exec)) {
           this.commitErrorsLogged.add(exec);
           this.logger.warn(`Commit for workflow "${id}" failed (${(err as Error)?.message}); sending it again.`);
@@ -152,7 +152,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
    */
   launch(def: WorkflowDefinition, exec: Execution, atStart = false): Promise<unknown> {
     if (!exec.readOnly) {
-      exec.epoch = this.ownership.epochOf(exec.workflowId);
+      exec.epoch = this.ownership.fence.epochOf(exec.workflowId);
       this.live.set(exec.workflowId, exec);
     }
     const result = startRun(def, exec, atStart && !exec.readOnly ? () => this.pump(exec) : undefined);
@@ -193,8 +193,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
    */
   wakeForMessage(exec: Execution, fenceEpoch?: string | null, retryMs = 250): void {
     if (!exec.parked) return this.pump(exec);
-    void this.ownership
-      .wakeCheck(exec.workflowId, exec.epoch, 'message', fenceEpoch)
+    void this.ownership.fence
+      .confirmWake(exec.workflowId, exec.epoch, 'message', fenceEpoch)
       .then((ok) => ok && this.pump(exec))
       // The database is away: the message is already in the inbox, so no poll will bring it
       // again. Check again with backoff for as long as this run is the live one.
@@ -257,22 +257,22 @@ export class Runtime implements ExecutionHost, ContinueHost {
 
   /** Wake ownership check before a timer wakes a parked run. */
   private async wakeLive(exec: Execution, seq: number, fenceEpoch?: string | null): Promise<void> {
-    if (!(await this.ownership.wakeCheck(exec.workflowId, exec.epoch, 'timer', fenceEpoch))) return;
+    if (!(await this.ownership.fence.confirmWake(exec.workflowId, exec.epoch, 'timer', fenceEpoch))) return;
     exec.fireTimer(seq);
   }
 
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
-    if (this.closed || this.draining || !this.ownership.holds(workflowId)) return;
+    if (this.closed || this.draining || !this.ownership.fence.holds(workflowId)) return;
     const loaded = await this.loader.submit(workflowId);
-    if (!loaded || loaded.row.status !== 'running') return this.ownership.notRunning(workflowId);
-    if (this.live.has(workflowId) || this.closed || this.draining || !this.ownership.holds(workflowId)) return;
-    if (!this.ownership.loadedUnder(workflowId, loaded.fenceEpoch)) return;
+    if (!loaded || loaded.row.status !== 'running') return this.ownership.claims.releaseInBackground(workflowId);
+    if (this.live.has(workflowId) || this.closed || this.draining || !this.ownership.fence.holds(workflowId)) return;
+    if (!this.ownership.fence.confirmLoaded(workflowId, loaded.fenceEpoch)) return;
     if (!this.registry.has(loaded.row.type)) {
       // Let go of its claim, so an engine that runs this type can take it.
       this.logger.warn(
         `Workflow "${workflowId}" has type "${loaded.row.type}", which this engine has not registered; left for another engine.`,
       );
-      return this.ownership.notRunning(workflowId);
+      return this.ownership.claims.releaseInBackground(workflowId);
     }
     const exec = this.executionFrom(loaded);
     if (firedSleepSeq !== undefined) exec.firedTimers.add(firedSleepSeq);
@@ -449,7 +449,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
         try {
           await this.drive(workflowId);
         } catch (err) {
-          if (!this.closed && this.ownership.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
+          if (!this.closed && this.ownership.fence.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
           throw err;
         }
       },

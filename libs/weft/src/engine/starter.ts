@@ -49,7 +49,7 @@ export class Starter {
 
   constructor(private readonly deps: StarterDependencies) {
     this.batch = new Batcher(
-      (rows) => deps.store.workflows.startMany(rows, deps.ownership.claimer()),
+      (rows) => deps.store.workflows.startMany(rows, deps.ownership.claims.claimer()),
       (row) => row.id,
     );
   }
@@ -62,7 +62,7 @@ export class Starter {
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
     const row = newRow(def.name, input, opts, options.maxPayloadBytes, inParentSlot ? null : this.deps.queues.startOf(opts, def));
     // The claim and the start signal go in the start's own statement (docs/decisions/0005).
-    row.claim = ownership.claimer() && row.status === WorkflowStatus.Running ? 'mine' : null;
+    row.claim = ownership.claims.claimer() && row.status === WorkflowStatus.Running ? 'mine' : null;
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
@@ -89,7 +89,7 @@ export class Starter {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
     if (this.deps.registry.has(type)) return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type) });
     const row = newRow(type, input, opts, this.deps.options.maxPayloadBytes);
-    row.claim = this.deps.ownership.childClaim;
+    row.claim = this.deps.ownership.claims.childClaim;
     await this.batch.submit(row);
     return childId;
   }
@@ -114,7 +114,7 @@ export class Starter {
     // already: the parent would wait for a notice that never comes, so it starts anew.
     if (policy === 'return-existing' && (!row.parentId || (await this.deps.store.messages.hasPendingNotice(row.parentId, row.id))))
       return null;
-    return this.deps.store.workflows.restart(row, res.version, this.deps.ownership.claimer()); // null: someone else restarted it first
+    return this.deps.store.workflows.restart(row, res.version, this.deps.ownership.claims.claimer()); // null: someone else restarted it first
   }
 
   /** A new run was written: launch it here (with its claim and start signal) or wait for its timer. */
@@ -128,7 +128,7 @@ export class Starter {
     // A queued run is launched by its queue's admission, here or on another engine.
     if (row.startInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.startInMs);
     else if (row.status === WorkflowStatus.Enqueued) this.deps.queues.nudge();
-    else if (ownership.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
+    else if (ownership.claims.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
       // Without the claim (another engine holds a row left under this id) the run is not launched
       // here: its holder or, once that expires, a reclaim scan drives it.
       const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];

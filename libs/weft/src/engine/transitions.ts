@@ -55,7 +55,7 @@ export class Transitions {
   }) {
     ({ store: this.store, runtime: this.runtime, registry: this.registry, ownership: this.ownership, logger: this.logger } = deps);
     this.ownTimers = new Batcher(
-      (wanted) => this.store.timers.takeOwn(wanted, this.ownership.timerRetryMs, this.ownership.pollOwner),
+      (wanted) => this.store.timers.takeOwn(wanted, this.ownership.maintenance.timerRetryMs, this.ownership.claims.pollOwner),
       (w) => `${w.workflowId}\u0000${w.seq}`,
       TIMER_BATCH,
     );
@@ -84,12 +84,12 @@ export class Transitions {
     if (row.status !== WorkflowStatus.Suspended) throw new WorkflowNotRunningError(workflowId, row.status, WorkflowStatus.Suspended);
     // Not a type this engine runs: make it running with a free claim, for an engine that does.
     if (!this.registry.has(row.type)) return void (await this.resumeElsewhere(workflowId));
-    await this.ownership.claimForCommand(workflowId); // WorkflowClaimUnavailableError if held elsewhere
+    await this.ownership.claims.claimForCommand(workflowId); // WorkflowClaimUnavailableError if held elsewhere
     const done = await this.external(workflowId, 'resume', (r) => {
       if (r.status !== WorkflowStatus.Suspended) throw new WorkflowNotRunningError(workflowId, r.status, WorkflowStatus.Suspended);
       return { status: WorkflowStatus.Running, error: { value: null } };
     }).catch(async (err) => {
-      await this.ownership.release(workflowId);
+      await this.ownership.claims.release(workflowId);
       throw err;
     });
     if (done) await this.runtime.drive(workflowId);
@@ -103,7 +103,7 @@ export class Transitions {
   }
 
   private get rotates(): boolean {
-    return this.ownership.rotatesClaims;
+    return this.ownership.claims.rotatesOnTransition;
   }
 
   /** Parent-close policy 'terminate': a workflow's live children (those `among`, if given) are cancelled when it ends. */
@@ -123,7 +123,7 @@ export class Transitions {
   async recoverAll(): Promise<{ recovered: number }> {
     let after = '';
     let recovered = 0;
-    this.ownership.recovering(true);
+    this.ownership.claims.recovering(true);
     try {
       for (;;) {
         // Only the types this engine runs: an engine with none (the CLI's) reads nothing.
@@ -133,7 +133,7 @@ export class Transitions {
         const mine = page.filter((w) => !this.runtime.live.has(w.id)).map((w) => w.id);
         for (let i = 0; i < mine.length;) {
           if (this.runtime.draining) return { recovered };
-          const room = this.ownership.reserve(Math.min(RECOVERY_SLICE, mine.length - i));
+          const room = this.ownership.claims.reserve(Math.min(RECOVERY_SLICE, mine.length - i));
           if (room.granted <= 0) {
             room.done();
             return { recovered };
@@ -142,7 +142,7 @@ export class Transitions {
           i += slice.length;
           let claimed: string[];
           try {
-            claimed = await this.ownership.claimForRecovery(slice);
+            claimed = await this.ownership.claims.claimForRecovery(slice);
           } finally {
             room.done();
           }
@@ -152,16 +152,16 @@ export class Transitions {
       }
       return { recovered };
     } finally {
-      this.ownership.recovering(false);
+      this.ownership.claims.recovering(false);
     }
   }
 
   /** Due timers: one query per batch, then each wakes its workflow. */
   async processDueTimers(): Promise<number> {
     let total = 0;
-    const owner = this.ownership.pollOwner;
+    const owner = this.ownership.claims.pollOwner;
     for (;;) {
-      const due = await this.store.timers.takeDue(TIMER_BATCH, this.ownership.timerRetryMs, owner, this.registry.names());
+      const due = await this.store.timers.takeDue(TIMER_BATCH, this.ownership.maintenance.timerRetryMs, owner, this.registry.names());
       total += due.length;
       await Promise.all(
         due.map((t) =>
@@ -177,7 +177,7 @@ export class Transitions {
    * it, then fired the same way. Resolves with the ms it is still to wait by the database clock.
    */
   async fireOwn(workflowId: string, seq: number): Promise<number | null> {
-    if (this.ownership.isHalted) return null; // a deposed lease holder's timers are the new holder's
+    if (this.ownership.gate.isHalted) return null; // a deposed lease holder's timers are the new holder's
     const r = await this.ownTimers.submit({ workflowId, seq });
     if (r && 'waitMs' in r) return r.waitMs;
     if (r) await this.fire(r.taken);
@@ -209,10 +209,10 @@ export class Transitions {
    * while no run here uses it; a running workflow whose claim the fire took over is driven.
    */
   private async fireDelayedStart(workflowId: string): Promise<void> {
-    const heldBefore = this.ownership.holds(workflowId);
-    if (!(await this.ownership.claimForTimer(workflowId))) return; // another engine has it
+    const heldBefore = this.ownership.fence.holds(workflowId);
+    if (!(await this.ownership.claims.claimForTimer(workflowId))) return; // another engine has it
     const letGo = async () => {
-      if (!heldBefore && !this.runtime.live.has(workflowId)) await this.ownership.release(workflowId);
+      if (!heldBefore && !this.runtime.live.has(workflowId)) await this.ownership.claims.release(workflowId);
     };
     let status: WorkflowStatus | undefined;
     // A failed fire lets its claim go: the timer fires again (here or elsewhere) and claims anew,

@@ -92,12 +92,12 @@ export const operationRepositoryProvider: FactoryProvider = {
 export const claimRegistryProvider: FactoryProvider = {
   provide: WorkflowClaimRegistry,
   inject: [WeftEngine],
-  useFactory: (engine: WeftEngine) => engine.ownership.registry ?? null,
+  useFactory: (engine: WeftEngine) => engine.ownership.claims.registry ?? null,
 };
 
 /** Null under ownership 'none'. */
 export const renewalSchedulerProvider: FactoryProvider = {
   provide: ClaimRenewalScheduler,
   inject: [WeftEngine],
-  useFactory: (engine: WeftEngine) => engine.ownership.scheduler ?? null,
+  useFactory: (engine: WeftEngine) => engine.ownership.maintenance.scheduler ?? null,
 };

@@ -1,16 +1,18 @@
-// What the two fencing modes share: the construction gates, renewal on a connection of its own,
-// and the maintenance scheduler (renew, reclaim, poll) that runs on every engine.
+// What the two fencing modes share, their Maintenance role: the construction gates, renewal on a
+// connection of its own, and the maintenance scheduler (renew, reclaim, poll) on every engine.
 import { emitWeftWarning } from '../observability/warnings.js';
 import { DedicatedConnection } from '../storage/dedicated-connection.js';
 import { runOwnershipGates } from './gates.js';
 import { BasePolicy, OwnershipFigures, PolicyDependencies } from './policy.js';
+import type { Maintenance } from './roles.js';
 import { ClaimRenewalScheduler, PassReport } from './renewal-scheduler.js';
 
 /** Before a timer taken by an engine that then died is taken again, at most. */
 const TIMER_RETRY_CAP_MS = 30_000;
 
-export abstract class FencedPolicy extends BasePolicy {
-  readonly pollsOnItsPass = true;
+export abstract class FencedPolicy extends BasePolicy implements Maintenance {
+  readonly maintenance: Maintenance = this;
+  readonly pollsMessages = true;
   readonly requiresBootstrap = true;
   readonly scheduler: ClaimRenewalScheduler;
   /** Renewal's own connection (outside the pool): a saturated pool cannot delay a renewal. */
@@ -39,7 +41,7 @@ export abstract class FencedPolicy extends BasePolicy {
     await runOwnershipGates(this.deps.sql, this.deps.schema, this.deps.config.mode);
   }
 
-  startMaintenance(): void {
+  start(): void {
     this.scheduler.start();
   }
 
@@ -47,7 +49,7 @@ export abstract class FencedPolicy extends BasePolicy {
     return this.scheduler.runPass();
   }
 
-  async stopMaintenance(): Promise<void> {
+  async stop(): Promise<void> {
     await this.scheduler.stopMaintenance();
   }
 

@@ -117,7 +117,7 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
 
     lateA1('late from A'); // A's next write carries the old epoch: refused
     await waitFor(() => leaseLost('A2'), 'WeftEngineLeaseLostWarning from A');
-    expect(a.ownership.isHalted).toBe(true);
+    expect(a.ownership.gate.isHalted).toBe(true);
     expect(a.healthSnapshot().liveWorkflows).toBe(0);
     await expect(a.start('echo', { v: 1 })).rejects.toMatchObject({ code: 'WEFT_ENGINE_LEASE_NOT_HELD' });
     lateA2('late from A'); // a halted engine's other run was stopped too
@@ -164,7 +164,7 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
     const fresh = gates.get('S1')!;
 
     late('stale write');
-    await waitFor(() => stale.ownership.isHalted, 'the stale process halts');
+    await waitFor(() => stale.ownership.gate.isHalted, 'the stale process halts');
     fresh('fresh write');
     await expect(restarted.result(h.workflowId, { timeout: '5s' })).resolves.toBe('fresh write');
     expect((await history(h.workflowId)).map((o) => o.result)).toEqual([1, 'fresh write']);
@@ -211,7 +211,7 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
     const c = await engine('C7', { leaseWaitTimeout: 10_000, backgroundTasks: 'manual' });
     await c.bootstrap(); // after A's lease expired
     await a.runMaintenance(); // A's renewal is refused: it halts
-    expect(a.ownership.isHalted).toBe(true);
+    expect(a.ownership.gate.isHalted).toBe(true);
 
     const h = await c.start('sleepy', { ms: 50 });
     const due = () => env.tdb.query(`SELECT 1 FROM "${schema()}".weft_timers WHERE fire_at <= now()`);

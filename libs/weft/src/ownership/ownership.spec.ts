@@ -79,7 +79,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
     // holder, but the workflow no longer fences at its epoch, so nobody holds it.
     expect(await claimOf(env.tdb, h.workflowId)).toEqual({ engine_id: 'A1', epoch: '1' });
     expect(await fenceOf(env.tdb, h.workflowId)).toBeNull();
-    expect(a.ownership.registry!.held.has(h.workflowId)).toBe(false);
+    expect(a.ownership.claims.registry!.held.has(h.workflowId)).toBe(false);
     expect(await a.ownership.describe(h.workflowId)).toMatchObject({ holder: null, epoch: '1', expiresAt: null, heldHere: false });
   });
 
@@ -140,7 +140,7 @@ describe('ownership: per-workflow claims across engines (real PostgreSQL)', () =
 
   it('renewal failing past the TTL pauses a workflow; once renewal confirms the claim it goes on here', async () => {
     const a = await engine('A7');
-    const registry = a.ownership.registry!;
+    const registry = a.ownership.claims.registry!;
     const renew = registry.renewAll.bind(registry);
     let away = false;
     registry.renewAll = () => (away ? Promise.reject(new Error('database away')) : renew());

@@ -58,7 +58,7 @@ describe('ClaimRenewalScheduler (real PostgreSQL)', () => {
       await new Promise((r) => setTimeout(r, 2_700));
       const later = Number(await expiresAt(h.workflowId));
       expect(later - first).toBeGreaterThanOrEqual(1_500);
-      expect(e.ownership.registry!.isValid(h.workflowId)).toBe(true);
+      expect(e.ownership.claims.registry!.isValid(h.workflowId)).toBe(true);
     } finally {
       busy.forEach((c) => c.release());
     }

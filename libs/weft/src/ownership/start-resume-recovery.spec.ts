@@ -132,7 +132,7 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     expect(await claim('ended-11')).toEqual({ engine_id: 'A11', epoch: '1' });
     const h = await b.start('once', { key: 'ended-11' }, { workflowId: 'ended-11', idPolicy: 'start-new-if-terminal' });
     // Taken in the restart's own transaction, not after A11's claim would have expired.
-    expect(b.ownership.registry!.held.get(h.workflowId)).toBe('2');
+    expect(b.ownership.claims.registry!.held.get(h.workflowId)).toBe('2');
     expect(await claim('ended-11')).toEqual({ engine_id: 'B11', epoch: '2' });
     await expect(h.result({ timeout: '5s' })).resolves.toBe('done');
     expect(bodies['ended-11']).toBe(2);
@@ -227,7 +227,7 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     await runner.suspend(h.workflowId);
     await other.resume(h.workflowId);
     await expect(runner.result(h.workflowId, { timeout: '8s' })).resolves.toBe('woke');
-    expect(other.ownership.registry!.held.has(h.workflowId)).toBe(false);
+    expect(other.ownership.claims.registry!.held.has(h.workflowId)).toBe(false);
   });
 
   it('recovery claims no more than maxConcurrentWorkflows', async () => {
@@ -237,7 +237,7 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     await a.dispose(); // claims released, workflows still running
     const b = await engine('B9', { backgroundTasks: 'manual', maxConcurrentWorkflows: 5 });
     await b.bootstrap();
-    expect(b.ownership.registry!.held.size).toBe(5);
+    expect(b.ownership.claims.registry!.held.size).toBe(5);
     expect((await claim('many-9-0'))?.engine_id ?? null).not.toBe('A9');
   });
 
@@ -253,7 +253,7 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
       `SELECT count(*)::int AS n FROM weft.weft_workflow_claims WHERE engine_id = 'B12'`, // earlier tests' running ones count too
     );
     expect(held[0].n).toBe(5);
-    expect(b.ownership.registry!.held.size).toBe(5);
+    expect(b.ownership.claims.registry!.held.size).toBe(5);
   });
 
   it('an explicit resume is not refused by the backoff an engine keeps after losing the workflow', async () => {
@@ -265,7 +265,7 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     await waitFor(() => gates.has('backoff-11'), 'the gated step running on A');
     await b.suspend(h.workflowId); // rotates the epoch: A's next write is refused and A backs off
     gates.get('backoff-11')!();
-    await waitFor(() => a.ownership.registry!.renewalFailures > 0, 'A deposed by the refused fence');
+    await waitFor(() => a.ownership.claims.registry!.renewalFailures > 0, 'A deposed by the refused fence');
     const first = gates.get('backoff-11');
     await a.resume(h.workflowId);
     await waitFor(() => gates.get('backoff-11') !== first, 'the step running again after the resume');

@@ -2,6 +2,8 @@
 // fenced, renewable claim (docs/ownership.md). Starts claim in their own statement, commits carry
 // the claim's epoch, a suspend releases it, a terminal commit ends it by clearing the fence (the
 // claim row keeps its last holder: docs/decisions/0011), and other engines reclaim what expires.
+// One class plays the fence, the claim book and the maintenance: all three keep the claim
+// registry and the set of held workflows not driven yet.
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
 import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
@@ -9,7 +11,8 @@ import type { ClaimTerms } from '../storage/repositories/claim.repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
 import { FencedPolicy } from './fenced-policy.js';
-import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies, Reservation } from './policy.js';
+import type { OwnershipFigures, OwnershipPolicy, PolicyDependencies } from './policy.js';
+import { OPEN_GATE, type ClaimBook, type Reservation, type RunFence } from './roles.js';
 import { WorkflowStatus } from '../common/types.js';
 
 const BACKFILL_EVERY_PASSES = 10;
@@ -17,9 +20,11 @@ const BACKFILL_EVERY_PASSES = 10;
 /** Reclaim cycles one pass may run while every cycle fills up (mass failover). */
 const RECLAIM_CYCLES_PER_PASS = 20;
 
-export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy {
-  readonly rotatesClaims = true;
-  readonly isHalted = false;
+export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy, RunFence, ClaimBook {
+  readonly gate = OPEN_GATE;
+  readonly fence: RunFence = this;
+  readonly claims: ClaimBook = this;
+  readonly rotatesOnTransition = true;
   readonly childClaim = 'free' as const;
   readonly registry: WorkflowClaimRegistry;
   private readonly undriven = new Set<string>();
@@ -38,17 +43,9 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     return this.engineId;
   }
 
-  protected heldHere(workflowId: string): boolean {
-    return this.registry.held.has(workflowId);
-  }
-
   override async bootstrap(): Promise<void> {
     await super.bootstrap();
     await this.registry.backfill();
-  }
-
-  mayRunAnything(): boolean {
-    return true;
   }
 
   holds(workflowId: string): boolean {
@@ -63,11 +60,11 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
    * drives the workflow again from storage; if it reports it lost, it is forgotten. An outage
    * thus pauses this engine's workflows instead of handing all of them to others.
    */
-  mayRun(workflowId: string): boolean {
-    if (this.registry.isValid(workflowId)) return true;
+  stopIfLapsed(workflowId: string): boolean {
+    if (this.registry.isValid(workflowId)) return false;
     this.deps.runtime.stopLive(workflowId);
     if (this.registry.held.has(workflowId)) this.undriven.add(workflowId);
-    return false;
+    return true;
   }
 
   mayAnswer(workflowId: string): boolean {
@@ -78,7 +75,7 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     return this.registry.epochOf(workflowId);
   }
 
-  decorate(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand {
+  fenceCommand(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand {
     if (cmd.rotate) return cmd;
     // A run's writes carry the epoch it was launched under, even if the claim was re-acquired since.
     const epoch = runEpoch ?? this.registry.epochOf(cmd.workflowId);
@@ -88,12 +85,12 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     return { ...cmd, fence, release: cmd.status === WorkflowStatus.Suspended };
   }
 
-  committed(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {
+  afterCommit(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {
     if (outcome.ok && (cmd.release || cmd.rotate || cmd.completed)) this.registry.forget(cmd.workflowId);
     if (!outcome.ok && outcome.reason === 'fence' && cmd.fence) this.deposed(cmd.workflowId);
   }
 
-  async wakeCheck(workflowId: string, parkedEpoch: string | undefined, wakeKind: string, fenceEpoch?: string | null): Promise<boolean> {
+  async confirmWake(workflowId: string, parkedEpoch: string | undefined, wakeKind: string, fenceEpoch?: string | null): Promise<boolean> {
     if (fenceEpoch !== undefined) {
       // The row's fence epoch is the claim's while it has a holder, and an epoch is handed to one
       // holding only (docs/decisions/0008): equal to the parked epoch means held here.
@@ -108,13 +105,13 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     return false;
   }
 
-  loadedUnder(workflowId: string, fenceEpoch: string | null): boolean {
+  confirmLoaded(workflowId: string, fenceEpoch: string | null): boolean {
     if (this.registry.epochOf(workflowId) === fenceEpoch) return true;
     this.deposed(workflowId);
     return false;
   }
 
-  notRunning(workflowId: string): void {
+  releaseInBackground(workflowId: string): void {
     void this.registry.release(workflowId).catch(() => undefined);
   }
 
@@ -128,7 +125,7 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     return true;
   }
 
-  room(): number {
+  private room(): number {
     return this.config.maxConcurrent - this.registry.held.size - this.reserved;
   }
 

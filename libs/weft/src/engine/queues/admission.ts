@@ -102,7 +102,7 @@ export class QueueAdmission {
       const q = this.declared.get(names[(first + i) % names.length])!;
       const s = stats.get(q.name);
       if (!s || !worthAdmitting(q, s, types)) continue;
-      const room = ownership.reserve(ADMIT_BATCH);
+      const room = ownership.claims.reserve(ADMIT_BATCH);
       if (room.granted <= 0 || !this.deps.mayAdmit()) {
         room.done();
         break;
@@ -128,9 +128,9 @@ export class QueueAdmission {
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
     const { store, registry, ownership, runtime, options } = this.deps;
-    const claimer = ownership.claimer();
+    const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
-    const leaseFence = ownership.decorate({ workflowId: '', expectedVersion: 0 }).leaseFence;
+    const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
     const sentAt = performance.now();
     const res = await store.queues.admit({
       queue: q.name,
@@ -146,7 +146,7 @@ export class QueueAdmission {
     if (res.admitted.length) options.metrics.queueAdmissions?.(q.name, res.admitted.length);
     for (const w of res.admitted) {
       // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
-      if (!ownership.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
+      if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
       this.admittedHere.set(w.id, Date.now());
       const run = { workflowId: w.id, definition: registry.get(w.type), input: w.input, runNumber: w.runNumber, version: w.version };
       runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
