@@ -4,9 +4,10 @@
 // workflow, its operation, its claim) must be the same, committed or refused.
 import pg from 'pg';
 import { useTestEngines } from '../../../../test/support/engine.js';
-import { advanceOutcomes, advanceParams, advanceSql, shapeKeyOf, shapeOf, type AdvanceRow } from './repositories/workflow-advance.js';
-import { isLoneRecord, loneAdvanceParams, loneAdvanceSql } from './repositories/workflow-advance-lone.js';
+import { advanceOutcomes, advanceParams, advanceSql, type AdvanceRow } from './repositories/workflow-advance.js';
+import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
+import { isLoneRecord, loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-parts.js';
 
 const ENGINE = 'engine-a';
 const held = { engineId: ENGINE, epoch: '4' };

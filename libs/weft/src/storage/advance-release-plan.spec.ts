@@ -6,9 +6,10 @@
 // bench's commits). Plans are judged here, not times; plus the release still does its job.
 import pg from 'pg';
 import { useTestEngines } from '../../../../test/support/engine.js';
-import { advanceParams, advanceSql, shapeKeyOf, shapeOf } from './repositories/workflow-advance.js';
-import { loneAdvanceParams, loneAdvanceSql } from './repositories/workflow-advance-lone.js';
+import { advanceParams, advanceSql } from './repositories/workflow-advance.js';
+import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
+import { loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-parts.js';
 
 const ENGINE = 'engine-a';
 const HELD = 3000;

@@ -7,9 +7,10 @@
 // Plans are judged here, not times (docs/performance.md).
 import pg from 'pg';
 import { useTestEngines } from '../../../../test/support/engine.js';
-import { advanceParams, advanceSql, shapeKeyOf, shapeOf } from './repositories/workflow-advance.js';
-import { isLoneRecord, loneAdvanceParams, loneAdvanceSql } from './repositories/workflow-advance-lone.js';
+import { advanceParams, advanceSql } from './repositories/workflow-advance.js';
+import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
+import { isLoneRecord, loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-parts.js';
 
 const ROWS = 3000;
 const BIG_TABLES = ['weft_workflows', 'weft_operations', 'weft_workflow_claims', 'weft_messages', 'weft_timers'];

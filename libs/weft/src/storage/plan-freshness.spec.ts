@@ -5,9 +5,10 @@
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase, OpenedDatabase } from './data-source.js';
 import { PlanFreshness, sizeClass } from './plan-freshness.js';
-import { advanceParams, advanceSql, shapeOf } from './repositories/workflow-advance.js';
+import { advanceParams, advanceSql } from './repositories/workflow-advance.js';
 import { statementName } from './sql-client.js';
 import type { AdvanceCommand } from './types.js';
+import { shapeOf } from './repositories/advance-parts.js';
 
 interface PlanNode {
   'Node Type': string;

@@ -2,10 +2,13 @@
 // one step record or plain terminal commit (workflow-advance-lone.ts), else the general statement
 // for the union of the batch's parts, with a lone command's id as a parameter (workflow-advance.ts).
 import type { AdvanceCommand } from '../types.js';
-import { advanceParams, advanceSql, shapeFromKey, shapeKeyOf } from './workflow-advance.js';
-import { isLoneRecord, loneAdvanceParams, loneAdvanceSql } from './workflow-advance-lone.js';
+import { isLoneRecord, loneAdvanceParams, shapeFromKey, shapeKeyOf } from './advance-parts.js';
+import { advanceParams, advanceSql } from './workflow-advance.js';
+import { loneAdvanceSql } from './workflow-advance-lone.js';
 
-type Form = 'lone' | 'single' | 'batch';
+/** The texts of one shape; a text's cache key is its shape key times their count plus its index here. */
+const FORMS = ['batch', 'single', 'lone'] as const;
+type Form = (typeof FORMS)[number];
 
 /** The advance statements of one schema, each text built once per shape and form. */
 export class AdvanceStatements {
@@ -22,7 +25,7 @@ export class AdvanceStatements {
   }
 
   private text(shape: number, form: Form): string {
-    const key = shape * 4 + (form === 'lone' ? 2 : form === 'single' ? 1 : 0);
+    const key = shape * FORMS.length + FORMS.indexOf(form);
     let sql = this.texts.get(key);
     if (!sql) {
       const parts = shapeFromKey(shape);

@@ -2,53 +2,10 @@
 // fence and a release: a step's record and a plain terminal commit, three of the four commits of
 // a short workflow at low load. The same compare-and-swap as advanceSql (workflow-advance.ts),
 // with the command as plain parameters instead of a JSON record set: parsing and joining the
-// record set were about a sixth of such a commit's round trip (docs/performance.md).
-import type { OperationRecord } from '../../common/types.js';
+// record set were about a sixth of such a commit's round trip (docs/performance.md). Which parts
+// it may write, its parameters and their values are the parts' `lone` (advance-parts.ts).
 import { qualify } from '../schema-name.js';
-import { jsonOrNullParam } from '../sql-client.js';
-import type { AdvanceCommand } from '../types.js';
-import { shapeBit, type AdvanceShape } from './workflow-advance.js';
-
-/** The parts a lone record may use; any other part takes the general statement. */
-const LONE_PARTS = shapeBit('ops') | shapeBit('fence') | shapeBit('release');
-
-/** Whether a batch is one command that the lone statement can write, given the batch's shape key. */
-export const isLoneRecord = (commands: AdvanceCommand[], shapeKey: number): boolean =>
-  commands.length === 1 && (shapeKey & ~LONE_PARTS) === 0 && (commands[0].operations?.length ?? 0) <= 1;
-
-/** The parameters, in order, with their types; a shape without a part has none of its parameters. */
-const BASE = [
-  ['id', 'text'],
-  ['expected', 'int'],
-  ['status', 'text'],
-  ['set_output', 'boolean'],
-  ['output', 'json'],
-  ['set_error', 'boolean'],
-  ['error', 'json'],
-  ['completed', 'boolean'],
-] as const;
-const OP = [
-  ['op_seq', 'int'],
-  ['op_kind', 'text'],
-  ['op_name', 'text'],
-  ['op_status', 'text'],
-  ['op_result', 'json'],
-  ['op_error', 'json'],
-  ['op_attempts', 'int'],
-  ['op_started_at', 'timestamptz'],
-  ['op_event', 'int'],
-] as const;
-const FENCE = [['fence_epoch', 'bigint']] as const;
-/** Only a release names the engine: the claim row's holder must be the fence's. */
-const RELEASE = [['fence_engine', 'text']] as const;
-
-type Field = (typeof BASE | typeof OP | typeof FENCE | typeof RELEASE)[number][0];
-
-// A shape's release bit implies its fence bit (SHAPE_TESTS in workflow-advance.ts): a release
-// is judged against the fence, so an unfenced command never releases.
-function fieldsOf(shape: AdvanceShape): ReadonlyArray<readonly [Field, string]> {
-  return [...BASE, ...(shape.ops ? OP : []), ...(shape.fence ? FENCE : []), ...(shape.release ? RELEASE : [])];
-}
+import { loneParamsOf, type AdvanceShape } from './advance-parts.js';
 
 /**
  * The lone statement for `shape` (parts among ops, fence, release). Each part does what the
@@ -58,8 +15,8 @@ function fieldsOf(shape: AdvanceShape): ReadonlyArray<readonly [Field, string]> 
 export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
   const wf = qualify(schema, 'weft_workflows');
   const claims = qualify(schema, 'weft_workflow_claims');
-  const fields = fieldsOf(shape);
-  const p = (name: Field) => {
+  const fields = loneParamsOf(shape);
+  const p = (name: string) => {
     const i = fields.findIndex(([n]) => n === name);
     if (i < 0) throw new Error(`lone advance: no parameter ${name} in this shape`);
     return `$${i + 1}::${fields[i][1]}`;
@@ -111,46 +68,4 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
   return `WITH ${parts.join(',\n')}
     SELECT ${p('id')} AS id, upd.version, ${fenced} AS fenced, true AS consumed
     FROM (SELECT 1) one LEFT JOIN upd ON true`;
-}
-
-const OPS = shapeBit('ops');
-const FENCED = shapeBit('fence');
-const RELEASES = shapeBit('release');
-
-/** The lone statement's parameters for `c` (of shape key `shapeKey`), in the order of its shape's fields. */
-export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[] {
-  const out = rowParams(c);
-  if (shapeKey & OPS) out.push(...opParams(c.operations?.[0]));
-  if (shapeKey & FENCED) out.push(c.fence?.epoch ?? null);
-  if (shapeKey & RELEASES) out.push(c.fence?.engineId ?? null);
-  return out;
-}
-
-/** What the versioned UPDATE sets (BASE); a NULL flag is "not asked for", as in the general statement. */
-function rowParams(c: AdvanceCommand): unknown[] {
-  return [
-    c.workflowId,
-    c.expectedVersion,
-    c.status ?? null,
-    c.output !== undefined ? true : null,
-    c.output !== undefined ? jsonOrNullParam(c.output.value) : null,
-    c.error !== undefined ? true : null,
-    c.error !== undefined ? jsonOrNullParam(c.error.value) : null,
-    c.completed ? true : null,
-  ];
-}
-
-function opParams(o: OperationRecord | undefined): unknown[] {
-  if (!o) throw new Error('lone advance: a shape with ops needs the operation');
-  return [
-    o.seq,
-    o.kind,
-    o.name,
-    o.status,
-    jsonOrNullParam(o.result),
-    jsonOrNullParam(o.error),
-    o.attempts ?? null,
-    o.startedAt ?? null,
-    o.event ?? null,
-  ];
 }

@@ -1,46 +1,11 @@
 // The advance statement: one statement commits a batch of workflows' advances (group commit),
 // each with its own version check and fence. Its text (one per shape), its parameter and the
-// mapping of its rows are all here; WorkflowRepository runs it.
-import type { OperationRecord } from '../../common/types.js';
+// mapping of its rows are all here; WorkflowRepository runs it. Its parts (advance-parts.ts)
+// give the record set's columns and each command's record; the SQL of each part is below.
 import { qualify } from '../schema-name.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../types.js';
+import { commandColumns, toCommandJson, type AdvanceShape, type AdvancePartName } from './advance-parts.js';
 import { notifyChannel } from './message.repository.js';
-
-/** Which optional parts a batch of advances needs; each shape gets its own (prepared) statement. */
-export interface AdvanceShape {
-  ops: boolean;
-  delTimers: boolean;
-  timers: boolean;
-  msgs: boolean;
-  consume: boolean;
-  fence: boolean;
-  lease: boolean;
-  release: boolean;
-  rotate: boolean;
-  cont: boolean;
-  /** Stores the run's workflow span (tracing on: a span's first commit). */
-  trace: boolean;
-  /** An external transition, judged on the row's status instead of its version (`ifStatus`). */
-  byStatus: boolean;
-}
-
-const SHAPE_BITS: Array<keyof AdvanceShape> = [
-  'ops',
-  'delTimers',
-  'timers',
-  'msgs',
-  'consume',
-  'fence',
-  'lease',
-  'release',
-  'rotate',
-  'cont',
-  'trace',
-  'byStatus',
-];
-
-/** The bit of one part in a shape key. */
-export const shapeBit = (part: keyof AdvanceShape): number => 1 << SHAPE_BITS.indexOf(part);
 
 /**
  * A consumed update's row holds the result its caller polls for (engine.update reads it every
@@ -94,12 +59,7 @@ export function advanceSql(schema: string, shape: AdvanceShape, single = false):
   const parts: string[] = [
     `cmd AS (
       SELECT * FROM json_to_recordset($1::json) AS c(
-        id text, expected int, status text, set_output boolean, output json, set_error boolean, error json,
-        completed boolean, ops json, clear_timers boolean, del_timers json, timers json, msgs json,
-        consume json, fence_engine text, fence_epoch bigint, lease_engine text, lease_epoch bigint,
-        release boolean, rotate boolean, cont boolean, next_input json, next_version text${traceSql(shape, 'column')}${
-          shape.byStatus ? ', if_status text' : ''
-        }))`,
+${commandColumns(shape, '        ')}))`,
   ];
   const conditions: string[] = [];
   const guards: string[] = [];
@@ -168,7 +128,7 @@ export function advanceSql(schema: string, shape: AdvanceShape, single = false):
         run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
         workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
             : ''
-        }${traceSql(shape, 'set')}${fenceClearSql(shape, claimWrite)}
+        }${traceSet(shape)}${fenceClearSql(shape, claimWrite)}
         version = w.version + 1
       FROM cmd c
       WHERE w.id ${ids} AND w.id = c.id AND ${versionCheck(shape)} ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
@@ -192,7 +152,7 @@ function versionCheck(shape: AdvanceShape): string {
 }
 
 /** The parts that write only for the commands whose versioned UPDATE matched (the `ok` rows). */
-const USES_OK: Array<keyof AdvanceShape> = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'release', 'rotate', 'cont'];
+const USES_OK: AdvancePartName[] = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'release', 'rotate', 'cont'];
 
 function extraParts(schema: string, shape: AdvanceShape, ids: string): string[] {
   const ops = qualify(schema, 'weft_operations');
@@ -291,93 +251,9 @@ function continueParts(schema: string, shape: AdvanceShape, ids: string): string
 }
 
 /** The row's trace_context (tracing): only a shape that stores one names the column, so with tracing off the statements stay as they were. */
-function traceSql(shape: AdvanceShape, part: 'column' | 'set'): string {
-  if (!shape.trace) return '';
-  return part === 'column' ? ', trace_context text' : '\n        trace_context = COALESCE(c.trace_context, w.trace_context),';
+function traceSet(shape: AdvanceShape): string {
+  return shape.trace ? '\n        trace_context = COALESCE(c.trace_context, w.trace_context),' : '';
 }
-
-const opJson = (o: OperationRecord) => {
-  // Absent keys read as NULL in json_to_recordset: only what the operation has is sent.
-  const out: Record<string, unknown> = { seq: o.seq, kind: o.kind, name: o.name, status: o.status };
-  if (o.result !== undefined && o.result !== null) out.result = o.result;
-  if (o.error !== undefined && o.error !== null) out.error = o.error;
-  if (o.attempts !== undefined && o.attempts !== 1) out.attempts = o.attempts;
-  if (o.startedAt) out.started_at = o.startedAt;
-  if (o.event !== undefined && o.event !== null) out.event = o.event;
-  return out;
-};
-
-/**
- * One command as a JSON record of the statement's `cmd`. A key that is absent reads as NULL, which
- * every part of the statement takes as "not asked for" (a NULL flag is not true, a NULL list has
- * no rows), so only what the command asks for is sent: the text is shorter to build, send and parse.
- */
-export function toCommandJson(c: AdvanceCommand): Record<string, unknown> {
-  const out: Record<string, unknown> = { id: c.workflowId, expected: c.expectedVersion };
-  rowFields(c, out);
-  listFields(c, out);
-  ownershipFields(c, out);
-  if (c.traceContext !== undefined) out.trace_context = c.traceContext; // tracing on
-  return out;
-}
-
-/** What the versioned UPDATE of the workflow row sets. */
-function rowFields(c: AdvanceCommand, out: Record<string, unknown>): void {
-  if (c.status !== undefined) out.status = c.status;
-  if (c.output !== undefined) Object.assign(out, { set_output: true, output: c.output.value ?? null });
-  if (c.error !== undefined) Object.assign(out, { set_error: true, error: c.error.value ?? null });
-  if (c.completed) out.completed = true;
-  if (c.ifStatus !== undefined) out.if_status = c.ifStatus;
-  if (c.continueAsNew !== undefined)
-    Object.assign(out, { cont: true, next_input: c.continueAsNew.input ?? null, next_version: c.continueAsNew.workflowVersion ?? null });
-}
-
-/** The rows written beside it: operations, timers, messages, consumed messages. */
-function listFields(c: AdvanceCommand, out: Record<string, unknown>): void {
-  if (c.operations?.length) out.ops = c.operations.map(opJson);
-  if (c.clearTimers) out.clear_timers = true;
-  if (c.deleteTimers?.length) out.del_timers = c.deleteTimers;
-  if (c.timers?.length) out.timers = c.timers.map((t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs }));
-  if (c.messages?.length)
-    out.msgs = c.messages.map((m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null }));
-  if (c.consume?.length) out.consume = c.consume.map((m) => ({ ...m, result: m.result ?? null }));
-}
-
-/** The fence, the lease's fence, and what happens to the claim. */
-function ownershipFields(c: AdvanceCommand, out: Record<string, unknown>): void {
-  if (c.fence) Object.assign(out, { fence_engine: c.fence.engineId, fence_epoch: c.fence.epoch });
-  if (c.leaseFence) Object.assign(out, { lease_engine: c.leaseFence.engineId, lease_epoch: c.leaseFence.epoch });
-  if (c.release) out.release = true;
-  if (c.rotate) out.rotate = true;
-}
-
-/** Whether a command uses each part, in the order of SHAPE_BITS. */
-const SHAPE_TESTS: Record<keyof AdvanceShape, (c: AdvanceCommand) => boolean> = {
-  ops: (c) => !!c.operations?.length,
-  delTimers: (c) => !!c.clearTimers || !!c.deleteTimers?.length,
-  timers: (c) => !!c.timers?.length,
-  msgs: (c) => !!c.messages?.length,
-  consume: (c) => !!c.consume?.length,
-  fence: (c) => !!c.fence,
-  lease: (c) => !!c.leaseFence,
-  release: (c) => !!c.release && !!c.fence,
-  rotate: (c) => !!c.rotate,
-  cont: (c) => c.continueAsNew !== undefined,
-  trace: (c) => c.traceContext !== undefined,
-  byStatus: (c) => c.ifStatus !== undefined,
-};
-
-/** The parts a command uses, as the bits of its shape key. */
-export function shapeKeyOf(c: AdvanceCommand): number {
-  let key = 0;
-  for (let i = 0; i < SHAPE_BITS.length; i++) if (SHAPE_TESTS[SHAPE_BITS[i]](c)) key |= 1 << i;
-  return key;
-}
-
-export const shapeFromKey = (key: number): AdvanceShape =>
-  Object.fromEntries(SHAPE_BITS.map((k, i) => [k, (key & (1 << i)) !== 0])) as unknown as AdvanceShape;
-
-export const shapeOf = (c: AdvanceCommand): AdvanceShape => shapeFromKey(shapeKeyOf(c));
 
 /** The parameters: the batch as JSON, in the order given (callers sort by id), and a lone command's id (`advanceSql(..., single)`). */
 export const advanceParams = (commands: AdvanceCommand[]): string[] =>

@@ -1,0 +1,306 @@
+// The parts of the advance statement, each described once: the columns it adds to the `cmd`
+// record set, whether a command uses it, what a command writes into its record, and, for the
+// parts the lone form writes, its parameters there. The shape key, the record a command is sent
+// as, the lone form's parameters and the statement cache's key all derive from this list; the SQL
+// each part adds to the statement is in workflow-advance.ts (and workflow-advance-lone.ts), under
+// the part's name (docs/architecture.md, "Adding a part to the advance statement").
+import type { OperationRecord } from '../../common/types.js';
+import { jsonOrNullParam } from '../sql-client.js';
+import type { AdvanceCommand } from '../types.js';
+
+type Json = Record<string, unknown>;
+
+/** A part's parameters in the lone form: names and types, in order, and a command's values. */
+export interface LoneParams {
+  readonly params: ReadonlyArray<readonly [string, string]>;
+  values(c: AdvanceCommand): unknown[];
+  /** Whether the command's use of the part fits the lone form (absent: always). */
+  fits?(c: AdvanceCommand): boolean;
+}
+
+export interface AdvancePart {
+  /** Its columns of the `cmd` record set (`name type, ...`). */
+  readonly columns: string;
+  /**
+   * 'always': every text declares the columns (the parts the statement began with); 'used': only
+   * a shape with the part does, so texts without it stay as they were before it was added.
+   */
+  readonly declared: 'always' | 'used';
+  /** Whether a command uses the part: its bit in the command's shape key. */
+  uses(c: AdvanceCommand): boolean;
+  /** Writes what the command has of the part into its record; an absent key reads as NULL. */
+  toJson(c: AdvanceCommand, out: Json): void;
+  /** Absent: a shape with the part takes the general statement. */
+  readonly lone?: LoneParams;
+}
+
+/** What every command has: its id, expected version and the columns of its row it sets. */
+export const BASE_PART = {
+  columns: 'id text, expected int, status text, set_output boolean, output json, set_error boolean, error json, completed boolean',
+  toJson(c: AdvanceCommand, out: Json): void {
+    out.id = c.workflowId;
+    out.expected = c.expectedVersion;
+    if (c.status !== undefined) out.status = c.status;
+    if (c.output !== undefined) Object.assign(out, { set_output: true, output: c.output.value ?? null });
+    if (c.error !== undefined) Object.assign(out, { set_error: true, error: c.error.value ?? null });
+    if (c.completed) out.completed = true;
+  },
+  lone: {
+    params: [
+      ['id', 'text'],
+      ['expected', 'int'],
+      ['status', 'text'],
+      ['set_output', 'boolean'],
+      ['output', 'json'],
+      ['set_error', 'boolean'],
+      ['error', 'json'],
+      ['completed', 'boolean'],
+    ],
+    // A NULL flag is "not asked for", as in the record set.
+    values: (c: AdvanceCommand): unknown[] => [
+      c.workflowId,
+      c.expectedVersion,
+      c.status ?? null,
+      c.output !== undefined ? true : null,
+      c.output !== undefined ? jsonOrNullParam(c.output.value) : null,
+      c.error !== undefined ? true : null,
+      c.error !== undefined ? jsonOrNullParam(c.error.value) : null,
+      c.completed ? true : null,
+    ],
+  },
+} as const;
+
+const opJson = (o: OperationRecord) => {
+  // Absent keys read as NULL in json_to_recordset: only what the operation has is sent.
+  const out: Json = { seq: o.seq, kind: o.kind, name: o.name, status: o.status };
+  if (o.result !== undefined && o.result !== null) out.result = o.result;
+  if (o.error !== undefined && o.error !== null) out.error = o.error;
+  if (o.attempts !== undefined && o.attempts !== 1) out.attempts = o.attempts;
+  if (o.startedAt) out.started_at = o.startedAt;
+  if (o.event !== undefined && o.event !== null) out.event = o.event;
+  return out;
+};
+
+function opParams(o: OperationRecord | undefined): unknown[] {
+  if (!o) throw new Error('lone advance: a shape with ops needs the operation');
+  return [
+    o.seq,
+    o.kind,
+    o.name,
+    o.status,
+    jsonOrNullParam(o.result),
+    jsonOrNullParam(o.error),
+    o.attempts ?? null,
+    o.startedAt ?? null,
+    o.event ?? null,
+  ];
+}
+
+/** The parts, in the order of their bits in a shape key (append new ones: keys stay stable). */
+export const ADVANCE_PARTS = {
+  ops: {
+    columns: 'ops json',
+    declared: 'always',
+    uses: (c) => !!c.operations?.length,
+    toJson: (c, out) => {
+      if (c.operations?.length) out.ops = c.operations.map(opJson);
+    },
+    lone: {
+      params: [
+        ['op_seq', 'int'],
+        ['op_kind', 'text'],
+        ['op_name', 'text'],
+        ['op_status', 'text'],
+        ['op_result', 'json'],
+        ['op_error', 'json'],
+        ['op_attempts', 'int'],
+        ['op_started_at', 'timestamptz'],
+        ['op_event', 'int'],
+      ],
+      values: (c) => opParams(c.operations?.[0]),
+      fits: (c) => (c.operations?.length ?? 0) <= 1,
+    },
+  },
+  delTimers: {
+    columns: 'clear_timers boolean, del_timers json',
+    declared: 'always',
+    uses: (c) => !!c.clearTimers || !!c.deleteTimers?.length,
+    toJson: (c, out) => {
+      if (c.clearTimers) out.clear_timers = true;
+      if (c.deleteTimers?.length) out.del_timers = c.deleteTimers;
+    },
+  },
+  timers: {
+    columns: 'timers json',
+    declared: 'always',
+    uses: (c) => !!c.timers?.length,
+    toJson: (c, out) => {
+      if (c.timers?.length) out.timers = c.timers.map((t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs }));
+    },
+  },
+  msgs: {
+    columns: 'msgs json',
+    declared: 'always',
+    uses: (c) => !!c.messages?.length,
+    toJson: (c, out) => {
+      if (c.messages?.length)
+        out.msgs = c.messages.map((m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null }));
+    },
+  },
+  consume: {
+    columns: 'consume json',
+    declared: 'always',
+    uses: (c) => !!c.consume?.length,
+    toJson: (c, out) => {
+      if (c.consume?.length) out.consume = c.consume.map((m) => ({ ...m, result: m.result ?? null }));
+    },
+  },
+  fence: {
+    columns: 'fence_engine text, fence_epoch bigint',
+    declared: 'always',
+    uses: (c) => !!c.fence,
+    toJson: (c, out) => {
+      if (c.fence) Object.assign(out, { fence_engine: c.fence.engineId, fence_epoch: c.fence.epoch });
+    },
+    lone: { params: [['fence_epoch', 'bigint']], values: (c) => [c.fence?.epoch ?? null] },
+  },
+  lease: {
+    columns: 'lease_engine text, lease_epoch bigint',
+    declared: 'always',
+    uses: (c) => !!c.leaseFence,
+    toJson: (c, out) => {
+      if (c.leaseFence) Object.assign(out, { lease_engine: c.leaseFence.engineId, lease_epoch: c.leaseFence.epoch });
+    },
+  },
+  release: {
+    columns: 'release boolean',
+    declared: 'always',
+    // A release is judged against the fence: an unfenced command never releases.
+    uses: (c) => !!c.release && !!c.fence,
+    toJson: (c, out) => {
+      if (c.release) out.release = true;
+    },
+    // Only a release names the engine: the claim row's holder must be the fence's.
+    lone: { params: [['fence_engine', 'text']], values: (c) => [c.fence?.engineId ?? null] },
+  },
+  rotate: {
+    columns: 'rotate boolean',
+    declared: 'always',
+    uses: (c) => !!c.rotate,
+    toJson: (c, out) => {
+      if (c.rotate) out.rotate = true;
+    },
+  },
+  cont: {
+    columns: 'cont boolean, next_input json, next_version text',
+    declared: 'always',
+    uses: (c) => c.continueAsNew !== undefined,
+    toJson: (c, out) => {
+      if (c.continueAsNew !== undefined)
+        Object.assign(out, {
+          cont: true,
+          next_input: c.continueAsNew.input ?? null,
+          next_version: c.continueAsNew.workflowVersion ?? null,
+        });
+    },
+  },
+  /** Stores the run's workflow span (tracing on: a span's first commit). */
+  trace: {
+    columns: 'trace_context text',
+    declared: 'used',
+    uses: (c) => c.traceContext !== undefined,
+    toJson: (c, out) => {
+      if (c.traceContext !== undefined) out.trace_context = c.traceContext;
+    },
+  },
+  /** An external transition, judged on the row's status instead of its version (`ifStatus`). */
+  byStatus: {
+    columns: 'if_status text',
+    declared: 'used',
+    uses: (c) => c.ifStatus !== undefined,
+    toJson: (c, out) => {
+      if (c.ifStatus !== undefined) out.if_status = c.ifStatus;
+    },
+  },
+} satisfies Record<string, AdvancePart>;
+
+export type AdvancePartName = keyof typeof ADVANCE_PARTS;
+
+/** Which parts a batch of advances needs; each shape gets its own (prepared) statement. */
+export type AdvanceShape = Record<AdvancePartName, boolean>;
+
+export const PART_NAMES = Object.keys(ADVANCE_PARTS) as AdvancePartName[];
+const PARTS: AdvancePart[] = PART_NAMES.map((k) => ADVANCE_PARTS[k]);
+
+/** The bit of one part in a shape key. */
+export const shapeBit = (part: AdvancePartName): number => 1 << PART_NAMES.indexOf(part);
+
+/** The parts a command uses, as the bits of its shape key. */
+export function shapeKeyOf(c: AdvanceCommand): number {
+  let key = 0;
+  for (let i = 0; i < PARTS.length; i++) if (PARTS[i].uses(c)) key |= 1 << i;
+  return key;
+}
+
+export const shapeFromKey = (key: number): AdvanceShape =>
+  Object.fromEntries(PART_NAMES.map((k, i) => [k, (key & (1 << i)) !== 0])) as AdvanceShape;
+
+export const shapeOf = (c: AdvanceCommand): AdvanceShape => shapeFromKey(shapeKeyOf(c));
+
+/**
+ * One command as a JSON record of the statement's `cmd`. A key that is absent reads as NULL, which
+ * every part of the statement takes as "not asked for" (a NULL flag is not true, a NULL list has
+ * no rows), so only what the command asks for is sent: the text is shorter to build, send and parse.
+ */
+export function toCommandJson(c: AdvanceCommand): Json {
+  const out: Json = {};
+  BASE_PART.toJson(c, out);
+  for (const part of PARTS) part.toJson(c, out);
+  return out;
+}
+
+/** The `cmd` record set's columns for `shape`, at most 100 characters a line after the indent. */
+export function commandColumns(shape: AdvanceShape, indent: string): string {
+  const always = [BASE_PART.columns, ...PARTS.filter((p) => p.declared === 'always').map((p) => p.columns)];
+  const used = PART_NAMES.filter((k) => shape[k] && ADVANCE_PARTS[k].declared === 'used').map((k) => ADVANCE_PARTS[k].columns);
+  const items = always.join(', ').split(', ');
+  const lines: string[] = [];
+  let line = '';
+  items.forEach((column, i) => {
+    const item = i < items.length - 1 ? `${column},` : column;
+    if (line && line.length + 1 + item.length > 100) {
+      lines.push(line);
+      line = item;
+    } else line = line ? `${line} ${item}` : item;
+  });
+  lines.push(line);
+  return lines.map((l) => indent + l).join('\n') + used.map((c) => `, ${c}`).join('');
+}
+
+/** The parts the lone form writes, as shape bits; a shape with any other part takes the general statement. */
+const LONE_BITS = PART_NAMES.reduce((bits, k, i) => ('lone' in ADVANCE_PARTS[k] ? bits | (1 << i) : bits), 0);
+
+/** Whether a batch is one command that the lone statement can write, given the batch's shape key. */
+export function isLoneRecord(commands: AdvanceCommand[], shapeKey: number): boolean {
+  if (commands.length !== 1 || (shapeKey & ~LONE_BITS) !== 0) return false;
+  for (let i = 0; i < PARTS.length; i++) if (shapeKey & (1 << i) && PARTS[i].lone?.fits?.(commands[0]) === false) return false;
+  return true;
+}
+
+/** The lone form's parameters for `shape`: the base's, then each of its parts' in the order of the parts. */
+export function loneParamsOf(shape: AdvanceShape): ReadonlyArray<readonly [string, string]> {
+  return [BASE_PART.lone, ...PART_NAMES.filter((k) => shape[k]).map((k) => loneOf(k))].flatMap((l) => l.params);
+}
+
+/** The lone statement's parameter values for `c` (of shape key `shapeKey`), in the order of loneParamsOf. */
+export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[] {
+  const out = BASE_PART.lone.values(c);
+  for (let i = 0; i < PARTS.length; i++) if (shapeKey & (1 << i)) out.push(...PARTS[i].lone!.values(c));
+  return out;
+}
+
+function loneOf(k: AdvancePartName): LoneParams {
+  const lone: LoneParams | undefined = (ADVANCE_PARTS[k] as AdvancePart).lone;
+  if (!lone) throw new Error(`lone advance: the part ${k} has no lone form`);
+  return lone;
+}
