@@ -224,7 +224,7 @@ describe('claim protocol: random interleavings of three registries (real Postgre
     const after = (await claims()).get(id);
     expect(after?.epoch).toBe(before?.epoch);
     expect(after?.engineId).toBe(mine && rel ? null : before?.engineId);
-    if (mine && rel) w.regs[e].forget(id); // what Ownership.committed does after a releasing commit
+    if (mine && rel) w.regs[e].forget(id); // what WorkflowLeasePolicy.afterCommit does after a releasing commit
     if (!mine && w.regs[e].held.get(id) === epoch) {
       w.regs[e].lose(id); // what Ownership.deposed does after a refused fence
       w.lost[e].add(id);

@@ -5,8 +5,10 @@
 // each part adds to the statement is in workflow-advance.ts (and workflow-advance-lone.ts), under
 // the part's name (docs/architecture.md, "Adding a part to the advance statement").
 import type { OperationRecord } from '../../common/types.js';
+import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
+import { notifyChannel } from './message.repository.js';
 
 type Json = Record<string, unknown>;
 
@@ -30,9 +32,32 @@ export interface AdvancePart {
   uses(c: AdvanceCommand): boolean;
   /** Writes what the command has of the part into its record; an absent key reads as NULL. */
   toJson(c: AdvanceCommand, out: Json): void;
+  /**
+   * Its CTEs in the general statement that write for the commands whose versioned UPDATE matched
+   * (they join `ok`); the locks and conditions it adds before and to that UPDATE are in advanceSql.
+   */
+  writes?(q: PartSql): string[];
   /** Absent: a shape with the part takes the general statement. */
   readonly lone?: LoneParams;
 }
+
+/** What a part's SQL is built for. */
+export interface PartSql {
+  schema: string;
+  /** The shape has the `cont` part: a continuing command's own rows are not written. */
+  continues: boolean;
+  /** The filter on the batch's ids every join repeats (`= $2::text` for a batch of one). */
+  ids: string;
+}
+
+/**
+ * A consumed update's row holds the result its caller polls for (engine.update reads it every
+ * 200 ms at most), so continue-as-new keeps such rows this long instead of deleting them at once.
+ */
+const UPDATE_RESULT_KEEP = "interval '10 minutes'";
+
+/** A continuing command's own operations and timers belong to the run that ends: not written. */
+const notContinuing = (continues: boolean) => (continues ? '\n      WHERE ok.cont IS NOT TRUE' : '');
 
 /** What every command has: its id, expected version and the columns of its row it sets. */
 export const BASE_PART = {
@@ -105,6 +130,13 @@ export const ADVANCE_PARTS = {
     toJson: (c, out) => {
       if (c.operations?.length) out.ops = c.operations.map(opJson);
     },
+    writes: ({ schema, continues }) => [
+      `ins_ops AS (
+      INSERT INTO ${qualify(schema, 'weft_operations')} (workflow_id, seq, kind, name, status, result, error, attempts, started_at, event)
+      SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at, o.event
+      FROM ok, json_to_recordset(ok.ops)
+        AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz, event int)${notContinuing(continues)})`,
+    ],
     lone: {
       params: [
         ['op_seq', 'int'],
@@ -129,6 +161,13 @@ export const ADVANCE_PARTS = {
       if (c.clearTimers) out.clear_timers = true;
       if (c.deleteTimers?.length) out.del_timers = c.deleteTimers;
     },
+    writes: ({ schema, ids }) => [
+      `del_timers AS (
+      DELETE FROM ${qualify(schema, 'weft_timers')} t USING ok
+      WHERE t.workflow_id ${ids} AND t.workflow_id = ok.id
+        AND (ok.clear_timers OR (t.kind, t.seq) IN (
+          SELECT d.kind, d.seq FROM json_to_recordset(ok.del_timers) AS d(kind text, seq int))))`,
+    ],
   },
   timers: {
     columns: 'timers json',
@@ -137,6 +176,13 @@ export const ADVANCE_PARTS = {
     toJson: (c, out) => {
       if (c.timers?.length) out.timers = c.timers.map((t) => ({ kind: t.kind, seq: t.seq, delay_ms: t.delayMs }));
     },
+    writes: ({ schema, continues }) => [
+      `ins_timers AS (
+      INSERT INTO ${qualify(schema, 'weft_timers')} (workflow_id, kind, seq, fire_at)
+      SELECT ok.id, x.kind, x.seq, clock_timestamp() + x.delay_ms * interval '1 millisecond'
+      FROM ok, json_to_recordset(ok.timers) AS x(kind text, seq int, delay_ms double precision)${notContinuing(continues)}
+      ON CONFLICT (workflow_id, kind, seq) DO NOTHING)`,
+    ],
   },
   msgs: {
     columns: 'msgs json',
@@ -146,6 +192,15 @@ export const ADVANCE_PARTS = {
       if (c.messages?.length)
         out.msgs = c.messages.map((m) => ({ workflow_id: m.workflowId, kind: m.kind, name: m.name, payload: m.payload ?? null }));
     },
+    writes: ({ schema }) => [
+      `ins_msgs AS (
+      INSERT INTO ${qualify(schema, 'weft_messages')} (workflow_id, kind, name, payload)
+      SELECT m.workflow_id, m.kind, m.name, m.payload
+      FROM ok, json_to_recordset(ok.msgs) AS m(workflow_id text, kind text, name text, payload json)
+      RETURNING workflow_id)`,
+      // NOTIFY in the same transaction as the insert: the owner wakes as soon as it commits.
+      `notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', workflow_id)) AS n FROM ins_msgs)`,
+    ],
   },
   consume: {
     columns: 'consume json',
@@ -154,6 +209,13 @@ export const ADVANCE_PARTS = {
     toJson: (c, out) => {
       if (c.consume?.length) out.consume = c.consume.map((m) => ({ ...m, result: m.result ?? null }));
     },
+    // Its messages are locked (`locked`) and checked before the UPDATE, in advanceSql.
+    writes: ({ schema, ids }) => [
+      `consume AS (
+      UPDATE ${qualify(schema, 'weft_messages')} m SET consumed_seq = x.seq, status = COALESCE(x.status, 'consumed'), result = x.result
+      FROM ok, json_to_recordset(ok.consume) AS x(id bigint, seq int, status text, result json)
+      WHERE m.workflow_id ${ids} AND m.consumed_seq IS NULL AND m.id = x.id AND m.workflow_id = ok.id)`,
+    ],
   },
   fence: {
     columns: 'fence_engine text, fence_epoch bigint',
@@ -180,6 +242,17 @@ export const ADVANCE_PARTS = {
     toJson: (c, out) => {
       if (c.release) out.release = true;
     },
+    // Holder and epoch are judged on the row as locked (claim_rows, FOR NO KEY UPDATE, so it
+    // cannot change before we commit), and the claims table is only searched by its key: a
+    // predicate on cl.engine_id let a generic plan walk the engine index, i.e. every claim this
+    // engine holds, on every terminal commit (advance-release-plan.spec.ts).
+    writes: ({ schema, ids }) => [
+      `rel AS (
+      UPDATE ${qualify(schema, 'weft_workflow_claims')} cl SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
+      FROM ok JOIN claim_rows r ON r.workflow_id = ok.id
+      WHERE cl.workflow_id ${ids} AND ok.release AND cl.workflow_id = ok.id
+        AND r.engine_id = ok.fence_engine AND r.epoch = ok.fence_epoch)`,
+    ],
     // Only a release names the engine: the claim row's holder must be the fence's.
     lone: { params: [['fence_engine', 'text']], values: (c) => [c.fence?.engineId ?? null] },
   },
@@ -190,6 +263,11 @@ export const ADVANCE_PARTS = {
     toJson: (c, out) => {
       if (c.rotate) out.rotate = true;
     },
+    writes: ({ schema, ids }) => [
+      `rot AS (
+      UPDATE ${qualify(schema, 'weft_workflow_claims')} cl SET epoch = cl.epoch + 1, engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
+      FROM ok WHERE cl.workflow_id ${ids} AND ok.rotate AND cl.workflow_id = ok.id)`,
+    ],
   },
   cont: {
     columns: 'cont boolean, next_input json, next_version text',
@@ -203,6 +281,25 @@ export const ADVANCE_PARTS = {
           next_version: c.continueAsNew.workflowVersion ?? null,
         });
     },
+    /*
+     * Continue-as-new, in the same statement as the versioned UPDATE: the ended run's history and
+     * its per-operation timers go (the execution deadline, seq -1, spans the chain and stays), and
+     * so do messages it is done with (consumed or withdrawn, and child notices: the next run starts
+     * no child of this run's). A signal that arrives meanwhile is pending and stays for the next
+     * run. The data-modifying CTEs share one snapshot, so nothing this statement inserts is deleted.
+     */
+    writes: ({ schema, ids }) => [
+      `cont_ops AS (
+      DELETE FROM ${qualify(schema, 'weft_operations')} o USING ok
+      WHERE o.workflow_id ${ids} AND o.workflow_id = ok.id AND ok.cont)`,
+      `cont_timers AS (
+      DELETE FROM ${qualify(schema, 'weft_timers')} t USING ok
+      WHERE t.workflow_id ${ids} AND t.workflow_id = ok.id AND ok.cont AND t.seq >= 0)`,
+      `cont_msgs AS (
+      DELETE FROM ${qualify(schema, 'weft_messages')} m USING ok
+      WHERE m.workflow_id ${ids} AND m.workflow_id = ok.id AND ok.cont AND (m.kind = 'child' OR ((m.consumed_seq IS NOT NULL OR m.status <> 'pending')
+          AND (m.kind <> 'update' OR m.created_at < clock_timestamp() - ${UPDATE_RESULT_KEEP}))))`,
+    ],
   },
   /** Stores the run's workflow span (tracing on: a span's first commit). */
   trace: {
@@ -298,6 +395,9 @@ export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[
   for (let i = 0; i < PARTS.length; i++) if (shapeKey & (1 << i)) out.push(...PARTS[i].lone!.values(c));
   return out;
 }
+
+/** The CTEs a part writes for the `ok` rows in the general statement (none for most parts' absence). */
+export const partWrites = (k: AdvancePartName, q: PartSql): string[] => (ADVANCE_PARTS[k] as AdvancePart).writes?.(q) ?? [];
 
 function loneOf(k: AdvancePartName): LoneParams {
   const lone: LoneParams | undefined = (ADVANCE_PARTS[k] as AdvancePart).lone;

@@ -1,17 +1,11 @@
 // The advance statement: one statement commits a batch of workflows' advances (group commit),
 // each with its own version check and fence. Its text (one per shape), its parameter and the
-// mapping of its rows are all here; WorkflowRepository runs it. Its parts (advance-parts.ts)
-// give the record set's columns and each command's record; the SQL of each part is below.
+// mapping of its rows are here; WorkflowRepository runs it. Here is its frame: the record set,
+// the locks taken before the versioned UPDATE, the UPDATE and its refusals' reasons. Each part's
+// columns, record and the rows it writes after the UPDATE are in its description (advance-parts.ts).
 import { qualify } from '../schema-name.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../types.js';
-import { commandColumns, toCommandJson, type AdvanceShape, type AdvancePartName } from './advance-parts.js';
-import { notifyChannel } from './message.repository.js';
-
-/**
- * A consumed update's row holds the result its caller polls for (engine.update reads it every
- * 200 ms at most), so continue-as-new keeps such rows this long instead of deleting them at once.
- */
-const UPDATE_RESULT_KEEP = "interval '10 minutes'";
+import { commandColumns, PART_NAMES, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
 
 /**
  * Every join against a table also filters on the batch's ids: json_to_recordset is estimated at
@@ -133,7 +127,9 @@ ${commandColumns(shape, '        ')}))`,
       FROM cmd c
       WHERE w.id ${ids} AND w.id = c.id AND ${versionCheck(shape)} ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
       RETURNING w.id, w.version)`);
-  parts.push(...extraParts(schema, shape, ids), ...claimParts(schema, shape, ids), ...continueParts(schema, shape, ids));
+  // What each part writes, for the commands whose versioned UPDATE matched (the `ok` rows).
+  const writes = PART_NAMES.filter((k) => shape[k]).flatMap((k) => partWrites(k, { schema, continues: shape.cont, ids }));
+  if (writes.length) parts.push(`ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id)`, ...writes);
   return `WITH ${parts.join(',\n')}
     SELECT c.id, upd.version, ${fenced.length ? fenced.join(' AND ') : 'true'} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
@@ -149,105 +145,6 @@ function versionCheck(shape: AdvanceShape): string {
   return shape.byStatus
     ? '(CASE WHEN c.if_status IS NULL THEN w.version = c.expected ELSE w.status = c.if_status END)'
     : 'w.version = c.expected';
-}
-
-/** The parts that write only for the commands whose versioned UPDATE matched (the `ok` rows). */
-const USES_OK: AdvancePartName[] = ['ops', 'delTimers', 'timers', 'msgs', 'consume', 'release', 'rotate', 'cont'];
-
-function extraParts(schema: string, shape: AdvanceShape, ids: string): string[] {
-  const ops = qualify(schema, 'weft_operations');
-  const timers = qualify(schema, 'weft_timers');
-  const msgs = qualify(schema, 'weft_messages');
-  const out: string[] = [];
-  // A continuing command's own operations and timers belong to the run that ends: not written.
-  const notContinuing = shape.cont ? '\n      WHERE ok.cont IS NOT TRUE' : '';
-  if (USES_OK.some((k) => shape[k])) {
-    out.push(`ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id)`);
-  }
-  if (shape.ops) {
-    out.push(`ins_ops AS (
-      INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, started_at, event)
-      SELECT ok.id, o.seq, o.kind, o.name, o.status, o.result, o.error, COALESCE(o.attempts, 1), o.started_at, o.event
-      FROM ok, json_to_recordset(ok.ops)
-        AS o(seq int, kind text, name text, status text, result json, error json, attempts int, started_at timestamptz, event int)${notContinuing})`);
-  }
-  if (shape.delTimers) {
-    out.push(`del_timers AS (
-      DELETE FROM ${timers} t USING ok
-      WHERE t.workflow_id ${ids} AND t.workflow_id = ok.id
-        AND (ok.clear_timers OR (t.kind, t.seq) IN (
-          SELECT d.kind, d.seq FROM json_to_recordset(ok.del_timers) AS d(kind text, seq int))))`);
-  }
-  if (shape.timers) {
-    out.push(`ins_timers AS (
-      INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
-      SELECT ok.id, x.kind, x.seq, clock_timestamp() + x.delay_ms * interval '1 millisecond'
-      FROM ok, json_to_recordset(ok.timers) AS x(kind text, seq int, delay_ms double precision)${notContinuing}
-      ON CONFLICT (workflow_id, kind, seq) DO NOTHING)`);
-  }
-  if (shape.msgs) {
-    out.push(`ins_msgs AS (
-      INSERT INTO ${msgs} (workflow_id, kind, name, payload)
-      SELECT m.workflow_id, m.kind, m.name, m.payload
-      FROM ok, json_to_recordset(ok.msgs) AS m(workflow_id text, kind text, name text, payload json)
-      RETURNING workflow_id)`);
-    // NOTIFY in the same transaction as the insert: the owner wakes as soon as it commits.
-    out.push(`notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', workflow_id)) AS n FROM ins_msgs)`);
-  }
-  if (shape.consume) {
-    out.push(`consume AS (
-      UPDATE ${msgs} m SET consumed_seq = x.seq, status = COALESCE(x.status, 'consumed'), result = x.result
-      FROM ok, json_to_recordset(ok.consume) AS x(id bigint, seq int, status text, result json)
-      WHERE m.workflow_id ${ids} AND m.consumed_seq IS NULL AND m.id = x.id AND m.workflow_id = ok.id)`);
-  }
-  return out;
-}
-
-/** Claim changes that ride on the advance: release on terminal/suspend, epoch rotation on external transitions. */
-function claimParts(schema: string, shape: AdvanceShape, ids: string): string[] {
-  const claims = qualify(schema, 'weft_workflow_claims');
-  const out: string[] = [];
-  if (shape.release) {
-    // Holder and epoch are judged on the row as locked (claim_rows, FOR NO KEY UPDATE, so it
-    // cannot change before we commit), and the claims table is only searched by its key: a
-    // predicate on cl.engine_id let a generic plan walk the engine index, i.e. every claim this
-    // engine holds, on every terminal commit (advance-release-plan.spec.ts).
-    out.push(`rel AS (
-      UPDATE ${claims} cl SET engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
-      FROM ok JOIN claim_rows r ON r.workflow_id = ok.id
-      WHERE cl.workflow_id ${ids} AND ok.release AND cl.workflow_id = ok.id
-        AND r.engine_id = ok.fence_engine AND r.epoch = ok.fence_epoch)`);
-  }
-  if (shape.rotate) {
-    out.push(`rot AS (
-      UPDATE ${claims} cl SET epoch = cl.epoch + 1, engine_id = NULL, expires_at = NULL, claimed_at = NULL, version = cl.version + 1
-      FROM ok WHERE cl.workflow_id ${ids} AND ok.rotate AND cl.workflow_id = ok.id)`);
-  }
-  return out;
-}
-
-/**
- * Continue-as-new, in the same statement as the versioned UPDATE: the ended run's history and its
- * per-operation timers go (the execution deadline, seq -1, spans the chain and stays), and so do
- * messages it is done with (consumed or withdrawn, and child notices: the next run starts no
- * child of this run's). A signal that arrives meanwhile is pending and stays for the next run.
- * The data-modifying CTEs share one snapshot, so nothing this statement inserts is deleted.
- */
-function continueParts(schema: string, shape: AdvanceShape, ids: string): string[] {
-  if (!shape.cont) return [];
-  const spent = `(m.kind = 'child' OR ((m.consumed_seq IS NOT NULL OR m.status <> 'pending')
-          AND (m.kind <> 'update' OR m.created_at < clock_timestamp() - ${UPDATE_RESULT_KEEP})))`;
-  return [
-    `cont_ops AS (
-      DELETE FROM ${qualify(schema, 'weft_operations')} o USING ok
-      WHERE o.workflow_id ${ids} AND o.workflow_id = ok.id AND ok.cont)`,
-    `cont_timers AS (
-      DELETE FROM ${qualify(schema, 'weft_timers')} t USING ok
-      WHERE t.workflow_id ${ids} AND t.workflow_id = ok.id AND ok.cont AND t.seq >= 0)`,
-    `cont_msgs AS (
-      DELETE FROM ${qualify(schema, 'weft_messages')} m USING ok
-      WHERE m.workflow_id ${ids} AND m.workflow_id = ok.id AND ok.cont AND ${spent})`,
-  ];
 }
 
 /** The row's trace_context (tracing): only a shape that stores one names the column, so with tracing off the statements stay as they were. */
