@@ -2,8 +2,7 @@
 // that description. For every part, a command that uses it must get the part's bit, a record
 // whose keys are all columns of its text, and statements that PostgreSQL accepts: the general
 // statement as a lone command and as a batch, and the lone form when the part has one.
-import pg from 'pg';
-import { useTestEngines } from '../../../../test/support/engine.js';
+import { useTestStore } from '../../../../test/support/store.js';
 import {
   ADVANCE_PARTS,
   isLoneRecord,
@@ -47,18 +46,8 @@ const declared = (sql: string): string[] => {
 };
 
 describe('advance parts: each description produces both forms (real PostgreSQL)', () => {
-  const env = useTestEngines();
-  let db: pg.Client;
-
-  beforeAll(async () => {
-    const engine = await env.pool.create({ ownership: 'workflow-lease' });
-    await engine.bootstrap();
-    await engine.dispose();
-    db = new pg.Client({ connectionString: env.tdb.url });
-    await db.connect();
-  });
-
-  afterAll(async () => db?.end());
+  const env = useTestStore({ poolSize: 2 });
+  const run = (sql: string, params: unknown[]) => env.db.sql.query<AdvanceRow>(sql, params);
 
   it('every part has a command that uses it', () => {
     expect(Object.keys(uses).sort()).toEqual([...PART_NAMES].sort());
@@ -73,10 +62,10 @@ describe('advance parts: each description produces both forms (real PostgreSQL)'
     const sql = advanceSql('weft', shapeOf(c), true);
     expect(declared(sql)).toEqual(expect.arrayContaining(Object.keys(toCommandJson(c))));
     // The general statement, for one command and for a batch: accepted; on no workflow, refused.
-    const rows = (await db.query<AdvanceRow>(sql, advanceParams([c]))).rows;
+    const rows = await run(sql, advanceParams([c]));
     expect(advanceOutcomes([c], rows).map((o) => o.ok)).toEqual([false]);
     const batch = [c, cmd('p-2')];
-    const batchRows = (await db.query<AdvanceRow>(advanceSql('weft', shapeOf(c)), advanceParams(batch))).rows;
+    const batchRows = await run(advanceSql('weft', shapeOf(c)), advanceParams(batch));
     expect(advanceOutcomes(batch, batchRows).map((o) => o.ok)).toEqual([false, false]);
     // The lone form exists exactly for the parts that describe one, and takes their parameters.
     const lone = 'lone' in ADVANCE_PARTS[part];
@@ -84,7 +73,7 @@ describe('advance parts: each description produces both forms (real PostgreSQL)'
     if (lone) {
       const params = loneAdvanceParams(c, key);
       expect(params).toHaveLength(loneParamsOf(shapeOf(c)).length);
-      const loneRows = (await db.query<AdvanceRow>(loneAdvanceSql('weft', shapeOf(c)), params)).rows;
+      const loneRows = await run(loneAdvanceSql('weft', shapeOf(c)), params);
       expect(advanceOutcomes([c], loneRows).map((o) => o.ok)).toEqual([false]);
     }
     // What the engine sends: the statement cache picks the same forms.
