@@ -1,6 +1,6 @@
 import { ErrorCategory, WeftError } from '../common/errors.js';
 
-/** Two @Workflow classes (or a class and a manual registration) claim the same workflow name. */
+/** Two `@Workflow` classes (or a class and a manual registration) claim the same workflow name. */
 export class DuplicateWorkflowNameError extends WeftError {
   static readonly code = 'WEFT_DUPLICATE_WORKFLOW_NAME';
   static readonly category = ErrorCategory.Internal;

@@ -28,7 +28,7 @@ interface FoundWorkflow {
 const KINDS: HandlerKind[] = ['signal', 'update', 'query'];
 const MAX_NAME = MAX_NAME_LENGTH;
 
-/** Finds @Workflow providers and registers them on the engine, all or none. */
+/** Finds `@Workflow` providers and registers them on the engine, all or none. */
 @Injectable()
 export class WeftExplorer implements OnModuleInit {
   private readonly logger = new Logger('Weft');

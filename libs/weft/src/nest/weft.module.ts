@@ -25,7 +25,7 @@ import { WorkflowRepository } from '../storage/repositories/workflow.repository.
 
 /**
  * `WeftModule.forRoot(options)` / `forRootAsync({ imports, useFactory, inject, http, metrics })`.
- * Registers every @Workflow provider at module init, bootstraps the engine once the app is up,
+ * Registers every `@Workflow` provider at module init, bootstraps the engine once the app is up,
  * disposes it before the app's own shutdown hooks close other connections.
  */
 @Module({

@@ -29,7 +29,7 @@ function label(token: unknown, where: string): string {
   return `${name ?? 'undefined'} at ${where}`;
 }
 
-/** The constructor parameters Nest would inject, honouring @Inject(token), forwardRef and @Optional. */
+/** The constructor parameters Nest would inject, honouring `@Inject(token)`, `forwardRef` and `@Optional`. */
 function constructorDependencies(metatype: Type): Dependency[] {
   const types = [...((Reflect.getMetadata(PARAMTYPES_METADATA, metatype) as unknown[] | undefined) ?? [])];
   const self = (Reflect.getMetadata(SELF_DECLARED_DEPS_METADATA, metatype) as Array<{ index: number; param: unknown }>) ?? [];
