@@ -1,8 +1,8 @@
 // bench/placement: p50 at 1 in flight by where the kernel runs the engine's process and the
 // PostgreSQL backends that serve it. At 1 in flight every round trip hands the CPU from Node to
 // the backend and back; on a 2-core machine the scheduler sometimes runs both on one core, and
-// the engine's p50 then moves by half while pgbench's floor does not (docs/performance.md, "The sixth
-// run of 2026-12-05"). Measures, for each placement (client and server on one core, on two, unpinned):
+// the engine's p50 then moves by half while pgbench's floor does not (docs/performance.md,
+// "Method"). Measures, for each placement (client and server on one core, on two, unpinned):
 // pgbench's 1-client floor, and 3 no-op steps at 1 in flight in both modes, in chunks that
 // alternate between the modes. Needs a local server and `taskset` (util-linux) with the right to
 // pin its processes; prints { skipped } otherwise. Every affinity is restored at the end.

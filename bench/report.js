@@ -13,8 +13,16 @@ const fmt = (n, digits = 0) =>
     ? '–'
     : n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const modeName = (m) => `\`${m}\``;
-/** A heading's note for an entry a BENCH_ONLY run kept from an earlier results file. */
-const keptFrom = (entry) => (entry.from ? ` (kept from the run of ${entry.from})` : '');
+/**
+ * A heading's note: the run an entry a BENCH_ONLY run kept from an earlier results file came from,
+ * and the command of any entry measured otherwise than by a plain `npm run bench`, so every table
+ * says how it was made.
+ */
+const keptFrom = (entry) => {
+  const command = entry.command && entry.command !== 'npm run bench' ? `, \`${entry.command}\`` : '';
+  if (entry.from) return ` (kept from the run of ${entry.from}${command})`;
+  return command ? ` (${command.slice(2)})` : '';
+};
 
 /** Median over the runs of one throughput row's figure. */
 function rowMedian(entry, mode, shape, inFlight, key) {

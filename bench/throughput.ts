@@ -159,7 +159,7 @@ interface WarmUp {
  * An engine on empty tables is slower for its first few thousand workflows: V8 is still compiling
  * the hot path, and each time a young table doubles, every connection plans its statements again
  * (docs/decisions/0009). The levels are measured after it, on tables a service in use has; the
- * chunks' figures show the way there (docs/performance.md, "Steady state before measuring").
+ * chunks' figures show the way there (docs/performance.md, "Method").
  */
 async function measuredWarmUp(targets: Target[], total: number): Promise<WarmUp[]> {
   const out = targets.map((t): WarmUp => ({
