@@ -53,14 +53,14 @@ function sourceFiles(dir: string): string[] {
     .map((f) => path.join(dir, f));
 }
 
-const isPrivate = (node: ts.Node): boolean =>
+type Named = ts.Node & { name?: ts.Node };
+
+const isPrivate = (node: Named): boolean =>
   (ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.PrivateKeyword)) ||
-  ((node as { name?: ts.Node }).name !== undefined && ts.isPrivateIdentifier((node as { name: ts.Node }).name));
+  (node.name !== undefined && ts.isPrivateIdentifier(node.name));
 
 const isExported = (node: ts.Node): boolean =>
   ts.canHaveModifiers(node) && (ts.getModifiers(node) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
-
-type Named = ts.Node & { name?: ts.Node };
 
 /** The members a declaration lists (class, interface, object type, object literal, enum). */
 function listedMembers(node: ts.Node): readonly Named[] {
