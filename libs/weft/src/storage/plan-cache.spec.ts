@@ -4,7 +4,7 @@
 // planner fold whole parts of a custom plan away, so the custom plans always look cheaper and the
 // statement is planned on every use: the start statement did this under ownership 'none' (its
 // claim parameters were NULL) and paid about 0.35 ms of planning on every start
-// (docs/performance.md). pg_prepared_statements counts both kinds of plan per connection.
+// (docs/decisions/0020-hot-statements-take-no-null-for-absent.md). pg_prepared_statements counts both kinds of plan per connection.
 import type pg from 'pg';
 import type { WeftEngine } from '../engine/engine.js';
 import { useTestEngines } from '../../../../test/support/engine.js';
