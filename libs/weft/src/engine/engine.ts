@@ -21,7 +21,7 @@ import { WorkflowHandle } from './handle.js';
 import { ResolvedEngineOptions, resolveEngineOptions, validatePoolSize, WeftEngineOptions } from './options.js';
 import { WorkflowClass, WorkflowRegistry } from './registry.js';
 import { settledValue } from './results.js';
-import { Runtime } from './runtime.js';
+import { Runtime } from './run/runtime.js';
 import { Starter } from './starter.js';
 import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';

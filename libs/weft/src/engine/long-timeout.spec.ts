@@ -1,6 +1,6 @@
 import { waitFor } from '../../../../test/support/engine.js';
 import { resolveRetry } from './retry.js';
-import { runAttempts } from './step-runner.js';
+import { runAttempts } from './run/step-runner.js';
 import { MAX_TIMEOUT_MS } from './long-timeout.js';
 import { TimerLoop } from './timer-loop.js';
 

@@ -11,11 +11,11 @@ import {
 import type { SqlClient } from '../storage/sql-client.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
-import type { UpdateOutcome } from './delivery.js';
-import type { Execution } from './execution.js';
+import type { UpdateOutcome } from './run/delivery.js';
+import type { Execution } from './run/execution.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
-import type { Runtime } from './runtime.js';
+import type { Runtime } from './run/runtime.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';

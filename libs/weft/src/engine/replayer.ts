@@ -1,8 +1,8 @@
 import { InvalidArgumentError, NonDeterminismError } from '../common/errors.js';
 import type { OperationRecord, WeftLogger, WorkflowDefinition } from '../common/types.js';
-import { replayDelivery } from './delivery.js';
-import { Execution, ExecutionHost, NEVER } from './execution.js';
-import { startRun } from './run-start.js';
+import { replayDelivery } from './run/delivery.js';
+import { Execution, ExecutionHost, NEVER } from './run/execution.js';
+import { startRun } from './run/run-start.js';
 import type { WorkflowClass } from './registry.js';
 import type { WeftEngine } from './engine.js';
 import { NOOP_TRACER, type EngineTracing } from '../observability/tracing.js';

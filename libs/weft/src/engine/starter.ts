@@ -13,7 +13,7 @@ import type { QueueAdmission } from './queues/admission.js';
 import { newRow } from './new-row.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
-import type { Runtime } from './runtime.js';
+import type { Runtime } from './run/runtime.js';
 import { validateName } from './validation.js';
 import { isTerminal } from './transitions.js';
 import { WorkflowStatus } from '../common/types.js';

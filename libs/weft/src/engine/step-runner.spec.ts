@@ -1,5 +1,5 @@
 import { resolveRetry } from './retry.js';
-import { runAttempts } from './step-runner.js';
+import { runAttempts } from './run/step-runner.js';
 
 describe('runAttempts (pure logic)', () => {
   const opts = (mayStart: () => boolean) => ({

@@ -5,7 +5,7 @@ import { WeftEngine } from '../engine/engine.js';
 import { WeftError } from '../common/errors.js';
 import type { ScheduleDecoratorOptions, WorkflowDefinition } from '../common/types.js';
 import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/spec.js';
-import { isAsyncFunction } from '../engine/delivery.js';
+import { isAsyncFunction } from '../engine/run/delivery.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import {

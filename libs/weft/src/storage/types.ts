@@ -23,7 +23,7 @@ export interface InboxMessage {
 
 export interface MessageConsume {
   id: string;
-  /** The operation that took it in; null for a message refused unapplied (engine/delivery.ts). */
+  /** The operation that took it in; null for a message refused unapplied (engine/run/delivery.ts). */
   seq: number | null;
   status?: string;
   result?: unknown;

@@ -9,7 +9,7 @@ import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
-import type { Runtime } from '../runtime.js';
+import type { Runtime } from '../run/runtime.js';
 import { TimerLoop } from '../timer-loop.js';
 import { type ResolvedQueue, startQueue } from './options.js';
 

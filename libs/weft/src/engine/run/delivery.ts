@@ -1,9 +1,9 @@
-import type { InboxMessage } from '../storage/types.js';
-import type { OperationRecord } from '../common/types.js';
+import type { InboxMessage } from '../../storage/types.js';
+import type { OperationRecord } from '../../common/types.js';
 import type { Execution, WaitKind } from './execution.js';
-import { describeError } from './error-record.js';
-import { assertJsonSerializable, toStoredJson } from './validation.js';
-import { WorkflowStatus } from '../common/types.js';
+import { describeError } from '../error-record.js';
+import { assertJsonSerializable, toStoredJson } from '../validation.js';
+import { WorkflowStatus } from '../../common/types.js';
 
 export interface UpdateOutcome {
   value?: unknown;

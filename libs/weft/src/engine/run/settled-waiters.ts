@@ -1,4 +1,4 @@
-import type { Settled } from './settled.js';
+import type { Settled } from '../settled.js';
 
 export interface SettledSubscription {
   wait(ms: number): Promise<Settled | null>;

@@ -6,15 +6,15 @@ import {
   OutsideWorkflowError,
   recordedError,
   StepFailedError,
-} from '../common/errors.js';
-import { Duration, parseDuration } from '../common/duration.js';
+} from '../../common/errors.js';
+import { Duration, parseDuration } from '../../common/duration.js';
 import { Execution, NEVER, Wait } from './execution.js';
-import { resolveRetry } from './retry.js';
-import { describeError } from './error-record.js';
+import { resolveRetry } from '../retry.js';
+import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
-import type { ChildHandle, OperationRecord, StepArgs, StepOptions, WeftLogger, WorkflowContext } from '../common/types.js';
-import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
-import { WorkflowStatus } from '../common/types.js';
+import type { ChildHandle, OperationRecord, StepArgs, StepOptions, WeftLogger, WorkflowContext } from '../../common/types.js';
+import { toStoredJson, validateName, validateWorkflowId } from '../validation.js';
+import { WorkflowStatus } from '../../common/types.js';
 
 /** The `ctx` of one run: every call takes the next sequence number and is recorded or replayed. */
 export class WorkflowContextImpl implements WorkflowContext {

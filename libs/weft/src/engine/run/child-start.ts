@@ -1,7 +1,7 @@
 // ctx.startChild's start on the runtime's side: the default child id, which errors reach the
 // workflow code, and the run's own record of the children it started (the parent-close policy
 // closes those, and only those: Execution.childIds).
-import { ErrorCategory, WeftError } from '../common/errors.js';
+import { ErrorCategory, WeftError } from '../../common/errors.js';
 import { Execution, NEVER } from './execution.js';
 
 /** Child workflows need the engine's start path and its parent-close policy. */

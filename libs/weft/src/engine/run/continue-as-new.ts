@@ -1,4 +1,4 @@
-import type { WorkflowDefinition } from '../common/types.js';
+import type { WorkflowDefinition } from '../../common/types.js';
 import { Execution, ExecutionHost } from './execution.js';
 
 /** What the switch needs from the runtime that hosts the run. */

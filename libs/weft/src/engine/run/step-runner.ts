@@ -1,8 +1,8 @@
-import { StepTimeoutError } from '../common/errors.js';
-import { stepBodyStorage } from './als.js';
-import { LongTimeout, setLongTimeout } from './long-timeout.js';
-import { backoffDelay, ResolvedRetry } from './retry.js';
-import type { StepArgs } from '../common/types.js';
+import { StepTimeoutError } from '../../common/errors.js';
+import { stepBodyStorage } from '../als.js';
+import { LongTimeout, setLongTimeout } from '../long-timeout.js';
+import { backoffDelay, ResolvedRetry } from '../retry.js';
+import type { StepArgs } from '../../common/types.js';
 
 export type AttemptsOutcome =
   | { ok: true; value: unknown; attempts: number }

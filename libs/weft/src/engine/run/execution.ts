@@ -1,9 +1,9 @@
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../storage/types.js';
-import type { OperationRecord } from '../common/types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
+import type { OperationRecord } from '../../common/types.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
-import type { TimerHooks } from './local-timers.js';
-import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../common/types.js';
-import type { EngineTracing, WorkflowTrace } from '../observability/tracing.js';
+import type { TimerHooks } from '../local-timers.js';
+import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
+import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
 
 export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
 

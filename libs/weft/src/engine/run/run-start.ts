@@ -1,5 +1,5 @@
-import type { WorkflowDefinition } from '../common/types.js';
-import { stepBodyStorage, workflowContextStorage } from './als.js';
+import type { WorkflowDefinition } from '../../common/types.js';
+import { stepBodyStorage, workflowContextStorage } from '../als.js';
 import { WorkflowContextImpl } from './context.js';
 import type { Execution } from './execution.js';
 import { ReplayDriver } from './replay-driver.js';

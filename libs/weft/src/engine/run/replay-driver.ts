@@ -1,5 +1,5 @@
-import { NonDeterminismError } from '../common/errors.js';
-import type { OperationRecord } from '../common/types.js';
+import { NonDeterminismError } from '../../common/errors.js';
+import type { OperationRecord } from '../../common/types.js';
 
 /** Kinds recorded when they happen to the workflow (not called by its code): applied by the driver. */
 export const DELIVERY_KINDS = new Set(['signal', 'update']);
