@@ -2,6 +2,7 @@
 // read side (their own statements, or TypeORM's query builder over the same tables).
 import { MoreThan, IsNull } from 'typeorm';
 import { WorkflowNotFoundError } from '../common/errors.js';
+import { kindLabel } from '../common/operation-kinds.js';
 import type { WorkflowStatus } from '../common/types.js';
 import { decodeCursor, encodeCursor } from '../engine/results.js';
 import { validateWorkflowId } from '../engine/validation.js';
@@ -224,7 +225,7 @@ export function history(args: string[], v: Values): Prepared {
           ['seq', 'kind', 'name', 'status', 'attempts', 'started', 'completed', 'took', 'result / error'],
           items.map((o) => [
             o.seq,
-            o.kind,
+            kindLabel(o.kind),
             o.name,
             o.status,
             o.attempts,

@@ -1,6 +1,7 @@
 // The workflow-facing types, under everything else: this file imports nothing of the package but
 // durations, so any layer can use them (docs/architecture.md).
 import type { Duration } from './duration.js';
+import type { OperationKind } from './operation-kinds.js';
 
 /** A workflow's statuses, in the order of its life; code names them here rather than by their text. */
 export const WorkflowStatus = {
@@ -36,7 +37,8 @@ export const TERMINAL_STATUSES: readonly WorkflowStatus[] = [
 /** One recorded operation of a workflow's history (a step, timer, message, child, ...). */
 export interface OperationRecord {
   seq: number;
-  kind: string;
+  /** What the call was (common/operation-kinds.ts). */
+  kind: OperationKind;
   name: string;
   status: 'completed' | 'failed';
   result?: unknown;

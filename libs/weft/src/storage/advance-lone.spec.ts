@@ -13,7 +13,7 @@ const ENGINE = 'engine-a';
 const held = { engineId: ENGINE, epoch: '4' };
 const op = (over: Record<string, unknown> = {}) => ({
   seq: 2,
-  kind: 'step',
+  kind: 'step' as const,
   name: 'c',
   status: 'completed' as const,
   result: { n: 3 },

@@ -8,6 +8,7 @@ import {
   StepFailedError,
 } from '../../common/errors.js';
 import { Duration, parseDuration } from '../../common/duration.js';
+import type { OperationKind } from '../../common/operation-kinds.js';
 import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from '../retry.js';
 import { describeError } from '../error-record.js';
@@ -60,7 +61,7 @@ export class WorkflowContextImpl implements WorkflowContext {
   }
 
   /** The recorded operation at `seq`, checked against what the code calls now. */
-  private replayed(seq: number, kind: string, name: string): OperationRecord | undefined | 'mismatch' {
+  private replayed(seq: number, kind: OperationKind, name: string): OperationRecord | undefined | 'mismatch' {
     const rec = this.exec.history.get(seq);
     if (!rec) return undefined;
     if (rec.kind !== kind || rec.name !== name) {
@@ -81,7 +82,7 @@ export class WorkflowContextImpl implements WorkflowContext {
   }
 
   /** Common entry: next seq, replay check. Returns the seq, a replayed promise, or NEVER. */
-  private begin(kind: string, name: string): { seq: number; replay?: Promise<unknown>; live: boolean } {
+  private begin(kind: OperationKind, name: string): { seq: number; replay?: Promise<unknown>; live: boolean } {
     this.active(kind);
     const exec = this.exec;
     const seq = exec.takeSeq();
@@ -301,7 +302,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     throw new ContinueAsNewStop();
   }
 
-  private recorded(kind: string, make: () => unknown): unknown {
+  private recorded(kind: 'now' | 'random' | 'uuid', make: () => unknown): unknown {
     this.active(kind);
     const exec = this.exec;
     const seq = exec.takeSeq();

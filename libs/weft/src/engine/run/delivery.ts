@@ -1,6 +1,7 @@
 import type { InboxMessage } from '../../storage/types.js';
 import type { OperationRecord } from '../../common/types.js';
-import type { Execution, WaitKind } from './execution.js';
+import type { Execution } from './execution.js';
+import { waitKindFor, type WaitKind } from '../../common/operation-kinds.js';
 import { describeError } from '../error-record.js';
 import { assertJsonSerializable, toStoredJson } from '../validation.js';
 import { WorkflowStatus } from '../../common/types.js';
@@ -130,8 +131,8 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
     if (touched) exec.host.rebuild(exec, recorded);
     return true;
   }
-  const waitKind: WaitKind = m.kind === 'signal' ? 'waitForSignal' : 'childResult';
-  const seq = oldestWait(exec, waitKind, m.name);
+  const waitKind = waitKindFor(m.kind);
+  const seq = waitKind && oldestWait(exec, waitKind, m.name);
   if (seq === undefined) return false;
   return exec.resolveWait(seq, m.payload, { consume: [{ id: m.id, seq }] });
 }

@@ -1,5 +1,6 @@
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
 import type { OperationRecord } from '../../common/types.js';
+import { OPERATION_KINDS, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import type { TimerHooks } from '../local-timers.js';
 import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
@@ -45,7 +46,6 @@ export interface ExecutionHost {
   readonly options: { readonly tracing: EngineTracing };
 }
 
-export type WaitKind = 'sleep' | 'waitForSignal' | 'condition' | 'childResult';
 
 /** A pending live wait at one sequence number. `resolve` gets the recorded result. */
 export interface Wait {
@@ -444,8 +444,7 @@ export class Execution implements ReplayTarget {
   fireTimer(seq: number): boolean {
     const w = this.waits.get(seq);
     if (!w) return false;
-    const outcome = w.kind === 'condition' ? false : null;
-    return this.resolveWait(seq, outcome);
+    return this.resolveWait(seq, OPERATION_KINDS[w.kind].onTimer ?? null);
   }
 
   /** Parked = nothing running, nothing committing, only waits: the engine may evict it. */

@@ -1,10 +1,11 @@
 import { NonDeterminismError } from '../../common/errors.js';
 import type { OperationRecord } from '../../common/types.js';
+import { operationKind } from '../../common/operation-kinds.js';
 
-/** Kinds recorded when they happen to the workflow (not called by its code): applied by the driver. */
-export const DELIVERY_KINDS = new Set(['signal', 'update']);
-/** Kinds the code calls and gets back synchronously: released at call time, not in order. */
-export const SYNC_KINDS = new Set(['now', 'random', 'uuid', 'patch']);
+/** Recorded when it happened to the workflow (not called by its code): applied by the driver. */
+const isDelivery = (rec: OperationRecord) => operationKind(rec.kind)?.replayed === 'applied';
+/** The code gets it back synchronously: released at call time, not in order. */
+const isAtCall = (rec: OperationRecord) => operationKind(rec.kind)?.replayed === 'at-call';
 
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
@@ -36,7 +37,7 @@ export class ReplayDriver {
     private readonly target: ReplayTarget,
     history: Iterable<OperationRecord>,
   ) {
-    const ordered = [...history].filter((r) => !SYNC_KINDS.has(r.kind));
+    const ordered = [...history].filter((r) => !isAtCall(r));
     ordered.sort((a, b) => (a.event ?? a.seq) - (b.event ?? b.seq) || a.seq - b.seq);
     this.queue = ordered;
     if (ordered.length === 0) this.finish();
@@ -61,7 +62,7 @@ export class ReplayDriver {
   applyLeading(): void {
     while (this.index < this.queue.length) {
       const rec = this.queue[this.index];
-      if (!DELIVERY_KINDS.has(rec.kind)) break;
+      if (!isDelivery(rec)) break;
       this.target.skipDeprecatedMarkers();
       if (rec.seq !== this.target.nextSeq) break;
       this.target.nextSeq++;
@@ -76,7 +77,7 @@ export class ReplayDriver {
       const rec = this.queue[this.index];
       await settle();
       if (!this.target.isActive()) return;
-      if (DELIVERY_KINDS.has(rec.kind)) {
+      if (isDelivery(rec)) {
         this.target.skipDeprecatedMarkers();
         if (this.target.nextSeq !== rec.seq) return this.diverged(rec, `the code is at operation ${this.target.nextSeq}`);
         this.target.nextSeq++;

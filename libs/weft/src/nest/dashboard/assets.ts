@@ -6,6 +6,7 @@ import { API_JS } from './client/api.js';
 import { APP_JS } from './client/app.js';
 import { DOM_JS } from './client/dom.js';
 import { ENGINES_JS } from './client/engines.js';
+import { KINDS_JS } from './client/kinds.js';
 import { SCHEDULES_JS } from './client/schedules.js';
 import { QUEUES_JS } from './client/queues.js';
 import { STYLE_CSS } from './client/style.js';
@@ -32,6 +33,7 @@ export const DASHBOARD_ASSETS: ReadonlyMap<string, DashboardAsset> = new Map([
   ['dom.js', asset(JS, DOM_JS)],
   ['workflows.js', asset(JS, WORKFLOWS_JS)],
   ['workflow.js', asset(JS, WORKFLOW_JS)],
+  ['kinds.js', asset(JS, KINDS_JS)],
   ['engines.js', asset(JS, ENGINES_JS)],
   ['schedules.js', asset(JS, SCHEDULES_JS)],
   ['queues.js', asset(JS, QUEUES_JS)],

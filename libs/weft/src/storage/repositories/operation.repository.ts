@@ -28,7 +28,7 @@ export class OperationRepository extends WeftRepository<OperationEntity> {
     const rows = await this.db.query<Record<string, unknown>>(this.q.history, [workflowId]);
     return rows.map((r) => ({
       seq: r.seq as number,
-      kind: r.kind as string,
+      kind: r.kind as OperationRecord['kind'], // a kind this version does not know is shown as stored
       name: r.name as string,
       status: r.status as 'completed' | 'failed',
       result: r.result,

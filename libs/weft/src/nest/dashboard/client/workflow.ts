@@ -4,6 +4,7 @@
 export const WORKFLOW_JS = String.raw`
 import { h, badge, time, clockTime, duration, workflowLink, mono, jsonBlock, jsonInline, errorText, table, empty, facts, syncClock, serverNow } from './dom.js';
 import { api, id as enc } from './api.js';
+import { kindLabel } from './kinds.js';
 
 const TERMINAL = ['completed', 'failed', 'cancelled', 'timed_out'];
 
@@ -90,7 +91,7 @@ function timeline(t) {
   const rows = t.operations.map((op) =>
     h('tr', { dataset: { seq: op.seq, kind: op.kind, status: op.status } },
       h('td', { class: 'num' }, op.seq),
-      h('td', null, op.kind),
+      h('td', { title: op.kind }, kindLabel(op.kind)),
       h('td', { class: 'mono' }, op.name),
       h('td', null, badge(op.status)),
       h('td', { class: 'num' }, op.attempts > 1 ? h('strong', null, op.attempts) : op.attempts),
