@@ -133,7 +133,7 @@ export class WeftEngine {
       runtime: this.runtime,
       options: this.options,
       queues: resolveQueues(options.queues),
-      mayAdmit: () => !this.disposed && !this.runtime.draining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
+      mayAdmit: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.starter = new Starter({
       queues: this.queues,
@@ -154,7 +154,7 @@ export class WeftEngine {
       cancel: async (id, reason) => void (await this.transitions.cancel(id, reason)),
       assertCanRun: () => this.assertCanRun(),
       assertOpen: () => this.assertOpen(),
-      mayFire: () => !this.disposed && !this.runtime.draining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
+      mayFire: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
     this.plans = new PlanFreshness(database.sql, database.schema);
@@ -318,7 +318,7 @@ export class WeftEngine {
     const sub = this.runtime.subscribeSettled(workflowId);
     try {
       // Running here: its end is announced locally, no need to read storage first.
-      if (this.runtime.live.has(workflowId)) {
+      if (this.runtime.isLive(workflowId)) {
         const s = await sub.wait(Math.min(timeoutMs, 1000));
         if (s) return settledValue<O>(workflowId, s);
       }
@@ -433,7 +433,7 @@ export class WeftEngine {
    */
   dispose(): Promise<{ released: number; failed: number }> {
     this.disposed ??= (async () => {
-      this.runtime.draining = true;
+      this.runtime.beginDrain();
       await this.ownership.maintenance.stop();
       await this.timers.stop();
       await this.queues.stop();
@@ -460,7 +460,7 @@ export class WeftEngine {
       backgroundTasks: this.options.backgroundTasks,
       lastBackgroundPassAt: lastPassAt === undefined ? this.lastPassAt : lastPassAt,
       backgroundIntervalMs: intervalMs ?? this.options.timerPollMs,
-      liveWorkflows: this.runtime.live.size,
+      liveWorkflows: this.runtime.liveCount,
       claimsHeld,
       renewalFailures,
       queues: this.queues.snapshot(),

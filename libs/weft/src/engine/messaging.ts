@@ -102,12 +102,12 @@ export class Messaging {
       if (left <= 0) break;
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, Math.min(pollMs, left));
-        this.runtime.updateWaiters.set(messageId, () => {
+        this.runtime.awaitUpdate(messageId, () => {
           clearTimeout(t);
           resolve();
         });
       });
-      this.runtime.updateWaiters.delete(messageId);
+      this.runtime.stopAwaitingUpdate(messageId);
       pollMs = Math.min(pollMs * 2, 200);
     }
     // Withdraw it, unless it was applied at the last moment: then its result stands.
@@ -127,7 +127,7 @@ export class Messaging {
     validateWorkflowId(workflowId);
     validName('query', name);
     toStoredJson(args, `Arguments of query "${name}"`, this.options.maxPayloadBytes);
-    const live = this.runtime.live.get(workflowId);
+    const live = this.runtime.liveRun(workflowId);
     const loaded = live ? undefined : await this.store.workflows.load(workflowId);
     const type = live?.definition.name ?? loaded?.row.type;
     if (!type) throw new WorkflowNotFoundError(workflowId);
@@ -159,14 +159,14 @@ export class Messaging {
    * committed after a higher id was read (ids are drawn before commit) must still arrive.
    */
   onNotify(workflowId: string): void {
-    const exec = this.runtime.live.get(workflowId);
+    const exec = this.runtime.liveRun(workflowId);
     if (exec) {
       void this.store.messages
         .inbox(workflowId)
         .then(({ messages, fenceEpoch }) => {
           // The run that is live now: after a continueAsNew it is the next run, and the messages
           // (still pending) are its own.
-          const now = this.runtime.live.get(workflowId);
+          const now = this.runtime.liveRun(workflowId);
           if (messages.length === 0 || !now) return;
           now.addInbox(messages);
           this.runtime.wakeForMessage(now, fenceEpoch);
@@ -186,7 +186,7 @@ export class Messaging {
     const rows = await this.store.messages.poll(this.ownership.claims.pollOwner, this.registry.names(), POLL_LIMIT);
     let woken = 0;
     for (const r of rows) {
-      const exec = this.runtime.live.get(r.workflow_id);
+      const exec = this.runtime.liveRun(r.workflow_id);
       if (exec) {
         // Nothing new for the live run: it has the newest, and it holds as many unconsumed as are stored.
         if (exec.hasSeen(r.last_id) && Number(r.pending) <= exec.inbox.length) continue;

@@ -57,8 +57,8 @@ export class WorkflowReplayer {
       version: 0,
       parentId: null,
       history: new Map(recorded.history.map((op) => [op.seq, op])),
+      readOnly: true,
     });
-    exec.readOnly = true;
     let returned = false;
     const run = startRun(def, exec);
     run.then(
@@ -101,9 +101,7 @@ function replayHost(): ExecutionHost {
     onParked: () => undefined,
     timers: { armed: () => undefined, cleared: () => undefined },
     onNonDeterminism(exec, err) {
-      if (exec.state !== 'active') return;
-      exec.stop();
-      exec.readOnlyFailure = err;
+      if (exec.state === 'active') exec.failReadOnly(err);
     },
     mayRun: () => false,
     stepFinished: () => undefined,

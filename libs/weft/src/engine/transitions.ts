@@ -130,9 +130,9 @@ export class Transitions {
         const page = await this.store.workflows.runningPage(after, RECOVERY_PAGE, this.registry.names());
         if (page.length === 0) break;
         after = page[page.length - 1].id;
-        const mine = page.filter((w) => !this.runtime.live.has(w.id)).map((w) => w.id);
+        const mine = page.filter((w) => !this.runtime.isLive(w.id)).map((w) => w.id);
         for (let i = 0; i < mine.length;) {
-          if (this.runtime.draining) return { recovered };
+          if (this.runtime.isDraining) return { recovered };
           const room = this.ownership.claims.reserve(Math.min(RECOVERY_SLICE, mine.length - i));
           if (room.granted <= 0) {
             room.done();
@@ -212,7 +212,7 @@ export class Transitions {
     const heldBefore = this.ownership.fence.holds(workflowId);
     if (!(await this.ownership.claims.claimForTimer(workflowId))) return; // another engine has it
     const letGo = async () => {
-      if (!heldBefore && !this.runtime.live.has(workflowId)) await this.ownership.claims.release(workflowId);
+      if (!heldBefore && !this.runtime.isLive(workflowId)) await this.ownership.claims.release(workflowId);
     };
     let status: WorkflowStatus | undefined;
     // A failed fire lets its claim go: the timer fires again (here or elsewhere) and claims anew,

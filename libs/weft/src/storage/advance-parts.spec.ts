@@ -21,7 +21,7 @@ import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
 
 const fence = { engineId: 'engine-a', epoch: '4' };
-const op = { seq: 0, kind: 'step', name: 'a', status: 'completed' as const, result: 1 };
+const op = { seq: 0, kind: 'step' as const, name: 'a', status: 'completed' as const, result: 1 };
 
 /** A command that uses each part (with what the part needs beside it); a new part needs one here. */
 const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expectedVersion'>> = {

@@ -166,7 +166,7 @@ export class QueueAdmission {
    */
   private forgetGone(): void {
     const before = Date.now() - FORGET_AFTER_MS;
-    for (const [id, at] of this.admittedHere) if (at < before && !this.deps.runtime.live.has(id)) this.admittedHere.delete(id);
+    for (const [id, at] of this.admittedHere) if (at < before && !this.deps.runtime.isLive(id)) this.admittedHere.delete(id);
   }
 }
 

@@ -31,7 +31,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     };
     this.logger = { log: say('log'), warn: say('warn'), error: say('error') };
     // Built once per launch, in the launcher's context: the run's workflow span starts here.
-    if (!exec.readOnly) exec.trace = exec.host.options.tracing.run(exec);
+    exec.startTrace();
   }
 
   get workflowId(): string {
@@ -101,7 +101,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
     const exec = this.exec;
-    exec.inflightSteps++;
+    exec.stepBegins();
     try {
       // A body's side effects may only follow what earlier calls recorded.
       await exec.durable();
@@ -136,9 +136,7 @@ export class WorkflowContextImpl implements WorkflowContext {
       if (replayed) await replayed;
       return fromRecord(op) as T;
     } finally {
-      exec.inflightSteps--;
-      // Only a run with a wait can park; a wait added later schedules its own check.
-      if (exec.waits.size > 0) exec.scheduleParkCheck();
+      exec.stepEnds();
     }
   }
 
@@ -232,7 +230,7 @@ export class WorkflowContextImpl implements WorkflowContext {
         exec.fireTimer(seq);
       } else if (!timer) {
         await exec.commit({ timers: [{ kind: wait.timer, seq, delayMs: timeoutMs }] });
-        exec.timers.set(seq, new Date(Date.now() + timeoutMs));
+        exec.timerStored(seq, new Date(Date.now() + timeoutMs));
         if (exec.waits.has(seq)) exec.host.timers.armed(exec.workflowId, seq, Date.now() + timeoutMs);
       } else if (!exec.readOnly) {
         exec.host.timers.armed(exec.workflowId, seq, timer.getTime()); // loaded: armed again by its new run
@@ -275,13 +273,13 @@ export class WorkflowContextImpl implements WorkflowContext {
     const seq = exec.nextSeq;
     const rec = exec.history.get(seq);
     if (rec?.kind === 'patch' && rec.name === patchId) {
-      exec.nextSeq++;
+      exec.takeSeq(false);
       return true;
     }
     // Inside recorded history (an operation here, or later ones): the run was made by code
     // before this patch, so its old path; nothing is consumed, the history's operation is next.
     if (rec || seq <= exec.maxRecordedSeq) return deprecated;
-    exec.nextSeq++;
+    exec.takeSeq(false);
     if (!exec.readOnly && exec.state === 'active') {
       exec.recordLazy({ seq, kind: 'patch', name: patchId, status: 'completed', result: { deprecated } });
     }

@@ -23,7 +23,7 @@ export interface ContinueHost extends ExecutionHost {
 export function switchRun(host: ContinueHost, exec: Execution, input: unknown): void {
   const early = exec.replay?.endedEarly('continueAsNew() came first');
   if (early) return host.onNonDeterminism(exec, early);
-  exec.state = 'finished';
+  exec.end();
   // Never settles when the commit is refused: the host has then dropped the run and re-reads it.
   // The next run is this code's: its version is recorded as a start's would be.
   void exec.commit({ continueAsNew: { input, workflowVersion: exec.definition.version ?? null } }, true).then(() => {
@@ -38,12 +38,12 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
       runNumber: exec.runNumber + 1,
       version: exec.version,
       parentId: exec.parentId,
+      // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
+      traceContext: exec.trace?.traceparent() ?? null,
     });
     // Child notices were deleted with the run: only its children could have awaited them.
     next.addInbox(exec.inbox.filter((m) => m.kind !== 'child'));
     next.inheritSeen(exec);
-    // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
-    next.traceContext = exec.trace?.traceparent() ?? null;
     void host.launch(exec.definition, next);
   });
 }

@@ -114,13 +114,13 @@ function admit(exec: Execution, stored: InboxMessage): InboxMessage | null {
 /** Delivers one message; false when nothing here can take it yet (it stays buffered). */
 function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string) => void): boolean {
   if (m.kind === 'signal' && exec.definition.signalHandlers?.[m.name]) {
-    const seq = exec.nextSeq++;
+    const seq = exec.takeSeq(false);
     void exec.record({ seq, kind: 'signal', name: m.name, status: 'completed', result: m.payload }, { consume: [{ id: m.id, seq }] });
     runSignalHandler(exec, m.name, m.payload);
     return true;
   }
   if (m.kind === 'update') {
-    const seq = exec.nextSeq++;
+    const seq = exec.takeSeq(false);
     const { outcome: out, touched } = runUpdateHandler(exec, m.name, m.payload);
     const status = out.error ? 'failed' : 'done';
     const result = { args: m.payload, ...out };
@@ -154,7 +154,7 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): Inb
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
   if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
-  exec.inbox = deliverAll(exec, onUpdate);
+  exec.keepBuffered(deliverAll(exec, onUpdate));
   for (const [seq, w] of [...exec.waits]) {
     if (w.kind === 'condition' && exec.state === 'active' && w.pred?.()) exec.resolveWait(seq, true);
   }

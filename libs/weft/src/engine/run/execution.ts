@@ -1,4 +1,5 @@
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
+import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
@@ -6,7 +7,7 @@ import type { TimerHooks } from '../local-timers.js';
 import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
 import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
 
-export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
+export type { Change };
 
 /** What an execution needs from its engine. */
 export interface ExecutionHost {
@@ -46,7 +47,6 @@ export interface ExecutionHost {
   readonly options: { readonly tracing: EngineTracing };
 }
 
-
 /** A pending live wait at one sequence number. `resolve` gets the recorded result. */
 export interface Wait {
   kind: WaitKind;
@@ -61,23 +61,6 @@ export interface Wait {
 
 /** A promise that never settles: what ctx calls return once an execution has been stopped. */
 export const NEVER: Promise<never> = new Promise<never>(() => undefined);
-
-const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume'] as const;
-
-function merge(into: Change, c: Change): Change {
-  const out: Change = { ...into };
-  if (c.status !== undefined) out.status = c.status;
-  if (c.output !== undefined) out.output = c.output;
-  if (c.error !== undefined) out.error = c.error;
-  if (c.completed) out.completed = true;
-  if (c.clearTimers) out.clearTimers = true;
-  if (c.continueAsNew) out.continueAsNew = c.continueAsNew;
-  for (const f of LIST_FIELDS) {
-    const add = c[f];
-    if (add?.length) (out as Record<string, unknown[]>)[f] = [...(into[f] ?? []), ...add];
-  }
-  return out;
-}
 
 const isDeprecatedMarker = (op: OperationRecord | undefined) =>
   op?.kind === 'patch' && (op.result as { deprecated?: boolean } | null)?.deprecated === true;
@@ -98,6 +81,10 @@ export interface ExecutionRun {
   loadedAtDbNow?: Date;
   /** Whether timer rows may exist for it: false only for a run its start launched with none (default true). */
   storedTimers?: boolean;
+  /** Query replays and the replayer: nothing is ever run live or written. */
+  readOnly?: boolean;
+  /** Loaded or continued: the traceparent its span links to (or null); undefined otherwise. */
+  traceContext?: string | null;
 }
 
 /**
@@ -106,16 +93,16 @@ export interface ExecutionRun {
  */
 export class Execution implements ReplayTarget {
   readonly abort = new AbortController();
-  state: 'active' | 'stopped' | 'finished' = 'active';
+  private _state: 'active' | 'stopped' | 'finished' = 'active';
   /** Claim epoch this run was launched under (wake ownership check). */
-  epoch: string | undefined;
-  nextSeq = 0;
-  inflightSteps = 0;
-  parked = false;
-  readonly waits = new Map<number, Wait>();
-  readonly firedTimers = new Set<number>();
+  private _epoch: string | undefined;
+  private _nextSeq = 0;
+  private _inflightSteps = 0;
+  private _parked = false;
+  private readonly _waits = new Map<number, Wait>();
+  private readonly _firedTimers = new Set<number>();
   /** Buffered messages not yet consumed, in the order they became visible here. */
-  inbox: InboxMessage[] = [];
+  private _inbox: InboxMessage[] = [];
   /**
    * Every message id this run took in. A message's id is drawn before its transaction commits,
    * so a lower id can become visible after a higher one: a high-water mark would skip it for
@@ -126,27 +113,20 @@ export class Execution implements ReplayTarget {
   private codeFrom: number | undefined;
   /** Child ids this run's startChild calls got, recorded yet or not (see childIds). */
   private readonly startedChildren = new Set<string>();
-  /** The run ended and its children were closed: a child start that lands now is closed at once. */
-  childrenClosed = false;
-  instance: WorkflowInstance | undefined;
-  replay: ReplayDriver | undefined;
+  private _childrenClosed = false;
+  private _instance: WorkflowInstance | undefined;
+  private _replay: ReplayDriver | undefined;
   /** Query replays: nothing is ever run live or written. */
-  readOnly = false;
-  /** Why a query replay could not finish (non-determinism). */
-  readOnlyFailure: Error | undefined;
-  /** Its spans (observability/tracing.ts); undefined when nothing is traced. */
-  trace: WorkflowTrace | undefined;
-  /** Loaded from storage: the stored traceparent its span links to (or null); undefined when not loaded. */
-  traceContext: string | null | undefined;
-  /** Resolves when the replay driver has released all history. */
-  replayRun: Promise<void> | undefined;
+  readonly readOnly: boolean;
+  private _readOnlyFailure: Error | undefined;
+  private _trace: WorkflowTrace | undefined;
+  /** Loaded or continued: the stored traceparent its span links to (or null); undefined when new. */
+  readonly traceContext: string | null | undefined;
+  private _replayRun: Promise<void> | undefined;
   /** Next resolution number (see ReplayDriver). */
-  nextEvent: number;
-  /** now/random/uuid values: recorded with the next commit, so they cost no round trip. */
-  private lazyOps: OperationRecord[] = [];
-  private queue: Array<{ change: Change; resolve(): void }> = [];
-  private committing = false;
-  private flushScheduled = false;
+  private nextEvent: number;
+  /** Its serialized commits, and the version its next one compares against. */
+  private readonly commits: CommitQueue;
   private parkCheckScheduled = false;
   readonly maxRecordedSeq: number;
 
@@ -154,18 +134,16 @@ export class Execution implements ReplayTarget {
   readonly definition: WorkflowDefinition;
   readonly input: unknown;
   readonly runNumber: number;
-  /** The row's version as this run last wrote it (the compare-and-swap of its next commit). */
-  version: number;
   readonly parentId: string | null;
-  readonly history: Map<number, OperationRecord>;
-  readonly timers: Map<number, Date>;
+  private readonly _history: Map<number, OperationRecord>;
+  private readonly _timers: Map<number, Date>;
   readonly loadedAtDbNow: Date;
   /**
    * Whether weft_timers may hold rows of this workflow: its end deletes them only then. A run its
    * start launched with no deadline and that never waited with a timer has none, and its last
    * commit skips that part of the statement (about a fifth of it).
    */
-  mayHaveStoredTimers: boolean;
+  private _mayHaveStoredTimers: boolean;
 
   constructor(
     readonly host: ExecutionHost,
@@ -175,20 +153,160 @@ export class Execution implements ReplayTarget {
     this.definition = run.definition;
     this.input = run.input;
     this.runNumber = run.runNumber;
-    this.version = run.version;
+    this.commits = new CommitQueue(this, host, run.version);
     this.parentId = run.parentId;
-    const history = (this.history = run.history ?? new Map());
-    this.timers = run.timers ?? new Map();
+    this.readOnly = run.readOnly ?? false;
+    this.traceContext = run.traceContext;
+    const history = (this._history = run.history ?? new Map());
+    this._timers = run.timers ?? new Map();
     this.loadedAtDbNow = run.loadedAtDbNow ?? new Date(0);
-    this.mayHaveStoredTimers = run.storedTimers ?? true;
+    this._mayHaveStoredTimers = run.storedTimers ?? true;
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
     let maxEvent = -1;
     for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);
     this.nextEvent = maxEvent + 1;
   }
 
+  // --- what others read ------------------------------------------------------------------------
+
+  get state(): 'active' | 'stopped' | 'finished' {
+    return this._state;
+  }
+  get epoch(): string | undefined {
+    return this._epoch;
+  }
+  get nextSeq(): number {
+    return this._nextSeq;
+  }
+  /** Step bodies running now (no delivery while one runs). */
+  get inflightSteps(): number {
+    return this._inflightSteps;
+  }
+  /** Nothing running, nothing committing, only waits: the engine may evict it. */
+  get parked(): boolean {
+    return this._parked;
+  }
+  /** Pending live waits by seq. */
+  get waits(): ReadonlyMap<number, Wait> {
+    return this._waits;
+  }
+  /** Timers that fired before replay reached their wait: the wait resolves as fired. */
+  get firedTimers(): ReadonlySet<number> {
+    return this._firedTimers;
+  }
+  get inbox(): readonly InboxMessage[] {
+    return this._inbox;
+  }
+  /** The run ended and its children were closed: a child start that lands now is closed at once. */
+  get childrenClosed(): boolean {
+    return this._childrenClosed;
+  }
+  get instance(): WorkflowInstance | undefined {
+    return this._instance;
+  }
+  get replay(): ReplayDriver | undefined {
+    return this._replay;
+  }
+  /** Why a query replay could not finish (non-determinism). */
+  get readOnlyFailure(): Error | undefined {
+    return this._readOnlyFailure;
+  }
+  /** Its spans (observability/tracing.ts); undefined when nothing is traced. */
+  get trace(): WorkflowTrace | undefined {
+    return this._trace;
+  }
+  /** Resolves when the replay driver has released all history. */
+  get replayRun(): Promise<void> | undefined {
+    return this._replayRun;
+  }
+  /** The row's version as this run last wrote it (the compare-and-swap of its next commit). */
+  get version(): number {
+    return this.commits.version;
+  }
+  /** Recorded operations by seq. */
+  get history(): ReadonlyMap<number, OperationRecord> {
+    return this._history;
+  }
+  /** Pending timers by seq (their due time). */
+  get timers(): ReadonlyMap<number, Date> {
+    return this._timers;
+  }
+  get mayHaveStoredTimers(): boolean {
+    return this._mayHaveStoredTimers;
+  }
+
+  // --- its life: launch, code start, end --------------------------------------------------------
+
+  /** Launched under this claim epoch (the wake ownership check compares against it). */
+  launchedUnder(epoch: string | undefined): void {
+    this._epoch = epoch;
+  }
+
+  /** The run's workflow span starts (once per launch, in the launcher's context). */
+  startTrace(): void {
+    if (!this.readOnly) this._trace = this.host.options.tracing.run(this);
+  }
+
+  /**
+   * Its code's instance is made: with history, a replay driver is set over it and the deliveries
+   * recorded before the code's first call are applied. False: nothing to replay (a new run).
+   */
+  setUp(instance: WorkflowInstance): boolean {
+    this._instance = instance;
+    if (this._history.size === 0) return false;
+    this._replay = new ReplayDriver(this, this._history.values());
+    this._replay.applyLeading();
+    return true;
+  }
+
+  /** Releases the history in live order; `then` runs once all of it is out. */
+  replayHistory(then: () => void): Promise<void> {
+    return (this._replayRun = (this._replay?.run() ?? Promise.resolve()).then(then));
+  }
+
+  /** Its end is decided (completion, failure, suspension, continue-as-new, rebuild): only its terminal commit may still be written. */
+  end(): void {
+    this._state = 'finished';
+  }
+
+  /** A read-only replay met a divergence: it stops and keeps the reason. */
+  failReadOnly(err: Error): void {
+    this.stop();
+    this._readOnlyFailure = err;
+  }
+
+  /** The parent-close policy is applied now: the children to close (a later start is closed at once). */
+  closeChildren(): string[] {
+    this._childrenClosed = true;
+    return this.childIds();
+  }
+
+  // --- step bodies ------------------------------------------------------------------------------
+
+  stepBegins(): void {
+    this._inflightSteps++;
+  }
+
+  stepEnds(): void {
+    this._inflightSteps--;
+    // Only a run with a wait can park; a wait added later schedules its own check.
+    if (this._waits.size > 0) this.scheduleParkCheck();
+  }
+
+  // --- timers -----------------------------------------------------------------------------------
+
+  /** A timer of this run fired before its wait was reached again: the wait resolves as fired. */
+  markFired(seq: number): void {
+    this._firedTimers.add(seq);
+  }
+
+  /** The timer of the wait at `seq` is stored, due at `at`. */
+  timerStored(seq: number, at: Date): void {
+    this._timers.set(seq, at);
+  }
+
   get isReplaying(): boolean {
-    return this.replay !== undefined && !this.replay.done;
+    return this._replay !== undefined && !this._replay.done;
   }
 
   /**
@@ -204,7 +322,7 @@ export class Execution implements ReplayTarget {
 
   /** run() is being called now: its code starts at the current seq. */
   codeBegins(): void {
-    this.codeFrom = this.nextSeq;
+    this.codeFrom = this._nextSeq;
   }
 
   /**
@@ -214,15 +332,15 @@ export class Execution implements ReplayTarget {
    * the wrong place (before run() set its state up).
    */
   get mayDeliver(): boolean {
-    return this.codeFrom === undefined || this.nextSeq > this.codeFrom;
+    return this.codeFrom === undefined || this._nextSeq > this.codeFrom;
   }
 
   isActive(): boolean {
-    return this.state === 'active';
+    return this._state === 'active';
   }
 
   isStopped(): boolean {
-    return this.state === 'stopped';
+    return this._state === 'stopped';
   }
 
   applyDelivery(rec: OperationRecord): void {
@@ -230,18 +348,18 @@ export class Execution implements ReplayTarget {
   }
 
   /**
-   * The next sequence number for a call other than a patch check. A marker that
+   * The next sequence number. For a call other than a patch check (`skipMarkers`), a marker that
    * ctx.deprecatePatch recorded is passed over when the code no longer makes that call (the
    * patch's last phase removed it, docs/versioning.md); any other recorded operation is the
-   * code's to match.
+   * code's to match. A patch check and a delivery take the seq where the run is.
    */
-  takeSeq(): number {
-    this.skipDeprecatedMarkers();
-    return this.nextSeq++;
+  takeSeq(skipMarkers = true): number {
+    if (skipMarkers) this.skipDeprecatedMarkers();
+    return this._nextSeq++;
   }
 
   skipDeprecatedMarkers(): void {
-    while (this.nextSeq <= this.maxRecordedSeq && isDeprecatedMarker(this.history.get(this.nextSeq))) this.nextSeq++;
+    while (this._nextSeq <= this.maxRecordedSeq && isDeprecatedMarker(this._history.get(this._nextSeq))) this._nextSeq++;
   }
 
   nonDeterminism(err: Error): void {
@@ -253,8 +371,13 @@ export class Execution implements ReplayTarget {
     for (const m of messages) {
       if (this.inboxSeen.has(m.id)) continue;
       this.inboxSeen.add(m.id);
-      this.inbox.push(m);
+      this._inbox.push(m);
     }
+  }
+
+  /** What a pump could not deliver stays buffered, in its order. */
+  keepBuffered(kept: InboxMessage[]): void {
+    this._inbox = kept;
   }
 
   /** Has this run taken in the message? */
@@ -277,7 +400,7 @@ export class Execution implements ReplayTarget {
    */
   childIds(): string[] {
     const ids = new Set(this.startedChildren);
-    for (const op of this.history.values()) {
+    for (const op of this._history.values()) {
       const id = op.kind === 'startChild' ? (op.result as { workflowId?: string } | null)?.workflowId : undefined;
       if (id) ids.add(id);
     }
@@ -290,16 +413,16 @@ export class Execution implements ReplayTarget {
    */
   record(op: OperationRecord, extra: Change = {}): Promise<void> {
     const withEvent = { ...op, event: this.nextEvent++ };
-    this.history.set(op.seq, withEvent);
+    this._history.set(op.seq, withEvent);
     return this.commit({ ...extra, operations: extra.operations?.length ? [withEvent, ...extra.operations] : [withEvent] });
   }
 
   /** Resolves a pending live wait with `result`, recording it (and `extra`) first. */
   resolveWait(seq: number, result: unknown, extra: Change = {}): boolean {
-    const w = this.waits.get(seq);
-    if (!w || this.state !== 'active') return false;
-    this.waits.delete(seq);
-    this.parked = false;
+    const w = this._waits.get(seq);
+    if (!w || this._state !== 'active') return false;
+    this._waits.delete(seq);
+    this._parked = false;
     if (w.timer) this.host.timers.cleared(this.workflowId, seq);
     const deleteTimers = w.timer ? [{ kind: w.timer, seq }] : [];
     void this.record(
@@ -314,109 +437,26 @@ export class Execution implements ReplayTarget {
 
   recordLazy(op: OperationRecord): void {
     const withEvent = { ...op, event: this.nextEvent++ };
-    this.lazyOps.push(withEvent);
-    this.history.set(op.seq, withEvent);
+    this.commits.addLazy(withEvent);
+    this._history.set(op.seq, withEvent);
   }
 
   /** Queues a change; resolves once it is durable. Never settles if the execution goes stale. */
   commit(change: Change, terminal = false): Promise<void> {
     if (this.readOnly) return NEVER;
-    if (this.state !== 'active' && !(terminal && this.state === 'finished')) return NEVER;
-    if (change.timers?.length) this.mayHaveStoredTimers = true;
-    return new Promise<void>((resolve) => {
-      this.queue.push({ change, resolve });
-      this.scheduleFlush();
-    });
-  }
-
-  /**
-   * Flushes on the next macrotask, so changes the run makes before its next wait (e.g. a
-   * step's record and the completion right after it) share one commit.
-   */
-  private scheduleFlush(): void {
-    if (this.committing || this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      if (!this.committing) void this.flush();
-    });
+    if (this._state !== 'active' && !(terminal && this._state === 'finished')) return NEVER;
+    if (change.timers?.length) this._mayHaveStoredTimers = true;
+    return this.commits.enqueue(change);
   }
 
   /** Resolves once everything queued so far is durable (never, if the execution goes stale). */
   durable(): Promise<void> {
-    if (this.queue.length === 0 && !this.committing && this.lazyOps.length === 0) return Promise.resolve();
-    return this.commit({});
+    return this.commits.idle ? Promise.resolve() : this.commit({});
   }
 
   /** Something is still to be written, or being written (graceful shutdown waits for it). */
   get hasPendingCommits(): boolean {
-    return this.committing || this.flushScheduled || this.queue.length > 0;
-  }
-
-  private async flush(): Promise<void> {
-    this.committing = true;
-    try {
-      while (this.queue.length > 0 && this.state !== 'stopped') {
-        const batch = this.queue.splice(0);
-        const lazy = this.lazyOps;
-        this.lazyOps = [];
-        // Most flushes carry one change and no lazy values: sent as it is, not copied.
-        const change: Change =
-          lazy.length === 0 && batch.length === 1
-            ? batch[0].change
-            : batch.reduce((c, b) => merge(c, b.change), { operations: lazy } as Change);
-        const outcome = await this.commitAgainOnError(change);
-        if (!outcome) return;
-        if (!outcome.ok) {
-          // A refused consume must not cost what came before it (a finished step's result).
-          if (outcome.reason === 'consume') await this.commitBeforeConsume(batch, lazy);
-          this.stop();
-          this.host.onStale(this, outcome.reason === 'consume' ? 'version' : outcome.reason);
-          return;
-        }
-        this.version = outcome.version;
-        for (const b of batch) b.resolve();
-      }
-    } finally {
-      this.committing = false;
-      this.scheduleParkCheck();
-    }
-  }
-
-  /**
-   * Sends one commit; when it throws, sends the very same commit again with backoff for as
-   * long as the host allows (docs/concepts.md: a finished body is not re-run because its commit
-   * failed for a transient reason). If an earlier try did land, the retry's version check refuses it
-   * and the run is re-read from storage, which then holds the result. Null: given up or stopped.
-   */
-  private async commitAgainOnError(change: Change): Promise<AdvanceOutcome | null> {
-    for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 5_000)) {
-      try {
-        return await this.host.commit(this, { ...change, workflowId: this.workflowId, expectedVersion: this.version });
-      } catch (err) {
-        if (this.isStopped() || !this.host.onCommitError(this, err)) return null;
-        await new Promise((r) => setTimeout(r, delayMs * (0.5 + Math.random())));
-        if (this.isStopped()) return null;
-      }
-    }
-  }
-
-  /**
-   * The changes queued before the first one that consumes a message, and the now/random/uuid
-   * values called before it, committed alone; what follows the refused delivery is dropped
-   * (the run is re-read from storage next). A delivery only happens while no step body runs,
-   * so every step that finished before it is in this prefix.
-   */
-  private async commitBeforeConsume(batch: Array<{ change: Change }>, lazy: OperationRecord[]): Promise<void> {
-    const at = batch.findIndex((b) => b.change.consume?.length);
-    if (at < 0) return;
-    const seqs = (batch[at].change.operations ?? []).map((o) => o.seq);
-    const firstSeq = seqs.length ? Math.min(...seqs) : Infinity;
-    let prefix: Change = { operations: lazy.filter((o) => o.seq < firstSeq) };
-    for (const b of batch.slice(0, at)) prefix = merge(prefix, b.change);
-    if (!prefix.operations?.length && Object.keys(prefix).length === 1) return;
-    const outcome = await this.commitAgainOnError(prefix);
-    if (outcome?.ok) this.version = outcome.version;
+    return this.commits.pending;
   }
 
   /**
@@ -424,17 +464,17 @@ export class Execution implements ReplayTarget {
    * ctx.signal (cancel, timeout, lost ownership); eviction of a parked run does not.
    */
   stop(abort = true): void {
-    if (this.state === 'active') this.state = 'stopped';
-    this.queue = [];
-    this.waits.clear();
+    if (this._state === 'active') this._state = 'stopped';
+    this.commits.drop();
+    this._waits.clear();
     if (abort && !this.abort.signal.aborted) this.abort.abort();
-    this.trace?.end('stopped');
+    this._trace?.end('stopped');
   }
 
   wait(seq: number, wait: Omit<Wait, 'resolve'>): Promise<unknown> {
-    if (this.state !== 'active') return NEVER;
+    if (this._state !== 'active') return NEVER;
     return new Promise<unknown>((resolve) => {
-      this.waits.set(seq, { ...wait, resolve });
+      this._waits.set(seq, { ...wait, resolve });
       this.scheduleParkCheck();
       this.host.pump(this);
     });
@@ -442,7 +482,7 @@ export class Execution implements ReplayTarget {
 
   /** A due timer for a live wait: its timeout outcome (null, false) or a finished sleep. */
   fireTimer(seq: number): boolean {
-    const w = this.waits.get(seq);
+    const w = this._waits.get(seq);
     if (!w) return false;
     return this.resolveWait(seq, OPERATION_KINDS[w.kind].onTimer ?? null);
   }
@@ -453,13 +493,12 @@ export class Execution implements ReplayTarget {
     this.parkCheckScheduled = true;
     setImmediate(() => {
       this.parkCheckScheduled = false;
-      const parked =
-        this.state === 'active' && this.inflightSteps === 0 && !this.committing && this.queue.length === 0 && this.waits.size > 0;
-      if (parked && !this.parked) {
-        this.parked = true;
-        this.trace?.park();
+      const parked = this._state === 'active' && this._inflightSteps === 0 && this.commits.empty && this._waits.size > 0;
+      if (parked && !this._parked) {
+        this._parked = true;
+        this._trace?.park();
         this.host.onParked(this);
-      } else if (!parked) this.parked = false;
+      } else if (!parked) this._parked = false;
       if (parked) this.host.pump(this);
     });
   }

@@ -11,7 +11,9 @@ const settle = () => new Promise<void>((r) => setImmediate(r));
 
 export interface ReplayTarget {
   readonly workflowId: string;
-  nextSeq: number;
+  readonly nextSeq: number;
+  /** Takes the seq where the run is (see Execution.takeSeq). */
+  takeSeq(skipMarkers: boolean): number;
   /** Passes over deprecated patch markers the code no longer calls (see Execution.takeSeq). */
   skipDeprecatedMarkers(): void;
   isActive(): boolean;
@@ -65,7 +67,7 @@ export class ReplayDriver {
       if (!isDelivery(rec)) break;
       this.target.skipDeprecatedMarkers();
       if (rec.seq !== this.target.nextSeq) break;
-      this.target.nextSeq++;
+      this.target.takeSeq(false);
       this.target.applyDelivery(rec);
       this.index++;
     }
@@ -80,7 +82,7 @@ export class ReplayDriver {
       if (isDelivery(rec)) {
         this.target.skipDeprecatedMarkers();
         if (this.target.nextSeq !== rec.seq) return this.diverged(rec, `the code is at operation ${this.target.nextSeq}`);
-        this.target.nextSeq++;
+        this.target.takeSeq(false);
         this.target.applyDelivery(rec);
       } else {
         let release = this.pending.get(rec.seq);

@@ -2,7 +2,6 @@ import type { WorkflowDefinition } from '../../common/types.js';
 import { stepBodyStorage, workflowContextStorage } from '../als.js';
 import { WorkflowContextImpl } from './context.js';
 import type { Execution } from './execution.js';
-import { ReplayDriver } from './replay-driver.js';
 
 /**
  * Starts an execution's code: a fresh instance, a replay driver over its history (with the
@@ -20,13 +19,8 @@ export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () =>
 
 function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
   const ctx = new WorkflowContextImpl(exec);
-  const instance = (exec.instance = def.factory());
-  if (exec.history.size > 0) {
-    exec.replay = new ReplayDriver(exec, exec.history.values());
-    exec.replay.applyLeading();
-  } else {
-    fresh?.();
-  }
+  const instance = def.factory();
+  if (!exec.setUp(instance)) fresh?.();
   return workflowContextStorage.run(ctx, () =>
     Promise.resolve().then(() => {
       exec.codeBegins();

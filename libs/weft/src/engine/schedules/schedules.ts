@@ -230,9 +230,8 @@ export class WeftSchedules {
       this.deps.options.logger.warn(
         `Schedule ${JSON.stringify(row.id)} could not fire (${escaped((err as Error).message)}); it tries again in a minute or later`,
       );
-      pass.note(dbNow, 'failed');
+      pass.failed(dbNow);
       nextFireAt = row.paused ? row.nextFireAt : backedOff(row, dbNow);
-      pass.buffered = null;
     }
     const recorded = await this.deps.repo.recordFires(row.id, row.version, {
       nextFireAt,
@@ -263,10 +262,7 @@ export class WeftSchedules {
     const policy = pass.row.overlap as ScheduleOverlapPolicy;
     if (policy === 'allow-all' || !(await pass.lastRunning())) return pass.start(fireAt, outcome);
     if (policy === 'skip') return pass.note(fireAt, 'skipped');
-    if (policy === 'buffer-one') {
-      pass.buffered = fireAt;
-      return pass.note(fireAt, 'buffered');
-    }
+    if (policy === 'buffer-one') return pass.buffer(fireAt);
     await this.deps.cancel(pass.last!, `Cancelled by schedule "${pass.row.id}" (overlap 'cancel-other')`).catch((err: unknown) => {
       if (!(err instanceof WorkflowNotRunningError)) throw err;
     });
@@ -334,16 +330,38 @@ export class ScheduleReader {
 class FirePass {
   readonly runs: ScheduleRecentRun[] = [];
   readonly counts = new Map<ScheduleFireOutcome, number>();
-  last: string | null;
-  buffered: Date | null;
+  private _last: string | null;
+  private _buffered: Date | null;
 
   constructor(
     readonly row: ScheduleRow,
     private readonly workflows: WorkflowRepository,
     private readonly startFire: (fireAt: Date) => Promise<string>,
   ) {
-    this.last = row.lastWorkflowId;
-    this.buffered = row.bufferedFireAt;
+    this._last = row.lastWorkflowId;
+    this._buffered = row.bufferedFireAt;
+  }
+
+  /** The workflow id of the schedule's last run. */
+  get last(): string | null {
+    return this._last;
+  }
+
+  /** The fire held back while the last run still runs (overlap 'buffer-one'). */
+  get buffered(): Date | null {
+    return this._buffered;
+  }
+
+  /** Holds this fire back until the last run ends (only the newest is kept). */
+  buffer(fireAt: Date): void {
+    this._buffered = fireAt;
+    this.note(fireAt, 'buffered');
+  }
+
+  /** The pass failed: it is noted, and the buffered fire is dropped. */
+  failed(at: Date): void {
+    this.note(at, 'failed');
+    this._buffered = null;
   }
 
   note(fireAt: Date, outcome: ScheduleFireOutcome, count = 1, workflowId = fireWorkflowId(this.row.id, fireAt)): void {
@@ -352,18 +370,18 @@ class FirePass {
   }
 
   async start(fireAt: Date, outcome: ScheduleFireOutcome): Promise<void> {
-    this.last = await this.startFire(fireAt);
-    this.note(fireAt, outcome, 1, this.last);
+    this._last = await this.startFire(fireAt);
+    this.note(fireAt, outcome, 1, this._last);
   }
 
   /** A trigger made on an engine that does not run the type: its run was recorded by the trigger. */
   async startTriggered(fireAt: Date): Promise<void> {
-    this.last = await this.startFire(fireAt);
+    this._last = await this.startFire(fireAt);
   }
 
   async startBuffered(): Promise<void> {
-    const fireAt = this.buffered!;
-    this.buffered = null;
+    const fireAt = this._buffered!;
+    this._buffered = null;
     await this.start(fireAt, 'started');
   }
 

@@ -1,0 +1,105 @@
+import { isTransientDatabaseError } from '../../storage/database-errors.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+import type { OwnershipPolicy } from '../../ownership/policy.js';
+import type { WeftLogger } from '../../common/types.js';
+import type { GroupCommitter } from '../group-committer.js';
+import type { Execution } from './execution.js';
+import type { LiveRuns } from './live-runs.js';
+import type { Retries } from './retries.js';
+
+export interface CommitPathDependencies {
+  committer: GroupCommitter;
+  /** Every fence, hold and wake check is the policy's. */
+  ownership: OwnershipPolicy;
+  runs: LiveRuns;
+  retries: Retries;
+  logger: WeftLogger;
+  /** The engine is closing: a failed commit is not sent again. */
+  isClosed(): boolean;
+  /** Replays a workflow from storage and drives it on (Runtime.drive). */
+  drive(workflowId: string): Promise<void>;
+}
+
+/**
+ * The one commit path every workflow write goes through: its ownership fence, the group
+ * committer, and what a commit that throws or is refused leads to (sent again, the run
+ * suspended, or re-read from storage and driven on).
+ */
+export class CommitPath {
+  private readonly errorsLogged = new WeakSet<Execution>();
+
+  constructor(private readonly deps: CommitPathDependencies) {}
+
+  /** Every workflow write gets its ownership fence here. */
+  async commitCommand(command: AdvanceCommand, runEpoch?: string): Promise<AdvanceOutcome> {
+    const { ownership } = this.deps;
+    const decorated = ownership.fence.fenceCommand(command, runEpoch);
+    const outcome = await this.deps.committer.submit(decorated);
+    ownership.fence.afterCommit(decorated, outcome);
+    return outcome;
+  }
+
+  /** A run's own writes are fenced with the epoch it was launched under. */
+  commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
+    return exec.trace ? exec.trace.commit(command, (c) => this.commitCommand(c, exec.epoch)) : this.commitCommand(command, exec.epoch);
+  }
+
+  /** See ExecutionHost.onCommitError. */
+  onCommitError(exec: Execution, err: unknown): boolean {
+    const id = exec.workflowId;
+    const { runs, ownership, logger } = this.deps;
+    if (isTransientDatabaseError(err)) {
+      if (!this.deps.isClosed() && runs.isCurrent(exec) && ownership.fence.holds(id)) {
+        if (!this.errorsLogged.has(exec)) {
+          this.errorsLogged.add(exec);
+          logger.warn(`Commit for workflow "${id}" failed (${(err as Error)?.message}); sending it again.`);
+        }
+        return true;
+      }
+      exec.stop();
+      this.onStale(exec, 'error', err);
+      return false;
+    }
+    // The database refuses this write for good (a bug or an unbounded value): sending it again,
+    // or replaying into it, would loop. Suspend with the reason for an operator.
+    exec.stop();
+    runs.forget(exec);
+    logger.error(`Commit for workflow "${id}" was refused by the database (${(err as Error)?.message}); suspending it.`);
+    const error = { name: 'WorkflowCommitRefused', message: (err as Error)?.message ?? String(err) };
+    void this.commitCommand(
+      { workflowId: id, expectedVersion: exec.version, status: 'suspended', error: { value: error } },
+      exec.epoch,
+    ).catch((e) => logger.warn(`Suspending "${id}" failed: ${(e as Error).message}`));
+    return false;
+  }
+
+  /** See ExecutionHost.onStale. */
+  onStale(exec: Execution, reason: 'version' | 'fence' | 'error', err?: unknown): void {
+    this.deps.runs.forget(exec);
+    if (reason === 'error')
+      this.deps.logger.warn(`Commit for workflow "${exec.workflowId}" failed (${(err as Error)?.message}); retrying from storage.`);
+    if (reason === 'fence') return; // ownership moved: the new owner drives it
+    // Someone else advanced it (cancel, suspend, timeout) or the database hiccuped: re-read and go on.
+    this.redrive(exec.workflowId, reason === 'error' ? 500 : 10);
+  }
+
+  /**
+   * Drives a workflow again after a failed commit; while the database is away every attempt
+   * fails, so it keeps trying with backoff (up to 10 s) as long as this engine may drive it.
+   * Jittered: after an outage hundreds of runs would otherwise replay in the same instant and
+   * starve the event loop (and with it the renewal loop).
+   */
+  redrive(workflowId: string, ms: number): void {
+    this.deps.retries.later(
+      async () => {
+        try {
+          await this.deps.drive(workflowId);
+        } catch (err) {
+          if (!this.deps.isClosed() && this.deps.ownership.fence.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
+          throw err;
+        }
+      },
+      ms * (0.5 + Math.random()),
+    );
+  }
+}

@@ -1,0 +1,176 @@
+import type { OperationRecord } from '../../common/types.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+
+/** What a run writes in one commit: an advance without its row, version and fence. */
+export type Change = Omit<AdvanceCommand, 'workflowId' | 'expectedVersion' | 'fence'>;
+
+/** The run a queue writes for. */
+export interface QueueOwner {
+  readonly workflowId: string;
+  isStopped(): boolean;
+  stop(): void;
+  scheduleParkCheck(): void;
+}
+
+/** Where the queue sends its commits (the run's host: ExecutionHost). */
+export interface QueueHost {
+  commit(owner: QueueOwner, command: AdvanceCommand): Promise<AdvanceOutcome>;
+  onCommitError(owner: QueueOwner, err: unknown): boolean;
+  onStale(owner: QueueOwner, reason: 'version' | 'fence'): void;
+}
+
+const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume'] as const;
+
+function merge(into: Change, c: Change): Change {
+  const out: Change = { ...into };
+  if (c.status !== undefined) out.status = c.status;
+  if (c.output !== undefined) out.output = c.output;
+  if (c.error !== undefined) out.error = c.error;
+  if (c.completed) out.completed = true;
+  if (c.clearTimers) out.clearTimers = true;
+  if (c.continueAsNew) out.continueAsNew = c.continueAsNew;
+  for (const f of LIST_FIELDS) {
+    const add = c[f];
+    if (add?.length) (out as Record<string, unknown[]>)[f] = [...(into[f] ?? []), ...add];
+  }
+  return out;
+}
+
+/**
+ * One run's commits, serialized: at most one in flight; changes queued meanwhile are merged into
+ * the next one. It holds the row's version as the run last wrote it (the compare-and-swap of
+ * its next commit).
+ */
+export class CommitQueue {
+  private queue: Array<{ change: Change; resolve(): void }> = [];
+  /** now/random/uuid values: recorded with the next commit, so they cost no round trip. */
+  private lazyOps: OperationRecord[] = [];
+  private committing = false;
+  private flushScheduled = false;
+  private _version: number;
+
+  constructor(
+    private readonly owner: QueueOwner,
+    private readonly host: QueueHost,
+    version: number,
+  ) {
+    this._version = version;
+  }
+
+  get version(): number {
+    return this._version;
+  }
+
+  /** Nothing queued, nothing lazy, nothing in flight. */
+  get idle(): boolean {
+    return this.queue.length === 0 && !this.committing && this.lazyOps.length === 0;
+  }
+
+  /** Nothing queued and nothing in flight (the park check). */
+  get empty(): boolean {
+    return !this.committing && this.queue.length === 0;
+  }
+
+  /** Something is still to be written, or being written. */
+  get pending(): boolean {
+    return this.committing || this.flushScheduled || this.queue.length > 0;
+  }
+
+  /** Queues a change; resolves once it is durable. */
+  enqueue(change: Change): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.queue.push({ change, resolve });
+      this.scheduleFlush();
+    });
+  }
+
+  /** A value recorded with whatever is committed next. */
+  addLazy(op: OperationRecord): void {
+    this.lazyOps.push(op);
+  }
+
+  /** The run stopped: what is queued is never written (and never resolves). */
+  drop(): void {
+    this.queue = [];
+  }
+
+  /**
+   * Flushes on the next macrotask, so changes the run makes before its next wait (e.g. a
+   * step's record and the completion right after it) share one commit.
+   */
+  private scheduleFlush(): void {
+    if (this.committing || this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      if (!this.committing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.committing = true;
+    try {
+      while (this.queue.length > 0 && !this.owner.isStopped()) {
+        const batch = this.queue.splice(0);
+        const lazy = this.lazyOps;
+        this.lazyOps = [];
+        // Most flushes carry one change and no lazy values: sent as it is, not copied.
+        const change: Change =
+          lazy.length === 0 && batch.length === 1
+            ? batch[0].change
+            : batch.reduce((c, b) => merge(c, b.change), { operations: lazy } as Change);
+        const outcome = await this.commitAgainOnError(change);
+        if (!outcome) return;
+        if (!outcome.ok) {
+          // A refused consume must not cost what came before it (a finished step's result).
+          if (outcome.reason === 'consume') await this.commitBeforeConsume(batch, lazy);
+          this.owner.stop();
+          this.host.onStale(this.owner, outcome.reason === 'consume' ? 'version' : outcome.reason);
+          return;
+        }
+        this._version = outcome.version;
+        for (const b of batch) b.resolve();
+      }
+    } finally {
+      this.committing = false;
+      this.owner.scheduleParkCheck();
+    }
+  }
+
+  /**
+   * Sends one commit; when it throws, sends the very same commit again with backoff for as
+   * long as the host allows (docs/concepts.md: a finished body is not re-run because its commit
+   * failed for a transient reason). If an earlier try did land, the retry's version check refuses it
+   * and the run is re-read from storage, which then holds the result. Null: given up or stopped.
+   */
+  private async commitAgainOnError(change: Change): Promise<AdvanceOutcome | null> {
+    const owner = this.owner;
+    for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 5_000)) {
+      try {
+        return await this.host.commit(owner, { ...change, workflowId: owner.workflowId, expectedVersion: this._version });
+      } catch (err) {
+        if (owner.isStopped() || !this.host.onCommitError(owner, err)) return null;
+        await new Promise((r) => setTimeout(r, delayMs * (0.5 + Math.random())));
+        if (owner.isStopped()) return null;
+      }
+    }
+  }
+
+  /**
+   * The changes queued before the first one that consumes a message, and the now/random/uuid
+   * values called before it, committed alone; what follows the refused delivery is dropped
+   * (the run is re-read from storage next). A delivery only happens while no step body runs,
+   * so every step that finished before it is in this prefix.
+   */
+  private async commitBeforeConsume(batch: Array<{ change: Change }>, lazy: OperationRecord[]): Promise<void> {
+    const at = batch.findIndex((b) => b.change.consume?.length);
+    if (at < 0) return;
+    const seqs = (batch[at].change.operations ?? []).map((o) => o.seq);
+    const firstSeq = seqs.length ? Math.min(...seqs) : Infinity;
+    let prefix: Change = { operations: lazy.filter((o) => o.seq < firstSeq) };
+    for (const b of batch.slice(0, at)) prefix = merge(prefix, b.change);
+    if (!prefix.operations?.length && Object.keys(prefix).length === 1) return;
+    const outcome = await this.commitAgainOnError(prefix);
+    if (outcome?.ok) this._version = outcome.version;
+  }
+}
