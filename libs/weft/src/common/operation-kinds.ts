@@ -59,7 +59,7 @@ const KINDS = {
   random: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'random' },
   uuid: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'uuid' },
   patch: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'patch marker' },
-  setAttributes: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set attributes' },
+  setAttributes: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set attributes' },
 } as const satisfies Record<string, OperationKindSpec>;
 
 export type OperationKind = keyof typeof KINDS;

@@ -49,6 +49,12 @@ export interface OperationRecord {
   event?: number | null;
 }
 
+/** An attribute's value (ctx.setAttributes): filterable, so a scalar; null removes the key. */
+export type AttributeValue = string | number | boolean | null;
+
+/** A workflow's attributes by key, as `describe` returns them. */
+export type WorkflowAttributes = Readonly<Record<string, Exclude<AttributeValue, null>>>;
+
 /** A child started with ctx.startChild; `result()` is a durable wait. */
 export interface ChildHandle<O = unknown> {
   workflowId: string;
@@ -79,6 +85,12 @@ export interface WorkflowContext {
   startChild<O = unknown>(type: string, input: unknown, opts?: { workflowId?: string }): Promise<ChildHandle<O>>;
   /** startChild, then wait for its result. */
   executeChild<O = unknown>(type: string, input: unknown, opts?: { workflowId?: string }): Promise<O>;
+  /**
+   * Merges attributes into this run's (a null value removes its key): recorded with the run's
+   * next commit and stored on the workflow, where describe shows them; a replay does not write
+   * them again. At most 32 keys; a continued run starts with none (docs/concepts.md).
+   */
+  setAttributes(attrs: Record<string, AttributeValue>): void;
   /** The recorded clock: the same on every replay. */
   now(): Date;
   /** A recorded random number in [0, 1). */
@@ -211,6 +223,8 @@ export interface WorkflowDescription {
   priority: number;
   /** When its queue admitted it (status `enqueued` before); null outside a queue or while enqueued. */
   admittedAt: Date | null;
+  /** What the current run set with ctx.setAttributes ({} when nothing). */
+  attributes: WorkflowAttributes;
   history: OperationRecord[];
 }
 

@@ -32,6 +32,7 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
     queue: row.queue,
     priority: row.priority,
     admittedAt: row.admittedAt,
+    attributes: row.attributes ?? {},
     history,
   };
 }

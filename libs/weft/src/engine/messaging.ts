@@ -168,7 +168,7 @@ export class Messaging {
           // (still pending) are its own.
           const now = this.runtime.liveRun(workflowId);
           if (messages.length === 0 || !now) return;
-          now.addInbox(messages);
+          now.inbox.add(messages);
           this.runtime.wakeForMessage(now, fenceEpoch);
         })
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
@@ -189,7 +189,7 @@ export class Messaging {
       const exec = this.runtime.liveRun(r.workflow_id);
       if (exec) {
         // Nothing new for the live run: it has the newest, and it holds as many unconsumed as are stored.
-        if (exec.hasSeen(r.last_id) && Number(r.pending) <= exec.inbox.length) continue;
+        if (exec.inbox.has(r.last_id) && Number(r.pending) <= exec.inbox.messages.length) continue;
       } else {
         const seen = this.polled.get(r.workflow_id);
         if (seen !== undefined && BigInt(r.last_id) <= BigInt(seen)) continue;

@@ -25,6 +25,7 @@ const op = { seq: 0, kind: 'step' as const, name: 'a', status: 'completed' as co
 
 /** A command that uses each part (with what the part needs beside it); a new part needs one here. */
 const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expectedVersion'>> = {
+  attrs: { attributes: { tier: 2, gone: null } },
   ops: { operations: [op] },
   delTimers: { clearTimers: true, deleteTimers: [{ kind: 'sleep', seq: 0 }] },
   timers: { timers: [{ kind: 'sleep', seq: 1, delayMs: 1000 }] },

@@ -1,4 +1,4 @@
-import type { OperationRecord, WorkflowStatus } from '../common/types.js';
+import type { AttributeValue, OperationRecord, WorkflowAttributes, WorkflowStatus } from '../common/types.js';
 import type { TimerKind } from './entities/index.js';
 
 export interface TimerRequest {
@@ -69,6 +69,8 @@ export interface AdvanceCommand {
   continueAsNew?: { input: unknown; workflowVersion: string | null };
   /** The run's current workflow span as a W3C traceparent, stored on the row (tracing on only). */
   traceContext?: string;
+  /** ctx.setAttributes: merged into the row's attributes; a null value removes its key. */
+  attributes?: Readonly<Record<string, AttributeValue>>;
 }
 
 /**
@@ -100,6 +102,8 @@ export interface WorkflowRow {
   queue: string | null;
   priority: number;
   admittedAt: Date | null;
+  /** Read by `get` only (describe); absent from the other reads. */
+  attributes?: WorkflowAttributes;
 }
 
 export interface TimerRow {

@@ -29,6 +29,7 @@ function merge(into: Change, c: Change): Change {
   if (c.completed) out.completed = true;
   if (c.clearTimers) out.clearTimers = true;
   if (c.continueAsNew) out.continueAsNew = c.continueAsNew;
+  if (c.attributes) out.attributes = into.attributes ? { ...into.attributes, ...c.attributes } : c.attributes;
   for (const f of LIST_FIELDS) {
     const add = c[f];
     if (add?.length) (out as Record<string, unknown[]>)[f] = [...(into[f] ?? []), ...add];

@@ -11,9 +11,18 @@ import { Duration, parseDuration } from '../../common/duration.js';
 import type { OperationKind } from '../../common/operation-kinds.js';
 import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from '../retry.js';
+import { mergeAttributes } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
-import type { ChildHandle, OperationRecord, StepArgs, StepOptions, WeftLogger, WorkflowContext } from '../../common/types.js';
+import type {
+  AttributeValue,
+  ChildHandle,
+  OperationRecord,
+  StepArgs,
+  StepOptions,
+  WeftLogger,
+  WorkflowContext,
+} from '../../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from '../validation.js';
 import { WorkflowStatus } from '../../common/types.js';
 
@@ -237,6 +246,24 @@ export class WorkflowContextImpl implements WorkflowContext {
       }
     }
     return parked;
+  }
+
+  /**
+   * Checked against the bounds before anything is taken or written (engine/attributes.ts); live,
+   * recorded with the run's next commit, which merges it into the row; replayed, folded into the
+   * run's attributes and not written again.
+   */
+  setAttributes(attrs: Record<string, AttributeValue>): void {
+    this.active('setAttributes');
+    const exec = this.exec;
+    const next = mergeAttributes(exec.attributes, attrs);
+    const seq = exec.takeSeq();
+    const rec = this.replayed(seq, 'setAttributes', 'setAttributes');
+    if (rec === 'mismatch') throw new NonDeterminismStop();
+    exec.attributesSet(next);
+    if (rec || exec.readOnly || exec.state !== 'active') return;
+    const patch = { ...attrs }; // as checked: the caller may change its object later
+    void exec.record({ seq, kind: 'setAttributes', name: 'setAttributes', status: 'completed', result: patch }, { attributes: patch });
   }
 
   now(): Date {

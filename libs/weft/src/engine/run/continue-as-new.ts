@@ -42,8 +42,8 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
       traceContext: exec.trace?.traceparent() ?? null,
     });
     // Child notices were deleted with the run: only its children could have awaited them.
-    next.addInbox(exec.inbox.filter((m) => m.kind !== 'child'));
-    next.inheritSeen(exec);
+    next.inbox.add(exec.inbox.messages.filter((m) => m.kind !== 'child'));
+    next.inbox.inheritSeen(exec.inbox);
     void host.launch(exec.definition, next);
   });
 }

@@ -140,7 +140,7 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
 /** Delivers the inbox in arrival order while the run stays active; returns what stays buffered. */
 function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): InboxMessage[] {
   const kept: InboxMessage[] = [];
-  for (const stored of exec.inbox) {
+  for (const stored of exec.inbox.messages) {
     const m = exec.state === 'active' ? admit(exec, stored) : stored;
     if (m && (exec.state !== 'active' || !deliver(exec, m, onUpdate))) kept.push(m);
   }
@@ -154,7 +154,7 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): Inb
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
   if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
-  exec.keepBuffered(deliverAll(exec, onUpdate));
+  exec.inbox.keep(deliverAll(exec, onUpdate));
   for (const [seq, w] of [...exec.waits]) {
     if (w.kind === 'condition' && exec.state === 'active' && w.pred?.()) exec.resolveWait(seq, true);
   }

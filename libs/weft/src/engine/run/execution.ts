@@ -1,10 +1,11 @@
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+import { Inbox } from './inbox.js';
 import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import type { TimerHooks } from '../local-timers.js';
-import type { WeftLogger, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
+import type { WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
 import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
 
 export type { Change };
@@ -62,6 +63,8 @@ export interface Wait {
 /** A promise that never settles: what ctx calls return once an execution has been stopped. */
 export const NEVER: Promise<never> = new Promise<never>(() => undefined);
 
+const NO_ATTRIBUTES: WorkflowAttributes = Object.freeze({});
+
 const isDeprecatedMarker = (op: OperationRecord | undefined) =>
   op?.kind === 'patch' && (op.result as { deprecated?: boolean } | null)?.deprecated === true;
 
@@ -101,14 +104,8 @@ export class Execution implements ReplayTarget {
   private _parked = false;
   private readonly _waits = new Map<number, Wait>();
   private readonly _firedTimers = new Set<number>();
-  /** Buffered messages not yet consumed, in the order they became visible here. */
-  private _inbox: InboxMessage[] = [];
-  /**
-   * Every message id this run took in. A message's id is drawn before its transaction commits,
-   * so a lower id can become visible after a higher one: a high-water mark would skip it for
-   * good. Grows with the messages a run receives, as its history does with those it consumes.
-   */
-  private readonly inboxSeen = new Set<string>();
+  /** Its buffered messages and the ids it took in. */
+  readonly inbox = new Inbox();
   /** nextSeq when run() was called (see mayDeliver); undefined before. */
   private codeFrom: number | undefined;
   /** Child ids this run's startChild calls got, recorded yet or not (see childIds). */
@@ -125,6 +122,8 @@ export class Execution implements ReplayTarget {
   private _replayRun: Promise<void> | undefined;
   /** Next resolution number (see ReplayDriver). */
   private nextEvent: number;
+  /** What this run set with ctx.setAttributes, folded in call order (live or replayed). */
+  private _attributes: WorkflowAttributes = NO_ATTRIBUTES;
   /** Its serialized commits, and the version its next one compares against. */
   private readonly commits: CommitQueue;
   private parkCheckScheduled = false;
@@ -194,9 +193,6 @@ export class Execution implements ReplayTarget {
   get firedTimers(): ReadonlySet<number> {
     return this._firedTimers;
   }
-  get inbox(): readonly InboxMessage[] {
-    return this._inbox;
-  }
   /** The run ended and its children were closed: a child start that lands now is closed at once. */
   get childrenClosed(): boolean {
     return this._childrenClosed;
@@ -230,6 +226,9 @@ export class Execution implements ReplayTarget {
   /** Pending timers by seq (their due time). */
   get timers(): ReadonlyMap<number, Date> {
     return this._timers;
+  }
+  get attributes(): WorkflowAttributes {
+    return this._attributes;
   }
   get mayHaveStoredTimers(): boolean {
     return this._mayHaveStoredTimers;
@@ -279,6 +278,11 @@ export class Execution implements ReplayTarget {
   closeChildren(): string[] {
     this._childrenClosed = true;
     return this.childIds();
+  }
+
+  /** ctx.setAttributes took effect (checked, then recorded or replayed): the run's attributes now. */
+  attributesSet(attributes: WorkflowAttributes): void {
+    this._attributes = attributes;
   }
 
   // --- step bodies ------------------------------------------------------------------------------
@@ -364,30 +368,6 @@ export class Execution implements ReplayTarget {
 
   nonDeterminism(err: Error): void {
     this.host.onNonDeterminism(this, err);
-  }
-
-  /** Adds messages fetched from storage, each once (by id, whatever order they come in). */
-  addInbox(messages: InboxMessage[]): void {
-    for (const m of messages) {
-      if (this.inboxSeen.has(m.id)) continue;
-      this.inboxSeen.add(m.id);
-      this._inbox.push(m);
-    }
-  }
-
-  /** What a pump could not deliver stays buffered, in its order. */
-  keepBuffered(kept: InboxMessage[]): void {
-    this._inbox = kept;
-  }
-
-  /** Has this run taken in the message? */
-  hasSeen(messageId: string): boolean {
-    return this.inboxSeen.has(messageId);
-  }
-
-  /** The next run of a continue-as-new: what the ended run took in is not taken in again. */
-  inheritSeen(ended: Execution): void {
-    for (const id of ended.inboxSeen) this.inboxSeen.add(id);
   }
 
   childStarted(childId: string): void {

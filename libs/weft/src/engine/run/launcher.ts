@@ -60,7 +60,7 @@ export class RunLauncher {
   /** Starts a brand-new run that has no history; `inbox`: messages it sees before run() begins. */
   launchNew(run: ExecutionRun, inbox: InboxMessage[] = []): void {
     const exec = new Execution(this.deps.host, run);
-    exec.addInbox(inbox);
+    exec.inbox.add(inbox);
     void this.launch(run.definition, exec, true);
   }
 
@@ -82,7 +82,7 @@ export class RunLauncher {
       readOnly,
       traceContext: l.traceContext, // loaded: its span links to the stored context
     });
-    exec.addInbox(l.inbox);
+    exec.inbox.add(l.inbox);
     return exec;
   }
 

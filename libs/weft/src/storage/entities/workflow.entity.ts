@@ -48,6 +48,10 @@ export class WorkflowEntity {
   @Column({ name: 'completed_at', type: 'timestamptz', nullable: true })
   completedAt!: Date | null;
 
+  /** What the current run set with ctx.setAttributes; null until it sets one. */
+  @Column({ type: 'jsonb', nullable: true })
+  attributes!: Record<string, string | number | boolean> | null;
+
   /** W3C traceparent of the run's latest workflow span that committed, or of its starter (tracing). */
   @Column({ name: 'trace_context', type: 'varchar', length: 64, nullable: true })
   traceContext!: string | null;

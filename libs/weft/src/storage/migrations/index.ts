@@ -10,6 +10,7 @@ import { workflowVersionMigration } from './1733744800000-workflow-version.js';
 import { fenceEpochMigration } from './1733831200000-fence-epoch.js';
 import { claimsWithoutEngineIndexMigration } from './1733918000000-claims-without-engine-index.js';
 import { schedulePendingTriggersMigration } from './1734005000000-schedule-pending-triggers.js';
+import { workflowAttributesMigration } from './1734091400000-workflow-attributes.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -25,5 +26,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733831200000, migration: fenceEpochMigration(schema) },
     { id: 1733918000000, migration: claimsWithoutEngineIndexMigration(schema) },
     { id: 1734005000000, migration: schedulePendingTriggersMigration(schema) },
+    { id: 1734091400000, migration: workflowAttributesMigration(schema) },
   ];
 }

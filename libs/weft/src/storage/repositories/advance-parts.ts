@@ -319,6 +319,15 @@ export const ADVANCE_PARTS = {
       if (c.ifStatus !== undefined) out.if_status = c.ifStatus;
     },
   },
+  /** ctx.setAttributes: merged into the row's attributes (the UPDATE's `attributes` in advanceSql). */
+  attrs: {
+    columns: 'attributes jsonb',
+    declared: 'used',
+    uses: (c) => c.attributes !== undefined,
+    toJson: (c, out) => {
+      if (c.attributes !== undefined) out.attributes = c.attributes;
+    },
+  },
 } satisfies Record<string, AdvancePart>;
 
 export type AdvancePartName = keyof typeof ADVANCE_PARTS;

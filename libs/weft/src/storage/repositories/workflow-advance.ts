@@ -122,7 +122,7 @@ ${commandColumns(shape, '        ')}))`,
         run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
         workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
             : ''
-        }${traceSet(shape)}${fenceClearSql(shape, claimWrite)}
+        }${traceSet(shape)}${attributesSet(shape)}${fenceClearSql(shape, claimWrite)}
         version = w.version + 1
       FROM cmd c
       WHERE w.id ${ids} AND w.id = c.id AND ${versionCheck(shape)} ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
@@ -145,6 +145,20 @@ function versionCheck(shape: AdvanceShape): string {
   return shape.byStatus
     ? '(CASE WHEN c.if_status IS NULL THEN w.version = c.expected ELSE w.status = c.if_status END)'
     : 'w.version = c.expected';
+}
+
+/**
+ * The row's attributes: a command's are merged in (a null value removes its key, and the column
+ * holds no nulls); a continue-as-new clears them, as the next run starts with none. Only a shape
+ * that sets or may clear them names the column, so the other statements stay as they were.
+ */
+function attributesSet(shape: AdvanceShape): string {
+  if (!shape.attrs && !shape.cont) return '';
+  const merged = shape.attrs
+    ? "CASE WHEN c.attributes IS NULL THEN w.attributes ELSE jsonb_strip_nulls(COALESCE(w.attributes, '{}'::jsonb) || c.attributes) END"
+    : 'w.attributes';
+  return `
+        attributes = ${shape.cont ? `CASE WHEN c.cont THEN NULL ELSE ${merged} END` : merged},`;
 }
 
 /** The row's trace_context (tracing): only a shape that stores one names the column, so with tracing off the statements stay as they were. */

@@ -4,7 +4,7 @@ import { WorkflowEntity } from '../entities/workflow.entity.js';
 import { WeftRepository } from './weft-repository.js';
 import type { PoolClient } from 'pg';
 import { WorkflowVersionConflictError } from '../../common/errors.js';
-import type { OperationRecord, WorkflowStatus } from '../../common/types.js';
+import type { OperationRecord, WorkflowAttributes, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
@@ -146,7 +146,7 @@ function statements(schema: string) {
                     FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
            FROM ${wf} w WHERE w.id = ANY($1::text[])`,
     get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
-                 created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at
+                 created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at, attributes
           FROM ${wf} WHERE id = $1`,
     list: `SELECT id, type, status, parent_id, created_at, updated_at, completed_at, version, workflow_version, queue, priority,
                   created_at::text AS cursor_at
@@ -176,7 +176,7 @@ function loadedFrom(r: Record<string, unknown>): LoadedWorkflow {
 }
 
 export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
-  return {
+  const row: WorkflowRow = {
     id: r.id as string,
     type: r.type as string,
     status: r.status as WorkflowStatus,
@@ -196,6 +196,8 @@ export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
     priority: (r.priority as number | undefined) ?? 0,
     admittedAt: (r.admitted_at as Date | null | undefined) ?? null,
   };
+  if (r.attributes !== undefined) row.attributes = (r.attributes as WorkflowAttributes | null) ?? {}; // `get` reads it
+  return row;
 }
 
 export interface InsertResult {
