@@ -185,6 +185,7 @@ describe('weft CLI', () => {
         input: { label: 'first' },
         output: null,
         error: null,
+        attributes: {},
         operations: 1,
         pendingMessages: 0,
         children: [],

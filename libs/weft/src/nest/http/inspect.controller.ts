@@ -106,6 +106,7 @@ export class WeftTimelineController {
       input: this.recorded(row.input),
       output: this.recorded(row.output),
       error: this.recorded(row.error),
+      attributes: row.attributes ?? {},
       operations: ops.slice(0, limit).map((o) => ({
         seq: o.seq,
         kind: o.kind,

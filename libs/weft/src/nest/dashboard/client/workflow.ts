@@ -200,6 +200,7 @@ export const workflowView = {
           t.startAt ? ['starts', time(t.startAt)] : null,
           ['deadline', t.deadline ? time(t.deadline) : 'none'],
           ['version', t.version],
+          ['attributes', Object.keys(t.attributes || {}).length ? jsonInline(t.attributes) : 'none'],
         ]));
         owner.replaceChildren(claim(t.claim));
         ops.replaceChildren(...[timeline(t)].flat().filter(Boolean));
