@@ -79,6 +79,8 @@ export type { WorkflowClass } from './engine/registry.js';
 export type { Duration, DurationUnit } from './common/duration.js';
 export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
 export type * from './common/types.js';
+export { OPERATION_KINDS } from './common/operation-kinds.js';
+export type { OperationKind, OperationKindSpec, Recording, Replaying, WaitKind } from './common/operation-kinds.js';
 
 // Reading Weft's tables: the engine's repositories (injectable) and the TypeORM entities, for
 // queries of your own through the DataSource (inject WEFT_DATABASE for it).

@@ -38,7 +38,8 @@ export interface OperationKindSpec {
   readonly label: string;
 }
 
-const KINDS = {
+/** Every kind, by the name stored in `weft_operations.kind`. */
+export const OPERATION_KINDS = {
   step: { recorded: 'commit', replayed: 'in-order', resolvedBy: 'body', waits: false, label: 'step' },
   sleep: { recorded: 'commit', replayed: 'in-order', resolvedBy: 'timer', waits: true, onTimer: null, label: 'sleep' },
   waitForSignal: {
@@ -62,23 +63,22 @@ const KINDS = {
   setAttributes: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set attributes' },
 } as const satisfies Record<string, OperationKindSpec>;
 
-export type OperationKind = keyof typeof KINDS;
+export type OperationKind = keyof typeof OPERATION_KINDS;
 
 /** The kinds a run can park on. */
-export type WaitKind = { [K in OperationKind]: (typeof KINDS)[K]['waits'] extends true ? K : never }[OperationKind];
-
-export const OPERATION_KINDS: { readonly [K in OperationKind]: OperationKindSpec } = KINDS;
+export type WaitKind = { [K in OperationKind]: (typeof OPERATION_KINDS)[K]['waits'] extends true ? K : never }[OperationKind];
 
 /** The spec of a stored kind; undefined for one this version does not know (a newer engine's). */
 export function operationKind(kind: string): OperationKindSpec | undefined {
-  return Object.hasOwn(KINDS, kind) ? KINDS[kind as OperationKind] : undefined;
+  return Object.hasOwn(OPERATION_KINDS, kind) ? OPERATION_KINDS[kind as OperationKind] : undefined;
 }
 
 /** What people see for a stored kind: its label, or the kind itself when it is not known here. */
 export const kindLabel = (kind: string): string => operationKind(kind)?.label ?? kind;
 
 const WAIT_BY_MESSAGE = new Map<string, WaitKind>();
-for (const [kind, spec] of Object.entries(OPERATION_KINDS)) if (spec.message) WAIT_BY_MESSAGE.set(spec.message, kind as WaitKind);
+for (const [kind, spec] of Object.entries(OPERATION_KINDS) as Array<[string, OperationKindSpec]>)
+  if (spec.message) WAIT_BY_MESSAGE.set(spec.message, kind as WaitKind);
 
 /** The wait kind a buffered message of `message` kind resolves (signal, child notice). */
 export function waitKindFor(message: string): WaitKind | undefined {

@@ -2,7 +2,7 @@ import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
 import { Inbox } from './inbox.js';
 import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
-import { OPERATION_KINDS, type WaitKind } from '../../common/operation-kinds.js';
+import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import type { TimerHooks } from '../local-timers.js';
 import type { WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
@@ -464,7 +464,8 @@ export class Execution implements ReplayTarget {
   fireTimer(seq: number): boolean {
     const w = this._waits.get(seq);
     if (!w) return false;
-    return this.resolveWait(seq, OPERATION_KINDS[w.kind].onTimer ?? null);
+    const spec: OperationKindSpec = OPERATION_KINDS[w.kind];
+    return this.resolveWait(seq, spec.onTimer ?? null);
   }
 
   /** Parked = nothing running, nothing committing, only waits: the engine may evict it. */
