@@ -88,7 +88,7 @@ export interface WorkflowContext {
   /**
    * Merges attributes into this run's (a null value removes its key): recorded with the run's
    * next commit and stored on the workflow, where describe shows them; a replay does not write
-   * them again. At most 32 keys; a continued run starts with none (docs/concepts.md).
+   * them again. At most 32 keys; a continued or restarted run starts with none (docs/api.md).
    */
   setAttributes(attrs: Record<string, AttributeValue>): void;
   /** The recorded clock: the same on every replay. */

@@ -54,6 +54,14 @@ class Chain {
   }
 }
 
+/** Sets what it is given. */
+class Setter {
+  async run(ctx: WorkflowContext, input: Record<string, number>) {
+    ctx.setAttributes(input);
+    return ctx.step('set', () => 1);
+  }
+}
+
 describe('ctx.setAttributes', () => {
   it('merges, a null removes its key, and the bounds refuse before anything is merged', () => {
     expect(mergeAttributes({ a: 1 }, { b: 'x', a: null })).toEqual({ b: 'x' });
@@ -78,7 +86,7 @@ describe('ctx.setAttributes (real PostgreSQL)', () => {
 
   const engine = async () => {
     const e = await env.pool.create({}, (x: WeftEngine) =>
-      x.register('tagged', Tagged).register('refused', Refused).register('chain', Chain),
+      x.register('tagged', Tagged).register('refused', Refused).register('chain', Chain).register('setter', Setter),
     );
     await e.bootstrap();
     return e;
@@ -113,6 +121,18 @@ describe('ctx.setAttributes (real PostgreSQL)', () => {
     expect(Object.keys(d.attributes)).toHaveLength(30);
     expect(d.attributes.a).toBe('ok');
     expect(d.attributes.k0).toBeUndefined();
+  });
+
+  it('a restarted workflow (start-new-if-terminal) starts with none', async () => {
+    const e = await engine();
+    await e.start('setter', { a: 1 }, { workflowId: 'restart-1' });
+    await e.result('restart-1', { timeout: 20_000 });
+    await e.start('setter', { b: 2 }, { workflowId: 'restart-1', idPolicy: 'start-new-if-terminal' });
+    await waitFor(
+      async () => (await e.describe('restart-1')).status === 'completed' && (await e.describe('restart-1')).runNumber === 2,
+      'second run',
+    );
+    expect((await e.describe('restart-1')).attributes).toEqual({ b: 2 });
   });
 
   it('a continued run starts with none: the switch clears them', async () => {

@@ -3,7 +3,7 @@ import { qualify } from '../schema-name.js';
 
 /**
  * `attributes`: what the current run set with ctx.setAttributes, merged by the advance statement
- * (docs/concepts.md). Null until a run sets one; a continue-as-new clears it. The index that
+ * (docs/concepts.md). Null until a run sets one; a continue-as-new or a restart clears it. The index that
  * filtering by attributes needs comes with that filter.
  */
 export function workflowAttributesMigration(schema: string): MigrationInterface {

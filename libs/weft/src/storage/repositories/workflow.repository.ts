@@ -105,7 +105,7 @@ function statements(schema: string) {
         start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
         run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
         completed_at = NULL, version = version + 1, trace_context = $9, workflow_version = $10,
-        queue = $11, priority = $12, admitted_at = NULL
+        queue = $11, priority = $12, admitted_at = NULL, attributes = NULL
       WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
       RETURNING id, status, version, run_number`,
     clearHistory: [
