@@ -102,7 +102,7 @@ export class WeftEngine {
       ownership: this.ownership,
       children: {
         // A child is started also while this engine shuts down (it drains).
-        start: (parentId, childId, type, input) => this.starter.startChild(parentId, childId, type, input),
+        start: (parentId, childId, type, input, seq) => this.starter.startChild(parentId, childId, type, input, seq),
         terminated: (id, children) => {
           this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
           if (!children || children.length) this.transitions.closeChildren(id, children);

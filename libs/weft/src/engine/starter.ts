@@ -41,6 +41,8 @@ export interface StartRequest {
   signal?: { name: string; payload: unknown };
   /** A child of a workflow in its own queue: it runs on its parent's slot, not queued behind it. */
   inParentSlot?: boolean;
+  /** A child's start: the seq of the parent's startChild (which ended child is this start's own). */
+  parentSeq?: number;
 }
 
 export class Starter {
@@ -55,7 +57,7 @@ export class Starter {
   }
 
   /** Writes the start (or applies the id policy to an existing id) and launches a new run; resolves with the id. */
-  async start({ type, input, opts, signal, inParentSlot }: StartRequest): Promise<string> {
+  async start({ type, input, opts, signal, inParentSlot, parentSeq }: StartRequest): Promise<string> {
     const { registry, options, ownership, messaging } = this.deps;
     const def = registry.get(validateName('workflow type', type)); // a bad name is a 400, not a 404 that echoes it
     const policy = opts.idPolicy ?? 'return-existing';
@@ -70,7 +72,7 @@ export class Starter {
     const res = await this.batch.submit(row);
     const admitted = res.inserted
       ? { version: res.version, runNumber: 1, claimEpoch: res.claimEpoch, signalId: res.signalId }
-      : await this.admitExisting(row, res, policy);
+      : await this.admitExisting(row, res, policy, parentSeq);
     if (!admitted) {
       // The existing run goes on: the signal is for it.
       if (signal) await messaging.signal(row.id, signal.name, signal.payload);
@@ -85,9 +87,10 @@ export class Starter {
    * A child of a type this engine runs starts here; one only other engines run is stored
    * with a free claim, for their reclaim scan (ownership 'workflow-lease').
    */
-  async startChild(parentId: string, childId: string, type: string, input: unknown): Promise<string> {
+  async startChild(parentId: string, childId: string, type: string, input: unknown, seq: number): Promise<string> {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
-    if (this.deps.registry.has(type)) return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type) });
+    if (this.deps.registry.has(type))
+      return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type), parentSeq: seq });
     const row = newRow(type, input, opts, this.deps.options.maxPayloadBytes);
     row.claim = this.deps.ownership.claims.childClaim;
     await this.batch.submit(row);
@@ -105,15 +108,17 @@ export class Starter {
   }
 
   /** The id exists: apply the id policy. Null means "return a handle to the existing one". */
-  private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string) {
+  private async admitExisting(row: InsertWorkflow, res: { status: WorkflowStatus; version: number }, policy: string, parentSeq?: number) {
     if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
     if (!isTerminal(res.status)) return null;
-    // A child start that finds an ended workflow whose end its parent has not yet taken is a
-    // replay's repeated start (the child is this run's). Without that notice it ended for an
-    // earlier run of the parent (a continue-as-new, a restart, a purged id) or this run took it
-    // already: the parent would wait for a notice that never comes, so it starts anew.
-    if (policy === 'return-existing' && (!row.parentId || (await this.deps.store.messages.hasPendingNotice(row.parentId, row.id))))
-      return null;
+    // A child start that finds an ended workflow is this start repeated (a replay, or a takeover
+    // of a run whose start was not recorded) when the child's end reached the parent after this
+    // start's seq: still waiting, or taken later by this run. Restarting it would run its steps
+    // again and delete its history. Otherwise it ended for an earlier run of the parent (a
+    // continue-as-new, a restart, a purged id) or for an earlier start of this run: the parent
+    // would wait for a notice that never comes, so it starts anew.
+    const own = async (parentId: string) => this.deps.store.messages.hasNoticeAfter(parentId, row.id, parentSeq ?? null);
+    if (policy === 'return-existing' && (!row.parentId || (await own(row.parentId)))) return null;
     return this.deps.store.workflows.restart(row, res.version, this.deps.ownership.claims.claimer()); // null: someone else restarted it first
   }
 

@@ -7,7 +7,7 @@ import { Execution, NEVER } from './execution.js';
 /** Child workflows need the engine's start path and its parent-close policy. */
 export interface ChildHooks {
   /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
-  start(parentId: string, childId: string, type: string, input: unknown): Promise<string>;
+  start(parentId: string, childId: string, type: string, input: unknown, seq: number): Promise<string>;
   /**
    * A workflow ended (parent-close policy): its live children among `children` are cancelled, or
    * all its live children when the ending run's are not known here (an external transition).
@@ -38,7 +38,7 @@ export async function startChildOf(
   opts: { workflowId?: string },
 ): Promise<string> {
   try {
-    const childId = await hooks.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input);
+    const childId = await hooks.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input, seq);
     exec.childStarted(childId);
     // Landed after its run ended (it continued as new while the start was under way): closed now.
     if (exec.childrenClosed) hooks.terminated(exec.workflowId, [childId]);

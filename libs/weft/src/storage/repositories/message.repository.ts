@@ -50,9 +50,9 @@ function statements(schema: string) {
     poll: pollSql(msgs, wf, ''),
     pollOwned: pollSql(msgs, wf, `AND (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = m.workflow_id) = $3`),
     readUpdate: `SELECT status, result FROM ${msgs} WHERE id = $1::bigint`,
-    /** A child's end its parent has not taken yet. */
-    pendingNotice: `SELECT EXISTS (SELECT 1 FROM ${msgs} WHERE workflow_id = $1 AND kind = 'child' AND name = $2
-                      AND consumed_seq IS NULL AND status = 'pending') AS found`,
+    /** A child's end its parent has not taken yet, or took at a seq after $3 (the start's own). */
+    noticeAfter: `SELECT EXISTS (SELECT 1 FROM ${msgs} WHERE workflow_id = $1 AND kind = 'child' AND name = $2
+                    AND ((consumed_seq IS NULL AND status = 'pending') OR consumed_seq > $3::int)) AS found`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */
     expireUpdate: `UPDATE ${msgs} SET status = 'expired' WHERE id = $1::bigint AND status = 'pending' AND consumed_seq IS NULL RETURNING id`,
     /** Insert a message with notify (a restarted run's start signal, in its transaction). */
@@ -96,9 +96,13 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
     return this.db.query<Row>(this.q.pollOwned, [types, limit, ownerEngineId]);
   }
 
-  /** Is the end of child `childId` waiting, not yet taken, in its parent's messages? */
-  async hasPendingNotice(parentId: string, childId: string): Promise<boolean> {
-    const [r] = await this.db.query<{ found: boolean }>(this.q.pendingNotice, [parentId, childId]);
+  /**
+   * Did child `childId` end for the parent's start at `startSeq`? Its end's notice is still waiting
+   * in the parent's messages, or the parent's run took it at a later seq (a run's spent messages
+   * go with the run, so a notice taken is this run's). Null `startSeq`: only a waiting notice counts.
+   */
+  async hasNoticeAfter(parentId: string, childId: string, startSeq: number | null): Promise<boolean> {
+    const [r] = await this.db.query<{ found: boolean }>(this.q.noticeAfter, [parentId, childId, startSeq]);
     return r.found;
   }
 
