@@ -2,8 +2,9 @@
 // audit tables and the ledger, and a legitimate failover history to break in one place at a time.
 import { checkEpochs, checkLedger, checkWriters, type FaultWindows } from './checks-safety.js';
 import { checkEndState } from './checks-state.js';
-import type { ClaimAuditRow, LedgerRow, RunData, WfAuditRow } from './data.js';
+import type { ClaimAuditRow, LedgerRow, RunData, WfAuditRow, WfRow } from './data.js';
 import { Tally } from './util.js';
+import type { PlannedWorkflow, Shape } from './workload.js';
 
 export const T = 1_700_000_000_000;
 
@@ -107,3 +108,40 @@ export function violationsOf(d: RunData, windows = noFaults): Record<string, num
   checkEndState(d, v);
   return v.counts;
 }
+
+/** A planned workflow of `shape` (2 steps, salt 0: sum 21), with `extra` fields. */
+export const planned = (id: string, shape: Shape = 'steps', extra: Partial<PlannedWorkflow> = {}): PlannedWorkflow => ({
+  id,
+  shape,
+  type: `chaos.${shape}`,
+  input: { steps: 2, stepMs: 1, salt: 0 },
+  parentId: null,
+  signals: [],
+  finishValue: 0,
+  updates: [],
+  updateTimeoutsMs: [],
+  startAfterMs: null,
+  cancelAfterMs: null,
+  suspendAfterMs: null,
+  resumeAfterMs: null,
+  startedBy: null,
+  chainMessages: [],
+  busyCancelAfterMs: null,
+  allowedStatuses: ['completed'],
+  expectedOutput: { sum: 21 },
+  expectedKinds: { step: 2 },
+  ...extra,
+});
+
+/** A weft_workflows row as the checks read it. */
+export const wfRow = (id: string, status: string, output: unknown, type = 'chaos.steps'): WfRow => ({
+  id,
+  type,
+  status,
+  output,
+  error: null,
+  parent_id: null,
+  completed_ms: T,
+  created_ms: T,
+  start_at_ms: null,
+});

@@ -194,11 +194,15 @@ export function checkWriters(d: RunData, acquirer: Map<string, string>, v: Tally
   const key = (workflowId: string) => (d.ownership === 'lease' ? LEASE_ID : workflowId);
   const writers = new Map<string, Set<string>>();
   const lastVersion = new Map<string, number>();
+  const lastStatus = new Map<string, string>();
   for (const a of d.wfAudit) {
     const prev = lastVersion.get(a.workflow_id);
-    const chained = a.tg_op === 'INSERT' ? prev === undefined && a.new_version === 1 : a.old_version === prev && a.new_version === prev + 1;
+    // An id inserted again after its run ended: purged and started anew ('reuse'), from version 1.
+    const fresh = prev === undefined || TERMINAL.has(lastStatus.get(a.workflow_id) ?? '');
+    const chained = a.tg_op === 'INSERT' ? fresh && a.new_version === 1 : a.old_version === prev && a.new_version === prev + 1;
     if (!chained) v.add('version_not_contiguous', { ...a, previous: prev });
     lastVersion.set(a.workflow_id, a.new_version);
+    lastStatus.set(a.workflow_id, a.new_status);
     const engine = engineOf(a.writer);
     if (!engine) v.add('write_by_non_engine', a);
     else if (a.tg_op === 'UPDATE') checkFencedWrite(d, a, engine, acquirer, writers, v, key);
@@ -240,7 +244,8 @@ export function checkIdleGaps(d: RunData, limitMs: number, anomalies: Tally, not
   for (const [wf, rows] of groupBy(d.wfAudit, (a) => a.workflow_id)) {
     for (let i = 1; i < rows.length; i++) {
       const gap = rows[i].at_ms - rows[i - 1].at_ms;
-      if (gap <= limitMs) continue;
+      // Between an ended run and the same id started again after a purge nothing is running.
+      if (gap <= limitMs || TERMINAL.has(rows[i - 1].new_status)) continue;
       const resumedBy = (d.opsByTx.get(`${rows[i].txid}#${wf}`) ?? ['-:none:-'])[0].split(':')[1];
       notes?.add(`idle_gap_ended_by:${resumedBy}:${Math.round(gap / 10_000) * 10}s`);
       anomalies.add('workflow_idle_too_long', () => ({

@@ -1,7 +1,7 @@
 // The invariant checks on synthetic run data (no database, no processes): each detector fires on
 // the violation it exists for and stays silent on a legitimate history, so a chaos run reporting
 // zero violations means something.
-import { body, claim, emptyData, legitimate, noFaults, T, TTL_MS, violationsOf, write } from './check-fixtures.js';
+import { body, claim, emptyData, legitimate, noFaults, planned, T, TTL_MS, violationsOf, wfRow, write } from './check-fixtures.js';
 import { checkIdleGaps, checkLedger, classifyReruns, classifyTakeovers, FaultWindows } from './checks-safety.js';
 import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
@@ -197,35 +197,8 @@ describe('chaos invariant checks', () => {
 
   it('flag wrong outputs, unfinished workflows, history gaps, foreign results and lost messages', () => {
     const d = emptyData();
-    const plan = (id: string): PlannedWorkflow => ({
-      id,
-      shape: 'steps',
-      type: 'chaos.steps',
-      input: { steps: 2, stepMs: 1, salt: 0 },
-      parentId: null,
-      signals: [],
-      finishValue: 0,
-      updates: [],
-      updateTimeoutsMs: [],
-      startAfterMs: null,
-      cancelAfterMs: null,
-      suspendAfterMs: null,
-      resumeAfterMs: null,
-      allowedStatuses: ['completed'],
-      expectedOutput: { sum: 21 },
-      expectedKinds: { step: 2 },
-    });
-    const row = (id: string, status: string, output: unknown) => ({
-      id,
-      type: 'chaos.steps',
-      status,
-      output,
-      error: null,
-      parent_id: null,
-      completed_ms: T,
-      created_ms: T,
-      start_at_ms: null,
-    });
+    const plan = (id: string) => planned(id);
+    const row = wfRow;
     const op = (wf: string, seq: number, lid: string, v: number): OpRow => ({
       workflow_id: wf,
       seq,

@@ -9,9 +9,11 @@ import {
   classifyTakeovers,
   type FaultWindows,
 } from './checks-safety.js';
+import { checkChains, expectedDeletes } from './checks-edges.js';
 import { checkDelayedStarts, checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes, checkUpdateResults } from './checks-state.js';
 import { groupBy, type RunData } from './data.js';
+import type { ChainSend } from './driver-edges.js';
 import type { ExpiringOutcome } from './driver.js';
 import type { ExitRecord } from './engines.js';
 import type { FaultRecord } from './faults.js';
@@ -40,6 +42,7 @@ export interface CheckOptions {
 export interface ClientRecord {
   updateResults: Map<string, number[]>;
   expiring: Map<string, ExpiringOutcome[]>;
+  chains: Map<string, ChainSend[]>;
   anomalies: Tally;
 }
 
@@ -76,10 +79,12 @@ export function runChecks(plan: PlannedWorkflow[], d: RunData, windows: FaultWin
   windows.stops = d.wfAudit
     .filter((a) => (a.new_status === 'suspended' || a.new_status === 'cancelled') && a.old_status !== a.new_status)
     .map((a) => ({ workflowId: a.workflow_id, at: a.at_ms }));
+  d.forbidden = expectedDeletes(plan, d, notes);
   checkOutcomes(plan, d, violations);
+  checkChains(plan, d, client.chains, violations, notes);
   checkFailures(plan, d, windows, violations);
   checkHistories(plan, d, msgsByWf, violations);
-  checkMessages(d, msgsByWf, violations, anomalies);
+  checkMessages(d, msgsByWf, violations, anomalies, new Set(plan.filter((w) => w.shape === 'chain').map((w) => w.id)));
   checkEndState(d, violations);
   checkUpdateResults(plan, client.updateResults, violations);
   checkExpiringUpdates(plan, d, client.expiring, violations, notes);

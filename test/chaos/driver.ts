@@ -9,7 +9,9 @@
 import type { HarnessDb } from './db.js';
 import { EngineExitedError, EngineProc, Fleet } from './engines.js';
 import { between, delay, pick, Rng, Tally } from './util.js';
-import type { PlannedWorkflow } from './workload.js';
+import { busyCancel, chainScript, reuseScript, type ChainSend, type ReuseOutcome } from './driver-edges.js';
+import { isDriven, type PlannedWorkflow } from './workload.js';
+import { spawnedId } from '../../apps/worker/src/workflows.js';
 
 export interface DriverOptions {
   /** Starts are spread over this window (soak: also bounded by maxActive). */
@@ -34,7 +36,7 @@ class CallUnansweredError extends Error {
 }
 
 /** Commands that need an engine that runs workflows; signal, update and query may go through a standby. */
-const RUN_OPS = new Set(['start', 'cancel', 'suspend', 'resume']);
+const RUN_OPS = new Set(['start', 'cancel', 'suspend', 'resume', 'purge']);
 
 type Try = { ok: true; value: unknown } | { ok: false; name: string; message: string; exited: boolean };
 
@@ -76,6 +78,9 @@ export class Driver {
   readonly expiring = new Map<string, ExpiringOutcome[]>();
   readonly cancels = new Map<string, CancelOutcome>();
   readonly suspends = new Map<string, SuspendOutcome>();
+  readonly chains = new Map<string, ChainSend[]>();
+  readonly reuses = new Map<string, ReuseOutcome>();
+  readonly busyCancels = new Map<string, CancelOutcome>();
   /** startAfter actually used per delayed workflow, and whether it was aimed at a scheduled engine fault. */
   readonly delayed = new Map<string, { startAfterMs: number; aimed: boolean }>();
   /** Absolute times of the scheduled engine faults (the harness fills it in): delayed starts and resumes aim at them. */
@@ -117,7 +122,7 @@ export class Driver {
 
   /** Starts every top-level workflow (paced), runs their message scripts; resolves when all scripts end. */
   async run(plan: PlannedWorkflow[]): Promise<void> {
-    const top = plan.filter((w) => w.parentId === null);
+    const top = plan.filter(isDriven);
     const t0 = Date.now();
     const spacing = this.o.startWindowMs / Math.max(1, top.length);
     const tailFrom = this.tail ? Math.max(0, top.length - this.tail.count) : Infinity;
@@ -137,6 +142,7 @@ export class Driver {
 
   private async lifecycle(w: PlannedWorkflow): Promise<void> {
     if (w.shape === 'cancelrace') return this.cancelRace(w);
+    if (w.shape === 'reuse') return reuseScript(this, w);
     const start: Cmd = { op: 'start', type: w.type, workflowId: w.id, payload: w.input };
     if (w.startAfterMs !== null) {
       const aimed = this.aimAtFault(w.startAfterMs);
@@ -146,6 +152,9 @@ export class Driver {
     const ok = await this.call(start);
     if (ok === undefined) return;
     this.started.add(w.id);
+    if (w.shape === 'spawner') this.started.add(spawnedId(w.id)); // active until it ends, like its spawner
+    if (w.shape === 'chain') await chainScript(this, w);
+    if (w.shape === 'busycancel') await busyCancel(this, w);
     if (w.shape === 'signals') await this.signalScript(w);
     if (w.shape === 'updates') await this.updateScript(w);
     if (w.shape === 'expiring') await this.expiringScript(w);
@@ -168,7 +177,7 @@ export class Driver {
    * counts as failed (the caller retries elsewhere) and is kept as a `call_unanswered` anomaly:
    * a real client times out too, and a run should not end on one lost reply.
    */
-  private async tryOn(e: EngineProc, cmd: Cmd, attempt: number): Promise<Try> {
+  async tryOn(e: EngineProc, cmd: Cmd, attempt: number): Promise<Try> {
     this.inFlight++;
     this.calls.add(attempt ? `${cmd.op}.retry` : cmd.op);
     const sent = Date.now();
@@ -198,7 +207,7 @@ export class Driver {
     }
   }
 
-  private engineFor(op: string, avoid?: string | null): EngineProc | undefined {
+  engineFor(op: string, avoid?: string | null): EngineProc | undefined {
     const all = RUN_OPS.has(op) ? this.fleet.live() : this.fleet.reachable();
     const others = all.filter((e) => e.engineId !== avoid);
     return pick(this.r, others.length ? others : all);
@@ -211,24 +220,29 @@ export class Driver {
     await delay(w.cancelAfterMs ?? 0);
     const rec: CancelOutcome = { starter: starter?.engineId ?? null, engine: null, sentAt: Date.now(), outcome: 'gave-up', attempts: 0 };
     this.cancels.set(w.id, rec);
+    await this.cancelUntilAnswered(w.id, rec, 'chaos: cancel racing the start', starter?.engineId);
+    if ((await start) !== undefined) this.started.add(w.id);
+  }
+
+  /** Cancel through another engine than `avoid` until one answers that it cancelled or that it had ended. */
+  async cancelUntilAnswered(workflowId: string, rec: CancelOutcome, reason: string, avoid?: string | null): Promise<void> {
     const deadline = Date.now() + 60_000;
     for (let attempt = 0; !this.stopped && Date.now() < deadline; attempt++) {
-      const e = this.engineFor('cancel', starter?.engineId);
+      const e = this.engineFor('cancel', avoid);
       if (!e) {
         await delay(100);
         continue;
       }
       rec.attempts++;
-      const t = await this.tryOn(e, { op: 'cancel', workflowId: w.id, reason: 'chaos: cancel racing the start' }, attempt);
+      const t = await this.tryOn(e, { op: 'cancel', workflowId, reason }, attempt);
       if (t.ok || (!t.ok && t.name === 'WorkflowNotRunningError')) {
         rec.engine = e.engineId;
         rec.outcome = t.ok ? 'cancelled' : 'already-terminal';
-        break;
+        return;
       }
       // Not there yet (the start has not inserted it): try again at once; anything else backs off.
       await delay(t.name === 'WorkflowNotFoundError' ? 5 : Math.min(100 * 2 ** Math.min(attempt, 4), 1000));
     }
-    if ((await start) !== undefined) this.started.add(w.id);
   }
 
   /** Updates with a short client timeout, sent while the workflow is busy in its (longer) steps; then 'finish'. */
@@ -345,7 +359,7 @@ export class Driver {
     this.anomalies.add('resume_gave_up', { workflowId, ...rec });
   }
 
-  private async statusOf(workflowId: string): Promise<string | null> {
+  async statusOf(workflowId: string): Promise<string | null> {
     const rows = await this.db
       .query<{ status: string }>(`SELECT status FROM ${this.weft}.weft_workflows WHERE id = $1`, [workflowId])
       .catch(() => []);
@@ -380,7 +394,12 @@ export class Driver {
     }
   }
 
-  private async sendSignal(workflowId: string, name: string, payload: { token: string; value: number }): Promise<void> {
+  async sendSignal(
+    workflowId: string,
+    name: string,
+    payload: { token: string; value: number },
+    counter?: { attempts: number },
+  ): Promise<boolean> {
     const landed = async () => {
       const rows = await this.db.query(
         `SELECT 1 FROM ${this.weft}.weft_messages WHERE workflow_id = $1 AND kind = 'signal' AND name = $2 AND payload->>'token' = $3 LIMIT 1`,
@@ -388,13 +407,17 @@ export class Driver {
       );
       return rows.length ? true : undefined;
     };
-    await this.call({ op: 'signal', workflowId, name, payload }, landed);
+    return (await this.call({ op: 'signal', workflowId, name, payload }, landed, undefined, counter)) !== undefined;
   }
 
-  private async sendUpdate(workflowId: string, token: string): Promise<number | undefined> {
-    const v = await this.call({ op: 'update', workflowId, name: 'bump', payload: { token }, timeoutMs: this.o.updateTimeoutMs }, () =>
-      this.updateOutcome(workflowId, token),
-    );
+  async sendUpdate(
+    workflowId: string,
+    token: string,
+    payload: unknown = { token },
+    counter?: { attempts: number },
+  ): Promise<number | undefined> {
+    const cmd = { op: 'update', workflowId, name: 'bump', payload, timeoutMs: this.o.updateTimeoutMs };
+    const v = await this.call(cmd, () => this.updateOutcome(workflowId, token), undefined, counter);
     return v === undefined ? undefined : Number(v);
   }
 
@@ -448,7 +471,7 @@ export class Driver {
    * One client call with retries on any engine. Before each retry `landed` (if given) checks
    * whether an earlier attempt took effect; its non-undefined value is then the result.
    */
-  private async call(cmd: Cmd, landed?: () => Promise<unknown>, first?: EngineProc): Promise<unknown> {
+  async call(cmd: Cmd, landed?: () => Promise<unknown>, first?: EngineProc, counter?: { attempts: number }): Promise<unknown> {
     let notRunning = 0;
     for (let attempt = 0; !this.stopped; attempt++) {
       if (attempt > 0 && landed) {
@@ -463,6 +486,7 @@ export class Driver {
         await delay(100);
         continue;
       }
+      if (counter) counter.attempts++;
       const t = await this.tryOn(e, cmd, attempt);
       if (t.ok) return t.value ?? true;
       if (t.name === 'WorkflowNotRunningError' && ++notRunning >= 3) {

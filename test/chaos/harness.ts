@@ -19,7 +19,7 @@ import { auditDdl, LEDGER_SCHEMA, ledgerDdl } from './schema.js';
 import { diagnoseStuck } from './stuck.js';
 import { buildSummary, ChaosSummary } from './summary.js';
 import { rng, until } from './util.js';
-import { planWorkload } from './workload.js';
+import { isDriven, planWorkload, type PlannedWorkflow } from './workload.js';
 
 const WEFT = 'weft';
 const SLOTS = 'ABCDEFGHIJ';
@@ -117,7 +117,8 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
   void ph.driving.then(() => (drivenAt = Date.now()));
   const reason = await until(
     async () => {
-      if (ph.monitor.done >= total) {
+      // And the client is through: a reused id counts as done between its first run and its purge.
+      if (ph.monitor.done >= total && drivenAt) {
         if (p.faultsUntilDone) ph.injector.stop();
         if (faultsDoneAt) return 'all workflows finished';
       }
@@ -145,8 +146,8 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
 }
 
 /** The top-level workflows a bounded run holds back until its faults are over: 5 %, at least 3. */
-function tailCount(plan: Array<{ parentId: string | null }>): number {
-  return Math.max(3, Math.ceil(plan.filter((w) => w.parentId === null).length * 0.05));
+function tailCount(plan: PlannedWorkflow[]): number {
+  return Math.max(3, Math.ceil(plan.filter(isDriven).length * 0.05));
 }
 
 /** Waits for `p` at most `ms` (and leaves no timer behind). */

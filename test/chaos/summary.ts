@@ -115,6 +115,29 @@ function shapeSection(s: SummaryInput) {
       resumeErrors,
     },
     delayedStarts: { total: delayed.length, aimedAtAFault: delayed.filter((d) => d.aimed).length },
+    ...edgeShapes(s, status),
+  };
+}
+
+/** Issue #32's shapes: chains' messages, busy cancels, purged and reused ids, spawned workflows. */
+function edgeShapes(s: SummaryInput, status: (id: string) => string) {
+  const sends = [...s.driver.chains.values()].flat();
+  const busy = [...s.driver.busyCancels.entries()];
+  const reuses = [...s.driver.reuses.values()];
+  const spawners = s.plan.filter((w) => w.shape === 'spawner').map((w) => w.id);
+  return {
+    chains: {
+      byEndStatus: countBy([...s.driver.chains.keys()], status),
+      messages: countBy(sends, (m) => `${m.kind}:${m.acked ? 'acknowledged' : 'unacknowledged'}`),
+      sentMoreThanOnce: sends.filter((m) => m.attempts > 1).length,
+    },
+    busyCancel: { byClientOutcome: countBy(busy, ([, c]) => c.outcome), byEndStatus: countBy(busy, ([id]) => status(id)) },
+    reuse: {
+      purged: reuses.filter((r) => r.purged).length,
+      startedAgain: reuses.filter((r) => r.secondStarted).length,
+      purgeAttempts: reuses.reduce((a, r) => a + r.purgeAttempts, 0),
+    },
+    spawner: { byEndStatus: countBy(spawners, status), spawnedByEndStatus: countBy(spawners, (id) => status(`${id}.spawned`)) },
   };
 }
 

@@ -1,11 +1,29 @@
 // The workload: W workflows of mixed shapes, planned from the seed, each with its expected
 // terminal state, output and history shape, computed here independently of the workflow code.
-import { childId, childInput, type ChaosInput } from '../../apps/worker/src/workflows.js';
+import { childId, childInput, spawnedId, spawnedInput, type ChaosInput } from '../../apps/worker/src/workflows.js';
 import { intBetween, Rng } from './util.js';
 
-export type Shape = 'steps' | 'sleepy' | 'signals' | 'updates' | 'parent' | 'child' | 'expiring' | 'delayed' | 'cancelrace' | 'suspendable';
+export type Shape =
+  | 'steps'
+  | 'sleepy'
+  | 'signals'
+  | 'updates'
+  | 'parent'
+  | 'child'
+  | 'expiring'
+  | 'delayed'
+  | 'cancelrace'
+  | 'suspendable'
+  | 'chain'
+  | 'spawner'
+  | 'spawned'
+  | 'reuse'
+  | 'busycancel';
 
-export const SHAPES: Exclude<Shape, 'child'>[] = [
+/** Planned alongside another (started by its workflow), never by the driver. */
+type Started = 'child' | 'spawned';
+
+export const SHAPES: Exclude<Shape, Started>[] = [
   'steps',
   'sleepy',
   'signals',
@@ -15,7 +33,20 @@ export const SHAPES: Exclude<Shape, 'child'>[] = [
   'delayed',
   'cancelrace',
   'suspendable',
+  'chain',
+  'spawner',
+  'reuse',
+  'busycancel',
 ];
+
+/** The edge shapes of issue #32: fewer of each by default, so a small run keeps its length. */
+const EDGE_WEIGHT = 0.5;
+const DEFAULT_WEIGHT: Partial<Record<Exclude<Shape, Started>, number>> = {
+  chain: EDGE_WEIGHT,
+  spawner: EDGE_WEIGHT,
+  reuse: EDGE_WEIGHT,
+  busycancel: EDGE_WEIGHT,
+};
 
 export interface WorkloadOptions {
   workflows: number;
@@ -26,7 +57,7 @@ export interface WorkloadOptions {
   updates: number;
   children: number;
   /** Relative weights of the shapes (default: equal). */
-  mix?: Partial<Record<Exclude<Shape, 'child'>, number>>;
+  mix?: Partial<Record<Exclude<Shape, Started>, number>>;
   /** 'expiring': client timeouts of its updates (ms range), shorter than its steps (stepMs x 3). */
   updateTimeoutMs?: [number, number];
   /** 'delayed': startAfter (ms range). */
@@ -53,6 +84,12 @@ export interface PlannedWorkflow {
   /** 'suspendable': suspend this long after the start, resume this long after the suspend. */
   suspendAfterMs: number | null;
   resumeAfterMs: number | null;
+  /** 'spawned': the workflow whose step starts it (the driver starts every other top-level one). */
+  startedBy: string | null;
+  /** 'chain': its messages in sending order (signal 'add' or update 'bump'), each with its pause before it (ms). */
+  chainMessages: Array<{ kind: 'signal' | 'update'; token: string; value: number; afterMs: number }>;
+  /** 'busycancel': the cancel is sent this long after the start was acknowledged (through a random engine). */
+  busyCancelAfterMs: number | null;
   /** Terminal statuses the workload accepts (default: completed only). */
   allowedStatuses: string[];
   /**
@@ -77,8 +114,8 @@ function sleepyKinds(steps: number): Record<string, number> {
   return { step: steps, condition: steps > 1 ? 1 : 0, sleep: sleeps };
 }
 
-function chooseShape(r: Rng, o: WorkloadOptions): Exclude<Shape, 'child'> {
-  const weights = SHAPES.map((s) => o.mix?.[s] ?? 1);
+function chooseShape(r: Rng, o: WorkloadOptions): Exclude<Shape, Started> {
+  const weights = SHAPES.map((s) => o.mix?.[s] ?? DEFAULT_WEIGHT[s] ?? 1);
   let x = r() * weights.reduce((a, b) => a + b, 0);
   for (let i = 0; i < SHAPES.length; i++) {
     x -= weights[i];
@@ -102,13 +139,16 @@ function blank(id: string, shape: Shape, input: ChaosInput, parentId: string | n
     cancelAfterMs: null,
     suspendAfterMs: null,
     resumeAfterMs: null,
+    startedBy: null,
+    chainMessages: [],
+    busyCancelAfterMs: null,
     allowedStatuses: ['completed'],
     expectedOutput: null,
     expectedKinds: {},
   };
 }
 
-function planOne(r: Rng, o: WorkloadOptions, index: number, shape: Exclude<Shape, 'child'>): PlannedWorkflow[] {
+function planOne(r: Rng, o: WorkloadOptions, index: number, shape: Exclude<Shape, Started>): PlannedWorkflow[] {
   const id = `wf${String(index).padStart(5, '0')}-${shape}`;
   const input: ChaosInput = { steps: o.steps, stepMs: o.stepMs, salt: intBetween(r, 1, 1_000_000), sleepMs: o.sleepMs };
   const w = blank(id, shape, input);
@@ -162,6 +202,7 @@ function planOne(r: Rng, o: WorkloadOptions, index: number, shape: Exclude<Shape
     w.resumeAfterMs = intBetween(r, 100, 2000);
     w.expectedOutput = { sum };
   }
+  if (EDGE_SHAPES.has(shape)) return planEdge(r, o, w);
   if (shape !== 'parent') return [w];
   input.children = o.children;
   const kids = Array.from({ length: o.children }, (_, j) => {
@@ -175,6 +216,66 @@ function planOne(r: Rng, o: WorkloadOptions, index: number, shape: Exclude<Shape
   w.expectedKinds = { step: o.steps, startChild: o.children, childResult: o.children };
   return [w, ...kids];
 }
+
+/** The shapes of issue #32 (chain, reuse, busycancel, spawner): the workflows they make, each with its expected outcome. */
+function planEdge(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): PlannedWorkflow[] {
+  const input = w.input;
+  const sum = sumSteps(input.salt, 0, input.steps);
+  if (w.shape === 'chain') planChain(r, o, w);
+  if (w.shape === 'reuse') {
+    // The plan is the second start's: the first (gen 1) is purged once it completed.
+    input.gen = 2;
+    w.expectedOutput = { sum, gen: 2, run: 1 };
+  }
+  if (w.shape === 'busycancel') {
+    // Long steps; the cancel lands while one is in flight (or, on a slow run, after the end).
+    input.steps = Math.min(3, o.steps);
+    input.stepMs = o.stepMs * 4;
+    w.busyCancelAfterMs = intBetween(r, input.stepMs / 2, input.steps * input.stepMs);
+    w.allowedStatuses = ['completed', 'cancelled'];
+    w.expectedOutput = { sum: sumSteps(input.salt, 0, input.steps) };
+    w.expectedKinds = { step: input.steps };
+  }
+  if (w.shape !== 'spawner') return [w];
+  const si = spawnedInput(input);
+  const spawned = blank(spawnedId(w.id), 'spawned', si);
+  spawned.type = 'chaos.steps';
+  spawned.startedBy = w.id;
+  spawned.expectedOutput = { sum: sumSteps(si.salt, 0, si.steps) };
+  spawned.expectedKinds = { step: si.steps };
+  w.expectedOutput = { sum: stepValue(input.salt, 0), spawned: sumSteps(si.salt, 0, si.steps) };
+  w.expectedKinds = { step: 3 };
+  return [w, spawned];
+}
+
+const EDGE_SHAPES = new Set<Shape>(['chain', 'reuse', 'busycancel', 'spawner']);
+
+/**
+ * 'chain': `steps` runs (continue-as-new between them), `signals` adds and `updates` bumps sent in a
+ * seeded order with short pauses, so they land around the switches; all must be counted once.
+ */
+function planChain(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): void {
+  const kinds = [...Array<'signal'>(o.signals).fill('signal'), ...Array<'update'>(o.updates).fill('update')];
+  for (let i = kinds.length - 1; i > 0; i--) {
+    const j = Math.floor(r() * (i + 1));
+    [kinds[i], kinds[j]] = [kinds[j], kinds[i]];
+  }
+  w.chainMessages = kinds.map((kind, k) => ({
+    kind,
+    token: `${w.id}:m${k}`,
+    value: intBetween(r, 1, 1000),
+    afterMs: intBetween(r, 0, o.stepMs * 2),
+  }));
+  w.input.rounds = o.steps;
+  w.input.messages = kinds.length;
+  const total = w.chainMessages.reduce((a, m) => a + m.value, 0);
+  w.expectedOutput = { runs: o.steps, total, tokens: w.chainMessages.map((m) => m.token).sort() };
+  // The last run's history: its step and the wait for the messages (deliveries counted from the messages).
+  w.expectedKinds = { step: 1, condition: 1 };
+}
+
+/** Started by the driver (not by a workflow: children and spawned ones). */
+export const isDriven = (w: PlannedWorkflow) => w.parentId === null && w.startedBy === null;
 
 /** Every workflow the run will have: the W the harness starts plus the children they start. */
 export function planWorkload(r: Rng, o: WorkloadOptions): PlannedWorkflow[] {

@@ -6,7 +6,7 @@ import type { WeftEngine } from '@weft/nest';
 
 export interface Command {
   id: number;
-  op: 'start' | 'signal' | 'update' | 'query' | 'describe' | 'inspect' | 'cancel' | 'suspend' | 'resume';
+  op: 'start' | 'signal' | 'update' | 'query' | 'describe' | 'inspect' | 'cancel' | 'suspend' | 'resume' | 'purge';
   type?: string;
   workflowId: string;
   name?: string;
@@ -32,6 +32,8 @@ async function execute(engine: WeftEngine, c: Command): Promise<unknown> {
       return engine.suspend(c.workflowId, c.reason);
     case 'resume':
       return engine.resume(c.workflowId);
+    case 'purge':
+      return engine.purge(c.workflowId);
     case 'signal':
       return engine.signal(c.workflowId, c.name!, c.payload);
     case 'update':

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { WeftEngine } from '@weft/nest';
 import { serveCommands } from './commands.js';
 import { Ledger } from './ledger.js';
-import { CHAOS_WORKFLOWS, useLedger } from './workflows.js';
+import { CHAOS_WORKFLOWS, useEngine, useLedger } from './workflows.js';
 
 /**
  * Headless engine process for multi-process tests and the chaos harness (test/chaos). Configured
@@ -73,6 +73,7 @@ async function createEngine(): Promise<WeftEngine> {
     onWarning,
   });
   for (const def of CHAOS_WORKFLOWS) if (!skipTypes.has(def.name)) e.register(def);
+  useEngine(e); // before bootstrap: recovery may run a step that starts a workflow
   if (ownership === 'lease') {
     // A standby: messages and queries go through it while it waits for the lease in bootstrap().
     engine = e;

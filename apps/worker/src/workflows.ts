@@ -2,7 +2,7 @@
 // returns a value that depends only on the input, so the harness can compute every workflow's
 // expected output without running it. Signal and update handlers de-duplicate by token: a client
 // that retries a send it could not confirm never changes the outcome.
-import type { StepOptions, WorkflowContext, WorkflowDefinition } from '@weft/nest';
+import type { StepOptions, WeftEngine, WorkflowContext, WorkflowDefinition } from '@weft/nest';
 import type { Ledger } from './ledger.js';
 
 export interface ChaosInput {
@@ -13,6 +13,12 @@ export interface ChaosInput {
   signals?: number;
   updates?: number;
   children?: number;
+  /** 'chain': how many runs (continue-as-new rounds), the messages it waits for, and the state carried. */
+  rounds?: number;
+  messages?: number;
+  carried?: ChainState;
+  /** 'reuse': which start of the same id this is (1, then 2 after the purge). */
+  gen?: number;
 }
 
 /** What step `i` of a workflow with this salt returns: the harness computes the same. */
@@ -22,11 +28,17 @@ export const stepValue = (salt: number, i: number) => salt + 7 * (i + 1);
 const STEP_OPTIONS: StepOptions = { retry: { maxAttempts: 40, initialInterval: 100, backoffCoefficient: 2, maxInterval: 2000 } };
 
 let ledger: Ledger | undefined;
+let engine: WeftEngine | undefined;
 /** idempotencyKey -> when this process started the step's first attempt (cleared when an attempt succeeds). */
 const firstAttemptAt = new Map<string, number>();
 
 export function useLedger(l: Ledger): void {
   ledger = l;
+}
+
+/** The engine a step body starts workflows with ('chaos.spawner'), as application code would. */
+export function useEngine(e: WeftEngine): void {
+  engine = e;
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -197,6 +209,104 @@ class ChildWorkflow {
   }
 }
 
+/** What a 'chain' carries from run to run: each applied token's value, and every delivery. */
+export interface ChainState {
+  round: number;
+  values: Record<string, number>;
+  /** Deliveries per token, duplicates included: the harness checks none was applied twice. */
+  deliveries: Record<string, number>;
+}
+
+const freshChain = (): ChainState => ({ round: 0, values: {}, deliveries: {} });
+
+/**
+ * Continues as new `rounds - 1` times (one short, unledgered step per run), carrying its state,
+ * while the client sends signals 'add' and updates 'bump' timed around the switches; the last run
+ * waits until every message arrived. Each is applied once (by token) and counted in the output.
+ */
+class ChainWorkflow {
+  // Initialised here, not only in run(): a first run recovered before it began gets its pending
+  // messages before run() (docs/messages.md), and run() merges them into what it carries.
+  private state = freshChain();
+
+  private take(p: { token: string; value: number }): number {
+    this.state.deliveries[p.token] = (this.state.deliveries[p.token] ?? 0) + 1;
+    this.state.values[p.token] ??= p.value;
+    return Object.keys(this.state.values).length;
+  }
+
+  onAdd(p: { token: string; value: number }) {
+    this.take(p);
+  }
+
+  bump(p: { token: string; value: number }) {
+    return this.take(p);
+  }
+
+  status() {
+    return { round: this.state.round, count: Object.keys(this.state.values).length };
+  }
+
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    const early = this.state;
+    const c = input.carried ?? freshChain();
+    this.state = { round: c.round, values: { ...c.values }, deliveries: { ...c.deliveries } };
+    for (const [t, n] of Object.entries(early.deliveries)) {
+      this.state.deliveries[t] = (this.state.deliveries[t] ?? 0) + n;
+      this.state.values[t] ??= early.values[t];
+    }
+    const round = this.state.round;
+    await ctx.step(`r${round}`, ({ signal }) => pause(input.stepMs / 2 + Math.random() * input.stepMs, signal).then(() => round));
+    const got = () => Object.keys(this.state.values).length;
+    if (round + 1 < (input.rounds ?? 1)) {
+      // A short wait where messages are delivered in this run; the rest are carried to the next.
+      if (round % 2 === 1) await ctx.condition(() => got() >= (input.messages ?? 0), { timeout: input.stepMs / 2 });
+      return ctx.continueAsNew({ ...input, carried: { ...this.state, round: round + 1 } });
+    }
+    if (!(await ctx.condition(() => got() >= (input.messages ?? 0), WAIT))) throw new Error('messages never came');
+    const total = Object.values(this.state.values).reduce((a, b) => a + b, 0);
+    return { runs: ctx.runNumber, total, tokens: Object.keys(this.state.values).sort(), deliveries: this.state.deliveries };
+  }
+}
+
+export const spawnedId = (spawnerId: string) => `${spawnerId}.spawned`;
+export const spawnedInput = (input: ChaosInput): ChaosInput => ({ steps: 2, stepMs: input.stepMs, salt: input.salt + 500_000 });
+
+/** Outlasts a restarting database and a result that takes a while (each try waits 20 s). */
+const SPAWN_OPTIONS: StepOptions = { retry: { maxAttempts: 100, initialInterval: 100, backoffCoefficient: 2, maxInterval: 2000 } };
+
+/**
+ * A step body starts another workflow through the engine (not a child: it outlives this one), a
+ * second step waits for its result; the first step is ledgered as usual.
+ */
+class SpawnerWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    const sum = await ledgerStep(ctx, input, 0);
+    const id = spawnedId(ctx.workflowId);
+    await ctx.step(
+      'spawn',
+      async () => (await engine!.start('chaos.steps', spawnedInput(input), { workflowId: id })).workflowId,
+      SPAWN_OPTIONS,
+    );
+    const out = await ctx.step('await', () => engine!.result<{ sum: number }>(id, { timeout: '20s' }), SPAWN_OPTIONS);
+    return { sum, spawned: out.sum };
+  }
+}
+
+/**
+ * Started, purged once it completed, started again under the same id ('reuse'): unledgered steps
+ * (the two starts' steps share seqs); the output names the start and its run number.
+ */
+class ReuseWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    let sum = 0;
+    for (let i = 0; i < input.steps; i++) {
+      sum += await ctx.step(`s${i}`, ({ signal }) => pause(input.stepMs / 2, signal).then(() => stepValue(input.salt, i)), STEP_OPTIONS);
+    }
+    return { sum, gen: input.gen ?? 1, run: ctx.runNumber };
+  }
+}
+
 export const CHAOS_WORKFLOWS: WorkflowDefinition[] = [
   { name: 'chaos.steps', factory: () => new StepsWorkflow() },
   { name: 'chaos.sleepy', factory: () => new SleepyWorkflow() },
@@ -223,6 +333,17 @@ export const CHAOS_WORKFLOWS: WorkflowDefinition[] = [
   { name: 'chaos.delayed', factory: () => new StepsWorkflow() },
   { name: 'chaos.cancelrace', factory: () => new StepsWorkflow() },
   { name: 'chaos.suspendable', factory: () => new StepsWorkflow() },
+  // Long steps, cancelled through a random engine while one is in flight.
+  { name: 'chaos.busycancel', factory: () => new StepsWorkflow() },
+  {
+    name: 'chaos.chain',
+    factory: () => new ChainWorkflow(),
+    signalHandlers: { add: 'onAdd' },
+    updateHandlers: { bump: 'bump' },
+    queryHandlers: { status: 'status' },
+  },
+  { name: 'chaos.spawner', factory: () => new SpawnerWorkflow() },
+  { name: 'chaos.reuse', factory: () => new ReuseWorkflow() },
   { name: 'chaos.parent', factory: () => new ParentWorkflow() },
   { name: 'chaos.child', factory: () => new ChildWorkflow() },
 ];
