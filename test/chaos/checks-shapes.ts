@@ -165,7 +165,7 @@ function rerunSample(d: RunData, r: LedgerRow, again: LedgerRow, w: FaultWindows
  * rotation at its next renewal or commit, and never runs a body more than the TTL after its last
  * renewal. So: a body started more than TTL after the stop is `step_ran_after_cancel` /
  * `step_ran_after_suspend`; one under a claim epoch acquired after the stop (workflow-lease: the
- * claim the body's ledger row saw was acquired after the status write) is
+ * claim the body's ledger row saw was acquired after the status write and before the body began) is
  * `step_ran_after_cancel:under_claim_acquired_after_it` (the start/cancel race); others are noted.
  */
 export function checkStopWindows(d: RunData, w: FaultWindows, o: ShapeCheckOptions, v: Tally, notes: Tally): void {
@@ -206,7 +206,10 @@ function judgeBodyAfterStop(d: RunData, a: WfAuditRow, b: LedgerRow, w: FaultWin
     claimAtBody: { epoch: b.claim_epoch, engine: b.claim_engine, live: b.claim_live, acquiredAt: acquiredAt && iso(acquiredAt) },
     story: story(d, b.workflow_id, 30),
   });
-  if (acquiredAt !== null && acquiredAt > a.at_ms) v.add(`step_ran_after_${what}:under_claim_acquired_after_it`, sample);
+  // The row's claim is read when the row is written: one acquired after the body began (a ledger
+  // write that lagged on a loaded machine) is not the claim the body started under.
+  const startedUnder = acquiredAt !== null && acquiredAt > a.at_ms && acquiredAt <= b.started_ms;
+  if (startedUnder) v.add(`step_ran_after_${what}:under_claim_acquired_after_it`, sample);
   else if (b.started_ms > a.at_ms + o.ttlMs + 250) v.add(`step_ran_after_${what}`, sample);
   else notes.add(`body_after_${what}:in_flight_window`);
 }

@@ -348,12 +348,14 @@ describe('chaos invariant checks', () => {
         body({ id: '1', started_ms: T + 1100, claim_epoch: '1', claim_engine: 'A1' }),
         body({ id: '2', seq: 1, started_ms: T + 1200, claim_epoch: '3', claim_engine: 'A1' }),
         body({ id: '3', seq: 2, started_ms: T + 5000, claim_epoch: '2', claim_engine: null }),
+        // Started 20 ms after the cancel, under epoch 1; its row, written late, saw epoch 3 (acquired after it began).
+        body({ id: '4', seq: 3, started_ms: T + 1020, claim_epoch: '3', claim_engine: 'A1' }),
       ];
       const v = new Tally();
       const notes = new Tally();
       checkStopWindows(d, noFaults, opts, v, notes);
       expect(v.counts).toEqual({ 'step_ran_after_cancel:under_claim_acquired_after_it': 1, step_ran_after_cancel: 1 });
-      expect(notes.counts).toEqual({ 'body_after_cancel:in_flight_window': 1 });
+      expect(notes.counts).toEqual({ 'body_after_cancel:in_flight_window': 2 });
     });
 
     it('accept an external transition that rotated the claim, and fence lease-mode writes by the global lease', () => {
