@@ -4,7 +4,7 @@ import { checkEpochs, checkLedger, checkWriters, type FaultWindows } from './che
 import { checkEndState } from './checks-state.js';
 import type { ClaimAuditRow, LedgerRow, RunData, WfAuditRow, WfRow } from './data.js';
 import { Tally } from './util.js';
-import type { PlannedWorkflow, Shape } from './workload.js';
+import { blank, type PlannedWorkflow, type Shape } from './workload.js';
 
 export const T = 1_700_000_000_000;
 
@@ -111,23 +111,7 @@ export function violationsOf(d: RunData, windows = noFaults): Record<string, num
 
 /** A planned workflow of `shape` (2 steps, salt 0: sum 21), with `extra` fields. */
 export const planned = (id: string, shape: Shape = 'steps', extra: Partial<PlannedWorkflow> = {}): PlannedWorkflow => ({
-  id,
-  shape,
-  type: `chaos.${shape}`,
-  input: { steps: 2, stepMs: 1, salt: 0 },
-  parentId: null,
-  signals: [],
-  finishValue: 0,
-  updates: [],
-  updateTimeoutsMs: [],
-  startAfterMs: null,
-  cancelAfterMs: null,
-  suspendAfterMs: null,
-  resumeAfterMs: null,
-  startedBy: null,
-  chainMessages: [],
-  busyCancelAfterMs: null,
-  allowedStatuses: ['completed'],
+  ...blank(id, shape, { steps: 2, stepMs: 1, salt: 0 }),
   expectedOutput: { sum: 21 },
   expectedKinds: { step: 2 },
   ...extra,

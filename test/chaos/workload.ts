@@ -124,7 +124,8 @@ function chooseShape(r: Rng, o: WorkloadOptions): Exclude<Shape, Started> {
   return 'steps';
 }
 
-function blank(id: string, shape: Shape, input: ChaosInput, parentId: string | null = null): PlannedWorkflow {
+/** A planned workflow of `shape` with nothing scheduled around it (the shapes' planners fill it in; the check fixtures too). */
+export function blank(id: string, shape: Shape, input: ChaosInput, parentId: string | null = null): PlannedWorkflow {
   return {
     id,
     shape,
