@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { InvalidArgumentError } from '../common/errors.js';
 import type { WorkflowContext } from '../common/types.js';
@@ -77,12 +76,6 @@ describe('ctx.setAttributes', () => {
 
 describe('ctx.setAttributes (real PostgreSQL)', () => {
   const env = useTestEngines();
-  let db: pg.Pool;
-  beforeAll(() => {
-    db = new pg.Pool({ connectionString: env.tdb.url, max: 2 });
-    db.on('error', () => undefined);
-  });
-  afterAll(() => db.end());
 
   const engine = async () => {
     const e = await env.pool.create({}, (x: WeftEngine) =>
@@ -99,7 +92,7 @@ describe('ctx.setAttributes (real PostgreSQL)', () => {
     expect((await a.describe(h.workflowId)).attributes).toEqual({ tier: 2, vip: true });
     await a.dispose();
     // Changed behind the engine's back: a replay that wrote its recorded attributes again would merge them back in.
-    await db.query(`UPDATE weft.weft_workflows SET attributes = '{"marker": 1}' WHERE id = $1`, [h.workflowId]);
+    await env.tdb.query(`UPDATE weft.weft_workflows SET attributes = '{"marker": 1}' WHERE id = $1`, [h.workflowId]);
     const b = await engine();
     await waitFor(() => b.describe(h.workflowId).then((d) => d.history.some((o) => o.kind === 'step')), 'recovered');
     await b.signal(h.workflowId, 'go');

@@ -1,4 +1,4 @@
-// The bounds of a workflow's attributes (ctx.setAttributes, DESIGN §9.6): checked before anything
+// The bounds of a workflow's attributes (ctx.setAttributes, docs/api.md): checked before anything
 // is recorded, so a refused call writes nothing and replays as the same refusal.
 import { InvalidArgumentError } from '../common/errors.js';
 import type { AttributeValue, WorkflowAttributes } from '../common/types.js';

@@ -117,8 +117,9 @@ export class Starter {
     // again and delete its history. Otherwise it ended for an earlier run of the parent (a
     // continue-as-new, a restart, a purged id) or for an earlier start of this run: the parent
     // would wait for a notice that never comes, so it starts anew.
-    const own = async (parentId: string) => this.deps.store.messages.hasNoticeAfter(parentId, row.id, parentSeq ?? null);
-    if (policy === 'return-existing' && (!row.parentId || (await own(row.parentId)))) return null;
+    const { messages } = this.deps.store;
+    if (policy === 'return-existing' && (!row.parentId || (await messages.hasNoticeAfter(row.parentId, row.id, parentSeq ?? null))))
+      return null;
     return this.deps.store.workflows.restart(row, res.version, this.deps.ownership.claims.claimer()); // null: someone else restarted it first
   }
 
