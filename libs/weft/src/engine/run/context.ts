@@ -212,7 +212,9 @@ export class WorkflowContextImpl implements WorkflowContext {
     const start = () => exec.host.startChild(exec, seq, type, input, opts);
     const childId = await (exec.trace ? exec.trace.within(start) : start()); // the child's span nests under this run's
     void exec.record({ seq, kind: 'startChild', name: type, status: 'completed', result: { workflowId: childId } });
-    await exec.afterReplay();
+    // As a step's: only a run still replaying waits (a live start takes no extra turn).
+    const replayed = exec.afterReplay();
+    if (replayed) await replayed;
     return handle(childId);
   }
 
