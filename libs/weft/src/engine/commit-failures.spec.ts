@@ -85,6 +85,37 @@ describe('a finished step is never run again because its commit failed (real Pos
     expect(bodies[`${key}:b`]).toBe(1);
   });
 
+  it('a graceful stop right after an outage commits the results held for re-sending within its grace period', async () => {
+    // The commit of a body that finished during the outage is re-sent with jittered backoff; when
+    // the database is back, a run's next try may be seconds away. A graceful stop must not wait
+    // for it: its grace would run out and the result be lost, and the next owner would run the body
+    // again. Twenty runs, so that the test does not hang on one run's jitter.
+    const logger = quietLogger();
+    const e = await env.pool.create({ logger, shutdownGracePeriod: '1s' }, register);
+    await e.bootstrap();
+    const keys = Array.from({ length: 20 }, (_, i) => `outage-then-stop-${i}`);
+    const ids = await Promise.all(keys.map(async (key) => (await e.start('gated', { key })).workflowId));
+    await waitFor(() => keys.every((k) => gates.has(k)), 'every step a running');
+    const restore = await databaseOutage();
+    try {
+      for (const k of keys) gates.get(k)!();
+      await waitFor(
+        () => logger.lines.filter((l) => l.includes('failed') && l.includes('sending it again')).length >= keys.length,
+        'failed commits',
+        10_000,
+      );
+      await delay(5_000); // long enough that the backoff between tries has grown past the grace period
+    } finally {
+      await restore();
+    }
+    await e.dispose();
+    const rows = await env.tdb.query<{ workflow_id: string }>(
+      `SELECT workflow_id FROM weft.weft_operations WHERE workflow_id = ANY($1) AND kind = 'step' AND name = 'a'`,
+      [ids],
+    );
+    expect(rows.length).toBe(ids.length);
+  });
+
   it('an update whose caller gave up does not cost the step result committed with its delivery', async () => {
     const e = await env.pool.create({}, register);
     await e.bootstrap();

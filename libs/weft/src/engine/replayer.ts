@@ -98,6 +98,7 @@ function replayHost(): ExecutionHost {
     commit: () => NEVER,
     onStale: () => undefined,
     onCommitError: () => false,
+    pauseBeforeRetry: () => Promise.resolve(),
     onParked: () => undefined,
     timers: { armed: () => undefined, cleared: () => undefined },
     onNonDeterminism(exec, err) {

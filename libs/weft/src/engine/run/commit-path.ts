@@ -7,6 +7,9 @@ import type { Execution } from './execution.js';
 import type { LiveRuns } from './live-runs.js';
 import type { Retries } from './retries.js';
 
+/** How long a commit waits before it is sent again once shutdown began (CommitPath.hurry). */
+const HURRIED_RETRY_MS = 50;
+
 export interface CommitPathDependencies {
   committer: GroupCommitter;
   /** Every fence, hold and wake check is the policy's. */
@@ -27,6 +30,9 @@ export interface CommitPathDependencies {
  */
 export class CommitPath {
   private readonly errorsLogged = new WeakSet<Execution>();
+  /** Backoff waits of commits to be sent again, each ended early by hurry(). */
+  private readonly pauses = new Set<() => void>();
+  private hurried = false;
 
   constructor(private readonly deps: CommitPathDependencies) {}
 
@@ -71,6 +77,30 @@ export class CommitPath {
       exec.epoch,
     ).catch((e) => logger.warn(`Suspending "${id}" failed: ${(e as Error).message}`));
     return false;
+  }
+
+  /**
+   * The wait before a failed commit is sent again. After hurry() it is short: a graceful stop's
+   * grace period is for committing finished results, and a backoff grown during an outage (up to
+   * seconds) would outlast it, losing a result the next owner then computes again.
+   */
+  pauseBeforeRetry(ms: number): Promise<void> {
+    const wait = this.hurried ? Math.min(ms, HURRIED_RETRY_MS) : ms;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.pauses.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, wait);
+      this.pauses.add(done);
+    });
+  }
+
+  /** Shutdown began: every commit waiting to be sent again goes now, and later waits are short. */
+  hurry(): void {
+    this.hurried = true;
+    for (const done of [...this.pauses]) done();
   }
 
   /** See ExecutionHost.onStale. */

@@ -16,6 +16,8 @@ export interface QueueOwner {
 export interface QueueHost {
   commit(owner: QueueOwner, command: AdvanceCommand): Promise<AdvanceOutcome>;
   onCommitError(owner: QueueOwner, err: unknown): boolean;
+  /** Waits before a failed commit is sent again (cut short when the engine stops). */
+  pauseBeforeRetry(ms: number): Promise<void>;
   onStale(owner: QueueOwner, reason: 'version' | 'fence'): void;
 }
 
@@ -151,7 +153,7 @@ export class CommitQueue {
         return await this.host.commit(owner, { ...change, workflowId: owner.workflowId, expectedVersion: this._version });
       } catch (err) {
         if (owner.isStopped() || !this.host.onCommitError(owner, err)) return null;
-        await new Promise((r) => setTimeout(r, delayMs * (0.5 + Math.random())));
+        await this.host.pauseBeforeRetry(delayMs * (0.5 + Math.random()));
         if (owner.isStopped()) return null;
       }
     }

@@ -22,6 +22,8 @@ export interface ExecutionHost {
    * has stopped the run and dealt with it.
    */
   onCommitError(exec: Execution, err: unknown): boolean;
+  /** Waits before a failed commit is sent again (cut short when the engine stops). */
+  pauseBeforeRetry(ms: number): Promise<void>;
   onParked(exec: Execution): void;
   /** Timers of its waits, armed to their due time by the engine (local-timers.ts). */
   readonly timers: TimerHooks;

@@ -161,6 +161,10 @@ export class Runtime implements ExecutionHost, ContinueHost {
     return this.commits.onCommitError(exec, err);
   }
 
+  pauseBeforeRetry(ms: number): Promise<void> {
+    return this.commits.pauseBeforeRetry(ms);
+  }
+
   onStale(exec: Execution, reason: 'version' | 'fence' | 'error', err?: unknown): void {
     this.commits.onStale(exec, reason, err);
   }
@@ -348,11 +352,13 @@ export class Runtime implements ExecutionHost, ContinueHost {
   /** From now on nothing new starts here (the first step of a graceful shutdown). */
   beginDrain(): void {
     this.draining = true;
+    this.commits.hurry();
   }
 
   async close(): Promise<void> {
     this._closed = true;
     this.draining = true;
+    this.commits.hurry();
     this.timers.close();
     this.retries.close();
     await Promise.allSettled([...this.loading.values()]);
