@@ -1,9 +1,10 @@
 // The parts of the advance statement, each described once: the columns it adds to the `cmd`
-// record set, whether a command uses it, what a command writes into its record, and, for the
-// parts the lone form writes, its parameters there. The shape key, the record a command is sent
-// as, the lone form's parameters and the statement cache's key all derive from this list; the SQL
-// each part adds to the statement is in workflow-advance.ts (and workflow-advance-lone.ts), under
-// the part's name (docs/architecture.md, "Adding a part to the advance statement").
+// record set, whether a command uses it, what a command writes into its record, the workflow-row
+// columns it sets in the versioned UPDATE, the rows it writes after it, and, for the parts the
+// lone form writes, its parameters there. The shape key, the record a command is sent as, the lone
+// form's parameters and the statement cache's key all derive from this list; the statement's frame
+// (record set, locks, the UPDATE, refusals) is in workflow-advance.ts, the lone form in
+// workflow-advance-lone.ts (docs/architecture.md, "Adding a ctx operation").
 import type { OperationRecord } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
@@ -37,6 +38,12 @@ export interface AdvancePart {
    * (they join `ok`); the locks and conditions it adds before and to that UPDATE are in advanceSql.
    */
   writes?(q: PartSql): string[];
+  /**
+   * The columns of the workflow row it sets in the versioned UPDATE (`\n        col = expr,` each),
+   * for this shape. Asked of every part, used or not: a part may keep its column right when
+   * another part changes the run (a continue-as-new clears the attributes). Absent or '': none.
+   */
+  sets?(shape: Readonly<Record<string, boolean>>): string;
   /** Absent: a shape with the part takes the general statement. */
   readonly lone?: LoneParams;
 }
@@ -288,6 +295,13 @@ export const ADVANCE_PARTS = {
      * no child of this run's). A signal that arrives meanwhile is pending and stays for the next
      * run. The data-modifying CTEs share one snapshot, so nothing this statement inserts is deleted.
      */
+    sets: (shape) =>
+      shape.cont
+        ? `
+        input = CASE WHEN c.cont THEN c.next_input ELSE w.input END,
+        run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
+        workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
+        : '',
     writes: ({ schema, ids }) => [
       `cont_ops AS (
       DELETE FROM ${qualify(schema, 'weft_operations')} o USING ok
@@ -309,6 +323,8 @@ export const ADVANCE_PARTS = {
     toJson: (c, out) => {
       if (c.traceContext !== undefined) out.trace_context = c.traceContext;
     },
+    // Only a shape that stores one names the column, so with tracing off the statements stay as they were.
+    sets: (shape) => (shape.trace ? '\n        trace_context = COALESCE(c.trace_context, w.trace_context),' : ''),
   },
   /** An external transition, judged on the row's status instead of its version (`ifStatus`). */
   byStatus: {
@@ -319,13 +335,25 @@ export const ADVANCE_PARTS = {
       if (c.ifStatus !== undefined) out.if_status = c.ifStatus;
     },
   },
-  /** ctx.setAttributes: merged into the row's attributes (the UPDATE's `attributes` in advanceSql). */
+  /**
+   * ctx.setAttributes: merged into the row's attributes (a null value removes its key, and the
+   * column holds no nulls); a continue-as-new clears them, as the next run starts with none. Only
+   * a shape that sets or may clear them names the column, so the other statements stay as they were.
+   */
   attrs: {
     columns: 'attributes jsonb',
     declared: 'used',
     uses: (c) => c.attributes !== undefined,
     toJson: (c, out) => {
       if (c.attributes !== undefined) out.attributes = c.attributes;
+    },
+    sets: (shape) => {
+      if (!shape.attrs && !shape.cont) return '';
+      const merged = shape.attrs
+        ? "CASE WHEN c.attributes IS NULL THEN w.attributes ELSE jsonb_strip_nulls(COALESCE(w.attributes, '{}'::jsonb) || c.attributes) END"
+        : 'w.attributes';
+      return `
+        attributes = ${shape.cont ? `CASE WHEN c.cont THEN NULL ELSE ${merged} END` : merged},`;
     },
   },
 } satisfies Record<string, AdvancePart>;
@@ -407,6 +435,9 @@ export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[
 
 /** The CTEs a part writes for the `ok` rows in the general statement (none for most parts' absence). */
 export const partWrites = (k: AdvancePartName, q: PartSql): string[] => (ADVANCE_PARTS[k] as AdvancePart).writes?.(q) ?? [];
+
+/** The row columns every part sets in the versioned UPDATE for a shape, in the parts' order. */
+export const partSets = (shape: AdvanceShape): string => PARTS.map((p) => p.sets?.(shape) ?? '').join('');
 
 function loneOf(k: AdvancePartName): LoneParams {
   const lone: LoneParams | undefined = (ADVANCE_PARTS[k] as AdvancePart).lone;

@@ -2,10 +2,11 @@
 // each with its own version check and fence. Its text (one per shape), its parameter and the
 // mapping of its rows are here; WorkflowRepository runs it. Here is its frame: the record set,
 // the locks taken before the versioned UPDATE, the UPDATE and its refusals' reasons. Each part's
-// columns, record and the rows it writes after the UPDATE are in its description (advance-parts.ts).
+// columns, record, the row columns it sets and the rows it writes after the UPDATE are in its
+// description (advance-parts.ts).
 import { qualify } from '../schema-name.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../types.js';
-import { commandColumns, PART_NAMES, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
+import { commandColumns, PART_NAMES, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
 
 /**
  * Every join against a table also filters on the batch's ids: json_to_recordset is estimated at
@@ -115,14 +116,7 @@ ${commandColumns(shape, '        ')}))`,
         output = CASE WHEN c.set_output THEN c.output ELSE w.output END,
         error = CASE WHEN c.set_error THEN c.error ELSE w.error END,
         completed_at = CASE WHEN c.completed THEN clock_timestamp() ELSE w.completed_at END,
-        updated_at = clock_timestamp(),${
-          shape.cont
-            ? `
-        input = CASE WHEN c.cont THEN c.next_input ELSE w.input END,
-        run_number = w.run_number + CASE WHEN c.cont THEN 1 ELSE 0 END,
-        workflow_version = CASE WHEN c.cont THEN c.next_version ELSE w.workflow_version END,`
-            : ''
-        }${traceSet(shape)}${attributesSet(shape)}${fenceClearSql(shape, claimWrite)}
+        updated_at = clock_timestamp(),${partSets(shape)}${fenceClearSql(shape, claimWrite)}
         version = w.version + 1
       FROM cmd c
       WHERE w.id ${ids} AND w.id = c.id AND ${versionCheck(shape)} ${[...conditions, ...guards].map((x) => `AND ${x}`).join(' ')}
@@ -145,25 +139,6 @@ function versionCheck(shape: AdvanceShape): string {
   return shape.byStatus
     ? '(CASE WHEN c.if_status IS NULL THEN w.version = c.expected ELSE w.status = c.if_status END)'
     : 'w.version = c.expected';
-}
-
-/**
- * The row's attributes: a command's are merged in (a null value removes its key, and the column
- * holds no nulls); a continue-as-new clears them, as the next run starts with none. Only a shape
- * that sets or may clear them names the column, so the other statements stay as they were.
- */
-function attributesSet(shape: AdvanceShape): string {
-  if (!shape.attrs && !shape.cont) return '';
-  const merged = shape.attrs
-    ? "CASE WHEN c.attributes IS NULL THEN w.attributes ELSE jsonb_strip_nulls(COALESCE(w.attributes, '{}'::jsonb) || c.attributes) END"
-    : 'w.attributes';
-  return `
-        attributes = ${shape.cont ? `CASE WHEN c.cont THEN NULL ELSE ${merged} END` : merged},`;
-}
-
-/** The row's trace_context (tracing): only a shape that stores one names the column, so with tracing off the statements stay as they were. */
-function traceSet(shape: AdvanceShape): string {
-  return shape.trace ? '\n        trace_context = COALESCE(c.trace_context, w.trace_context),' : '';
 }
 
 /** The parameters: the batch as JSON, in the order given (callers sort by id), and a lone command's id (`advanceSql(..., single)`). */
