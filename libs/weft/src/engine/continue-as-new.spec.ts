@@ -1,4 +1,3 @@
-import pg from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { WorkflowContext, WorkflowDefinition } from '../common/types.js';
 import { WeftMetrics } from '../observability/metrics.js';
@@ -108,12 +107,6 @@ const defs: WorkflowDefinition[] = [
 
 describe('ctx.continueAsNew (real PostgreSQL)', () => {
   const env = useTestEngines();
-  let db: pg.Pool;
-  beforeAll(() => {
-    db = new pg.Pool({ connectionString: env.tdb.url, max: 2 });
-    db.on('error', () => undefined);
-  });
-  afterAll(() => db.end());
 
   const engine = async (opts = {}) => {
     const e = await env.pool.create(opts, (x: WeftEngine) => {
@@ -125,7 +118,7 @@ describe('ctx.continueAsNew (real PostgreSQL)', () => {
     return e;
   };
   const count = async (table: string, id: string) =>
-    Number((await db.query(`SELECT count(*)::int AS n FROM weft.${table} WHERE workflow_id = $1`, [id])).rows[0].n);
+    Number((await env.tdb.query<{ n: number }>(`SELECT count(*)::int AS n FROM weft.${table} WHERE workflow_id = $1`, [id]))[0].n);
 
   it('1,000 runs in a row: result() follows the chain to the last run and the history stays bounded', async () => {
     const metrics = new WeftMetrics();
@@ -149,8 +142,11 @@ describe('ctx.continueAsNew (real PostgreSQL)', () => {
     // One run's history at most (its tick), never the chain's.
     expect(maxOps).toBeLessThanOrEqual(1);
     // The same claim throughout: continuing never released it or bumped its epoch.
-    const claim = await db.query(`SELECT epoch::int AS epoch FROM weft.weft_workflow_claims WHERE workflow_id = $1`, [h.workflowId]);
-    expect(claim.rows[0].epoch).toBe(1);
+    const claim = await env.tdb.query<{ epoch: number }>(
+      `SELECT epoch::int AS epoch FROM weft.weft_workflow_claims WHERE workflow_id = $1`,
+      [h.workflowId],
+    );
+    expect(claim[0].epoch).toBe(1);
     const text = await metrics.registry.getSingleMetricAsString('weft_workflows_continued_total');
     expect(text).toContain('weft_workflows_continued_total{type="counter"} 999');
   }, 150_000);
@@ -164,10 +160,11 @@ describe('ctx.continueAsNew (real PostgreSQL)', () => {
     const out = await h.result({ timeout: '60s' });
     if ((out as { sum: number }).sum !== (runs * (runs + 1)) / 2) {
       // What the tables hold when a signal went missing (seen once on a saturated machine).
-      const rows = await db.query(`SELECT id, kind, payload, consumed_seq, status FROM weft.weft_messages WHERE workflow_id = $1`, [
-        h.workflowId,
-      ]);
-      console.error('continue-as-new signal test:', JSON.stringify({ out, messages: rows.rows, describe: await h.describe() }));
+      const messages = await env.tdb.query(
+        `SELECT id, kind, payload, consumed_seq, status FROM weft.weft_messages WHERE workflow_id = $1`,
+        [h.workflowId],
+      );
+      console.error('continue-as-new signal test:', JSON.stringify({ out, messages, describe: await h.describe() }));
     }
     expect(out).toEqual({ sum: (runs * (runs + 1)) / 2, runs });
     // Every signal was consumed by exactly one run; the spent ones went with their runs.
@@ -198,7 +195,7 @@ describe('ctx.continueAsNew (real PostgreSQL)', () => {
     const e = await engine();
     const h = await e.start('leaver', {});
     await expect(h.result({ timeout: '10s' })).resolves.toBe('done');
-    const first = (await db.query(`SELECT id FROM weft.weft_workflows WHERE parent_id = $1`, [h.workflowId])).rows[0].id as string;
+    const [{ id: first }] = await env.tdb.query<{ id: string }>(`SELECT id FROM weft.weft_workflows WHERE parent_id = $1`, [h.workflowId]);
     await waitFor(async () => (await e.handle(first).status()) === 'cancelled', 'the child cancelled');
     expect(await count('weft_timers', h.workflowId)).toBe(0);
     expect((await h.describe()).history.map((o) => o.name)).toEqual(['second']);
