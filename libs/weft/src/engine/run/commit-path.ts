@@ -9,6 +9,8 @@ import type { Retries } from './retries.js';
 
 /** How long a commit waits before it is sent again once shutdown began (CommitPath.hurry). */
 const HURRIED_RETRY_MS = 50;
+/** The first wait before a workflow whose load failed is loaded again (CommitPath.retryLoad). */
+const FIRST_LOAD_RETRY_MS = 250;
 
 export interface CommitPathDependencies {
   committer: GroupCommitter;
@@ -33,6 +35,8 @@ export class CommitPath {
   /** Backoff waits of commits to be sent again, each ended early by hurry(). */
   private readonly pauses = new Set<() => void>();
   private hurried = false;
+  /** The last wait before loading a held workflow again, per workflow whose load failed. */
+  private readonly loadBackoff = new Map<string, number>();
 
   constructor(private readonly deps: CommitPathDependencies) {}
 
@@ -114,22 +118,30 @@ export class CommitPath {
   }
 
   /**
-   * Drives a workflow again after a failed commit; while the database is away every attempt
-   * fails, so it keeps trying with backoff (up to 10 s) as long as this engine may drive it.
-   * Jittered: after an outage hundreds of runs would otherwise replay in the same instant and
-   * starve the event loop (and with it the renewal loop).
+   * Drives a workflow again (re-read from storage) after `ms`, jittered: after an outage hundreds
+   * of runs would otherwise replay in the same instant and starve the event loop (and with it the
+   * renewal loop). A load that fails again comes back through retryLoad.
    */
   redrive(workflowId: string, ms: number): void {
-    this.deps.retries.later(
-      async () => {
-        try {
-          await this.deps.drive(workflowId);
-        } catch (err) {
-          if (!this.deps.isClosed() && this.deps.ownership.fence.holds(workflowId)) this.redrive(workflowId, Math.min(ms * 2, 10_000));
-          throw err;
-        }
-      },
-      ms * (0.5 + Math.random()),
-    );
+    this.deps.retries.later(() => this.deps.drive(workflowId), ms * (0.5 + Math.random()));
+  }
+
+  /**
+   * Loading a held workflow failed: load it again, with a backoff that doubles per failure of
+   * that workflow (up to 10 s) while the database stays away.
+   */
+  retryLoad(workflowId: string, err: unknown): void {
+    const ms = Math.min((this.loadBackoff.get(workflowId) ?? FIRST_LOAD_RETRY_MS / 2) * 2, 10_000);
+    this.loadBackoff.set(workflowId, ms);
+    if (ms === FIRST_LOAD_RETRY_MS)
+      this.deps.logger.warn(
+        `Loading workflow "${workflowId}" failed (${(err as Error)?.message}); loading it again while this engine holds it.`,
+      );
+    this.redrive(workflowId, ms);
+  }
+
+  /** A load succeeded, or is no longer this engine's to retry: a next failure starts afresh. */
+  endLoadRetries(workflowId: string): void {
+    this.loadBackoff.delete(workflowId);
   }
 }

@@ -303,9 +303,28 @@ export class Runtime implements ExecutionHost, ContinueHost {
     const inFlight = this.loading.get(workflowId);
     // Joining a load: a timer fired meanwhile still has to reach the run it brings up.
     if (inFlight) return firedSleepSeq === undefined ? inFlight : inFlight.then(() => this.fireLoaded(workflowId, firedSleepSeq));
-    const p = this.loadAndLaunch(workflowId, firedSleepSeq).finally(() => this.loading.delete(workflowId));
+    const p = this.loadAndLaunch(workflowId, firedSleepSeq)
+      .then(
+        () => this.commits.endLoadRetries(workflowId),
+        (err: unknown) => this.loadFailed(workflowId, err),
+      )
+      .finally(() => this.loading.delete(workflowId));
     this.loading.set(workflowId, p);
     return p;
+  }
+
+  /**
+   * A load that failed (the database away, a connection cut) must not strand a workflow whose
+   * claim this engine keeps renewing: no other engine would take it over, and nothing here would
+   * run it. It is loaded again with backoff for as long as this engine holds it; the caller (a
+   * resume, a recovery, a wake) is not failed for it, since what it committed stands.
+   */
+  private loadFailed(workflowId: string, err: unknown): void {
+    if (this._closed || this.draining || !this.ownership.fence.holds(workflowId)) {
+      this.commits.endLoadRetries(workflowId);
+      throw err;
+    }
+    this.commits.retryLoad(workflowId, err);
   }
 
   private fireLoaded(workflowId: string, seq: number): void {
