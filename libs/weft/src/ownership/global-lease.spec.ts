@@ -135,6 +135,22 @@ describe("ownership 'lease': one store-wide lease (real PostgreSQL)", () => {
     expect(await lease()).toMatchObject({ holder: 'C2', epoch: taken.epoch });
   });
 
+  it('a holder whose lease lapsed by its own clock takes no start, before any write tells it of a successor', async () => {
+    // Chaos seed 516645: a holder paused past its TTL accepted two starts right after it resumed;
+    // they were inserted after the successor's recovery had read the running workflows, and the
+    // deposed holder halted before their first commit: running, and driven by nobody.
+    const a = await engine('A6', { backgroundTasks: 'manual' }); // nothing renews A's lease
+    await a.bootstrap();
+    const since = performance.now();
+    await waitFor(() => performance.now() - since > TTL_MS, "A's lease past its TTL by A's clock");
+    const c = await engine('C6', { leaseWaitTimeout: 10_000 });
+    await c.bootstrap();
+    expect(await lease()).toMatchObject({ holder: 'C6' });
+    await expect(a.start('echo', { v: 6 }, { workflowId: 'lapsed-start' })).rejects.toMatchObject({ code: 'WEFT_ENGINE_LEASE_NOT_HELD' });
+    expect(await workflowCount()).toBe(0);
+    expect(a.ownership.gate.isHalted).toBe(true);
+  });
+
   it('a disposed holder releases the lease, so a new engine acquires it at once', async () => {
     const a = await engine('A3');
     await a.bootstrap();

@@ -21,8 +21,15 @@ export class LeaseFence extends NoFence implements EngineGate {
     return this.halted;
   }
 
+  /**
+   * Asked before anything new is started, admitted or fired here. A lease past its TTL by this
+   * engine's own clock (a pause, an outage) may have a successor that has already recovered what
+   * was running; what this engine started now would be unknown to it and driven by nobody. So a
+   * lapsed lease halts here, as a run's next step does (stopIfLapsed), without waiting for a
+   * refused write or the renewal loop to tell.
+   */
   mayRunAnything(): boolean {
-    return this.holds();
+    return !this.stopIfLapsed() && this.holds();
   }
 
   override holds(): boolean {
