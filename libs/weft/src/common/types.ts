@@ -2,6 +2,7 @@
 // durations, so any layer can use them (docs/architecture.md).
 import type { Duration } from './duration.js';
 import type { OperationKind } from './operation-kinds.js';
+import type { EntityManager } from 'typeorm';
 
 /** A workflow's statuses, in the order of its life; code names them here rather than by their text. */
 export const WorkflowStatus = {
@@ -75,6 +76,11 @@ export interface WorkflowContext {
   readonly logger: WeftLogger;
   /** A durable step: runs `fn` (retried per `opts.retry`) once, then replays its recorded result. */
   step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts?: StepOptions): Promise<T>;
+  /**
+   * A transactional step: `fn` runs in a PostgreSQL transaction on Weft's database and its writes
+   * through `manager` commit with the step's record, exactly once (docs/transactions.md).
+   */
+  transaction<T>(name: string, fn: (manager: EntityManager, args: StepArgs) => T | Promise<T>, opts?: TransactionOptions): Promise<T>;
   /** Durable timer; survives restarts. */
   sleep(duration: Duration): Promise<void>;
   /** Consumes the oldest unconsumed signal of that name; null on timeout. */
@@ -184,6 +190,16 @@ export interface StepArgs {
   /** `${workflowId}:${seq}`: the same on every retry and after a takeover. */
   idempotencyKey: string;
   signal: AbortSignal;
+  /** Inside a transactional step only: the transaction's manager (its writes commit with the step's record). */
+  manager?: EntityManager;
+}
+
+/** PostgreSQL's isolation levels a transactional step may run at (default: the database's, read committed). */
+export type TransactionIsolation = 'read committed' | 'repeatable read' | 'serializable';
+
+/** ctx.transaction's options: a step's, and the transaction's isolation level. */
+export interface TransactionOptions extends StepOptions {
+  isolation?: TransactionIsolation;
 }
 
 /** An error as a history records it (docs/concepts.md, "Errors"). */

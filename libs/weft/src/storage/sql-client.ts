@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ClientConfig, Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PlanGeneration } from './plan-generation.js';
+import { AppTransaction, beginAppTransaction, type TransactionIsolation } from './app-transaction.js';
 
 const names = new Map<string, string>();
 
@@ -83,6 +84,16 @@ export class SqlClient implements Queryable {
       client.off('error', onError);
       client.release(failed); // as pool.query: a connection whose statement failed is not reused
     }
+  }
+
+  /** A transaction for a transactional step's body, on its own connection (app-transaction.ts). */
+  beginAppTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
+    return beginAppTransaction(this.dataSource, isolation);
+  }
+
+  /** The pool's size: transactional bodies hold a connection each and leave some to the rest of the engine. */
+  get poolMax(): number {
+    return (this.pool as unknown as { options: { max?: number } }).options.max ?? 10;
   }
 
   /** Connection settings of the pool, for connections Weft opens beside it. */

@@ -49,6 +49,8 @@ export class CommitQueue {
   /** now/random/uuid values: recorded with the next commit, so they cost no round trip. */
   private lazyOps: OperationRecord[] = [];
   private committing = false;
+  /** Waiting for the commit in flight to end (commitThrough). */
+  private turnWaiters: Array<() => void> = [];
   private flushScheduled = false;
   private _version: number;
 
@@ -136,6 +138,51 @@ export class CommitQueue {
       }
     } finally {
       this.committing = false;
+      this.handOver();
+      this.owner.scheduleParkCheck();
+    }
+  }
+
+  /** The commit in flight ended: a waiting commitThrough goes next, else queued changes flush. */
+  private handOver(): void {
+    const next = this.turnWaiters.shift();
+    if (next) next();
+    else if (this.queue.length > 0) this.scheduleFlush();
+  }
+
+  /**
+   * Commits `change`, with everything queued and every lazy value, through `send` instead of the
+   * host: a transactional step's commit, written on its own transaction's connection (which
+   * `send` commits). It takes its turn like any commit, so the version it compares against is the
+   * one the run last wrote. Ok: the queued changes are durable. Refused (version, fence): the run
+   * is stale, as for any refused commit. Thrown: nothing was taken, the queued changes stay
+   * queued; the caller decides (the transaction rolled back and is tried again, or the outcome
+   * is unknown and the run is re-read from storage).
+   */
+  async commitThrough(change: Change, send: (command: AdvanceCommand) => Promise<AdvanceOutcome>): Promise<AdvanceOutcome> {
+    while (this.committing) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
+    this.committing = true;
+    const batch = this.queue.splice(0);
+    const lazy = this.lazyOps;
+    this.lazyOps = [];
+    try {
+      const merged = [...batch.map((b) => b.change), change].reduce(merge, { operations: lazy } as Change);
+      const outcome = await send({ ...merged, workflowId: this.owner.workflowId, expectedVersion: this._version });
+      if (outcome.ok) {
+        this._version = outcome.version;
+        for (const b of batch) b.resolve();
+      } else {
+        this.owner.stop();
+        this.host.onStale(this.owner, outcome.reason === 'consume' ? 'version' : outcome.reason);
+      }
+      return outcome;
+    } catch (err) {
+      this.queue.unshift(...batch);
+      this.lazyOps = [...lazy, ...this.lazyOps];
+      throw err;
+    } finally {
+      this.committing = false;
+      this.handOver();
       this.owner.scheduleParkCheck();
     }
   }

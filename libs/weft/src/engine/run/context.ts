@@ -3,6 +3,7 @@ import {
   ChildWorkflowFailedError,
   InvalidArgumentError,
   NonDeterminismError,
+  OperationInTransactionError,
   OutsideWorkflowError,
   recordedError,
   StepFailedError,
@@ -14,12 +15,17 @@ import { resolveRetry } from '../retry.js';
 import { mergeAttributes } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
+import { runTransactionStep } from './transaction-step.js';
+import { stepBodyStorage } from '../als.js';
+import type { EntityManager } from 'typeorm';
+import { ISOLATION_LEVELS } from '../../storage/app-transaction.js';
 import type {
   AttributeValue,
   ChildHandle,
   OperationRecord,
   StepArgs,
   StepOptions,
+  TransactionOptions,
   WeftLogger,
   WorkflowContext,
 } from '../../common/types.js';
@@ -67,6 +73,8 @@ export class WorkflowContextImpl implements WorkflowContext {
 
   private active(method: string): void {
     if (this.exec.state === 'finished') throw new OutsideWorkflowError(method);
+    // A transactional body's one transaction commits with its one record (docs/transactions.md).
+    if (stepBodyStorage.getStore()?.manager) throw new OperationInTransactionError(method);
   }
 
   /** The recorded operation at `seq`, checked against what the code calls now. */
@@ -141,6 +149,45 @@ export class WorkflowContextImpl implements WorkflowContext {
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
       void exec.record(op);
+      const replayed = exec.afterReplay();
+      if (replayed) await replayed;
+      return fromRecord(op) as T;
+    } finally {
+      exec.stepEnds();
+    }
+  }
+
+  /**
+   * A transactional step (docs/transactions.md): each attempt runs `fn` in its own transaction and
+   * commits the step's record (with whatever else the run has queued) in it, fenced; a failure is
+   * recorded as a plain step's is, after the last attempt rolled back.
+   */
+  async transaction<T>(
+    name: string,
+    fn: (manager: EntityManager, args: StepArgs) => T | Promise<T>,
+    opts: TransactionOptions = {},
+  ): Promise<T> {
+    this.active('transaction');
+    validateName('step name', name);
+    if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.transaction', 'needs a body function');
+    const retry = resolveRetry(opts.retry);
+    const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
+    const isolation = validIsolation(opts.isolation);
+    const { seq, replay, live } = this.begin('step', name);
+    if (replay) return replay as Promise<T>;
+    if (!live) return NEVER;
+    const exec = this.exec;
+    exec.stepBegins();
+    try {
+      await exec.durable();
+      if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
+      const t0 = performance.now();
+      const accept = (value: unknown) => toStoredJson(value, `Result of step "${name}"`, exec.host.maxPayloadBytes);
+      const out = await runTransactionStep(exec, exec.host.transactions, { seq, name, fn, retry, isolation, timeoutMs, accept });
+      exec.host.stepFinished((performance.now() - t0) / 1000);
+      if ('stopped' in out || exec.state !== 'active') return NEVER;
+      const op = 'committed' in out ? out.committed : out.failed;
+      if ('failed' in out) void exec.record(op); // nothing of the body to commit: a plain record
       const replayed = exec.afterReplay();
       if (replayed) await replayed;
       return fromRecord(op) as T;
@@ -340,6 +387,13 @@ export class WorkflowContextImpl implements WorkflowContext {
     exec.recordLazy({ seq, kind, name: kind, status: 'completed', result: value });
     return value;
   }
+}
+
+function validIsolation(isolation: TransactionOptions['isolation']): TransactionOptions['isolation'] {
+  if (isolation !== undefined && !ISOLATION_LEVELS.includes(isolation)) {
+    throw new InvalidArgumentError('isolation', `must be one of ${ISOLATION_LEVELS.join(', ')} (got ${String(isolation)})`);
+  }
+  return isolation;
 }
 
 interface ChildOutcome {

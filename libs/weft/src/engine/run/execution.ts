@@ -1,14 +1,23 @@
 import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+import type { AppTransaction } from '../../storage/app-transaction.js';
 import { Inbox } from './inbox.js';
 import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import type { TimerHooks } from '../local-timers.js';
-import type { WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
+import type { TransactionIsolation, WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
 import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
 
 export type { Change };
+
+/** A transactional step's connection and its fenced commit (transaction-step.ts). */
+export interface TransactionHost {
+  /** A transaction on its own connection (a bounded number at once, so the engine keeps some of its pool). */
+  beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction>;
+  /** Writes `command` with the run's fence on `tx` and commits `tx`; rolls it back when refused. */
+  commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction): Promise<AdvanceOutcome>;
+}
 
 /** What an execution needs from its engine. */
 export interface ExecutionHost {
@@ -45,6 +54,7 @@ export interface ExecutionHost {
   continueAsNew(exec: Execution, input: unknown): void;
   /** Starts a child workflow for ctx.startChild; resolves with its id. */
   startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string>;
+  readonly transactions: TransactionHost;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
   readonly options: { readonly tracing: EngineTracing };
@@ -397,6 +407,18 @@ export class Execution implements ReplayTarget {
     const withEvent = { ...op, event: this.nextEvent++ };
     this._history.set(op.seq, withEvent);
     return this.commit({ ...extra, operations: extra.operations?.length ? [withEvent, ...extra.operations] : [withEvent] });
+  }
+
+  /**
+   * A transactional step's record: committed with everything queued through `send`, on the step's
+   * own transaction (CommitQueue.commitThrough), and in the history only once that committed. A
+   * throw leaves nothing recorded (the transaction is tried again, or the run re-read).
+   */
+  async recordThrough(op: OperationRecord, send: (command: AdvanceCommand) => Promise<AdvanceOutcome>): Promise<AdvanceOutcome> {
+    const withEvent = { ...op, event: this.nextEvent++ };
+    const outcome = await this.commits.commitThrough({ operations: [withEvent] }, send);
+    if (outcome.ok) this._history.set(op.seq, withEvent);
+    return outcome;
   }
 
   /** Resolves a pending live wait with `result`, recording it (and `extra`) first. */

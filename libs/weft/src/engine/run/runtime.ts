@@ -18,6 +18,7 @@ import type { Execution, ExecutionHost, ExecutionRun } from './execution.js';
 import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
 import { Retries } from './retries.js';
+import { StepTransactions } from './step-transactions.js';
 
 export interface RuntimeDependencies {
   store: WorkflowStore;
@@ -60,6 +61,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   private readonly children: ChildHooks;
   /** Its runs' timers, each armed to its due time here (local-timers.ts). */
   readonly timers: LocalTimers;
+  /** Transactional steps' connections and commits (step-transactions.ts). */
+  readonly transactions: StepTransactions;
 
   constructor(deps: RuntimeDependencies) {
     this.store = deps.store;
@@ -78,6 +81,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
       (id) => id,
       LOAD_BATCH,
     );
+    // Two connections stay with the engine's own statements, whatever the bodies hold.
+    this.transactions = new StepTransactions(this.store, this.ownership, () => this.store.sql.poolMax - 2);
     this.runs = new LiveRuns(this.options.maxCachedWorkflows, (n) => this.options.metrics.parked?.(n));
     this.retries = new Retries(this.options.logger);
     this.commits = new CommitPath({

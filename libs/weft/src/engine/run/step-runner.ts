@@ -9,7 +9,8 @@ export type AttemptsOutcome =
   | { ok: false; error: unknown; attempts: number }
   | { ok: false; aborted: true; attempts: number };
 
-function abortableDelay(ms: number, signal: AbortSignal): Promise<boolean> {
+/** Resolves true after `ms`, false at once when `signal` aborts first. */
+export function abortableDelay(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
     const t = setLongTimeout(() => {

@@ -1,12 +1,18 @@
 import { currentWorkflowContext } from '../../engine/als.js';
-import type { StepOptions } from '../../common/types.js';
+import type { TransactionOptions } from '../../common/types.js';
 import { InvalidWorkflowDeclarationError } from '../nest-errors.js';
 import { insideStepBody } from '../step-scope.js';
 import { WEFT_STEP_METADATA } from '../weft.constants.js';
 
-export interface StepDecoratorOptions extends StepOptions {
+export interface StepDecoratorOptions extends TransactionOptions {
   /** Recorded operation name (default `${ClassName}.${methodName}`); keep it stable across deploys. */
   name?: string;
+  /**
+   * A transactional step (ctx.transaction): the method runs in a transaction whose writes commit
+   * with the step's record; it reaches the manager through `currentStep().manager` or the ambient
+   * transaction of @nestjs-cls/transactional or typeorm-transactional (docs/transactions.md).
+   */
+  transaction?: boolean;
 }
 
 type AnyMethod = (...args: unknown[]) => unknown;
@@ -26,17 +32,18 @@ export function Step(options: StepDecoratorOptions = {}): MethodDecorator {
         `@Step() is on ${String(propertyKey)}, which is not a method (a getter, setter or field). Put @Step() on a method.`,
       );
     }
-    const { name, ...stepOptions } = options;
+    const { name, transaction, isolation, ...stepOptions } = options;
     const stepName = name ?? `${className}.${String(propertyKey)}`;
     const wrapped = function (this: unknown, ...args: unknown[]): unknown {
       const ctx = currentWorkflowContext();
       if (!ctx || insideStepBody()) return (original as AnyMethod).apply(this, args);
+      if (transaction) return ctx.transaction(stepName, () => (original as AnyMethod).apply(this, args), { ...stepOptions, isolation });
       return ctx.step(stepName, () => (original as AnyMethod).apply(this, args), stepOptions);
     };
     // Keep metadata other decorators put on the original function (routes, handlers, ...).
     for (const key of Reflect.getOwnMetadataKeys(original)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapped);
     Object.defineProperty(wrapped, 'name', { value: (original as AnyMethod).name });
-    Reflect.defineMetadata(WEFT_STEP_METADATA, { name: stepName, options: stepOptions }, wrapped);
+    Reflect.defineMetadata(WEFT_STEP_METADATA, { name: stepName, options: stepOptions, transaction: transaction === true }, wrapped);
     (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
     return descriptor;
   };

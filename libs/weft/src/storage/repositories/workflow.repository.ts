@@ -307,6 +307,16 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return advanceOutcomes(commands, await this.db.query<AdvanceRow>(sql, params));
   }
 
+  /**
+   * @internal One advance on `via`, a transaction's connection (a transactional step's commit):
+   * the same statement as advanceMany's, so the same version check and fence, judged when it runs
+   * inside that transaction, right before its COMMIT.
+   */
+  async advanceOn(via: Queryable, command: AdvanceCommand): Promise<AdvanceOutcome> {
+    const { sql, params } = this.advanceStatements.for([command]);
+    return advanceOutcomes([command], await via.query<AdvanceRow>(sql, params))[0];
+  }
+
   /** @internal One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
   async advance(command: AdvanceCommand): Promise<number> {
     const [outcome] = await this.advanceMany([command]);

@@ -1,0 +1,73 @@
+import type { TransactionIsolation } from '../../common/types.js';
+import type { OwnershipPolicy } from '../../ownership/policy.js';
+import type { AppTransaction } from '../../storage/app-transaction.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+import type { WorkflowStore } from '../../storage/workflow-store.js';
+import type { Execution, TransactionHost } from './execution.js';
+
+/**
+ * Transactional steps' connections and commits. A body holds its connection while it runs, so
+ * at most `slots` bodies run at once: the rest of the engine (group commits, loads, timers) keeps
+ * the remainder of the pool, or a body waiting for its run's commit in flight could wait for a
+ * connection the other bodies hold.
+ */
+export class StepTransactions implements TransactionHost {
+  private free: number | undefined;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(
+    private readonly store: WorkflowStore,
+    private readonly ownership: OwnershipPolicy,
+    private readonly slots: () => number,
+  ) {}
+
+  async beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
+    this.free ??= Math.max(1, this.slots());
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      const tx = await this.store.sql.beginAppTransaction(isolation);
+      return this.releasingOnEnd(tx);
+    } catch (err) {
+      this.release();
+      throw err;
+    }
+  }
+
+  /**
+   * The fence and the version are checked by the advance statement inside the transaction, right
+   * before COMMIT (never held while the body ran): a deposed owner's writes roll back with it.
+   */
+  async commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction): Promise<AdvanceOutcome> {
+    const fence = this.ownership.fence;
+    const fenced = fence.fenceCommand(command, exec.epoch);
+    const outcome = await this.store.workflows.advanceOn(tx.via, fenced);
+    if (outcome.ok) await tx.commit();
+    else await tx.rollback();
+    fence.afterCommit(fenced, outcome);
+    return outcome;
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free = (this.free ?? 0) + 1;
+  }
+
+  /** The slot comes back once the transaction ends, whichever way. */
+  private releasingOnEnd(tx: AppTransaction): AppTransaction {
+    let released = false;
+    const once = () => {
+      if (!released) {
+        released = true;
+        this.release();
+      }
+    };
+    return {
+      manager: tx.manager,
+      via: tx.via,
+      commit: () => tx.commit().finally(once),
+      rollback: () => tx.rollback().finally(once),
+    };
+  }
+}

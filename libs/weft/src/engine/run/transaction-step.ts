@@ -1,0 +1,157 @@
+// A transactional step's attempts (docs/transactions.md, docs/decisions/0030): each attempt runs
+// the body in a fresh transaction and, when the body returns, writes the step's record (with
+// everything else the run has queued) in that same transaction, fenced and version-checked by the
+// advance statement, and commits. A body error, a refused fence or a lost claim rolls it all back.
+import type { EntityManager } from 'typeorm';
+import { StepTimeoutError } from '../../common/errors.js';
+import type { OperationRecord, StepArgs, TransactionIsolation } from '../../common/types.js';
+import { CommitOutcomeUnknown, isSerializationFailure, type AppTransaction } from '../../storage/app-transaction.js';
+import { stepBodyStorage } from '../als.js';
+import { setLongTimeout, type LongTimeout } from '../long-timeout.js';
+import { backoffDelay, type ResolvedRetry } from '../retry.js';
+import { describeError } from '../error-record.js';
+import type { Execution, TransactionHost } from './execution.js';
+import { abortableDelay } from './step-runner.js';
+
+/**
+ * Serialization failures and deadlocks (40001, 40P01) of one attempt are tried again at once, up
+ * to this many times, without counting as attempts: the body did nothing wrong.
+ */
+export const SERIALIZATION_RETRIES = 10;
+
+export interface TransactionStep {
+  seq: number;
+  name: string;
+  fn: (manager: EntityManager, args: StepArgs) => unknown;
+  retry: ResolvedRetry;
+  isolation?: TransactionIsolation;
+  timeoutMs?: number;
+  /** Turns the body's value into what is recorded (the storable-payload check); a throw fails the attempt. */
+  accept(value: unknown): unknown;
+}
+
+/** What the step came to: its record committed, its failure (to record as a plain step's), or nothing (stopped). */
+export type TransactionOutcome = { committed: OperationRecord } | { failed: OperationRecord } | { stopped: true };
+
+type AttemptResult = { ok: true; op: OperationRecord } | { ok: false; error: unknown } | { stopped: true };
+
+/** Runs the step to its end; never throws. */
+export async function runTransactionStep(exec: Execution, host: TransactionHost, step: TransactionStep): Promise<TransactionOutcome> {
+  const startedAt = new Date().toISOString();
+  const idempotencyKey = `${exec.workflowId}:${step.seq}`;
+  for (let attempt = 1; ; attempt++) {
+    const result = await attemptWithSerializationRetries(exec, host, step, { attempt, idempotencyKey, startedAt });
+    if ('stopped' in result) return result;
+    if (result.ok) return { committed: result.op };
+    const error = result.error;
+    const errorName = (error as { name?: string })?.name ?? 'Error';
+    if (attempt >= step.retry.maxAttempts || step.retry.nonRetryable.has(errorName)) {
+      const op: OperationRecord = {
+        seq: step.seq,
+        kind: 'step',
+        name: step.name,
+        status: 'failed',
+        error: describeError(error),
+        attempts: attempt,
+        startedAt,
+      };
+      return { failed: op };
+    }
+    if (!(await abortableDelay(backoffDelay(step.retry, attempt), exec.abort.signal))) return { stopped: true };
+  }
+}
+
+async function attemptWithSerializationRetries(
+  exec: Execution,
+  host: TransactionHost,
+  step: TransactionStep,
+  args: { attempt: number; idempotencyKey: string; startedAt: string },
+): Promise<AttemptResult> {
+  for (let again = 0; ; again++) {
+    const result = await attemptOnce(exec, host, step, args);
+    if ('ok' in result && !result.ok && isSerializationFailure(result.error) && again < SERIALIZATION_RETRIES) {
+      // Jittered and growing a little, so two transactions that conflict do not meet again at once.
+      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), exec.abort.signal))) return { stopped: true };
+      continue;
+    }
+    return result;
+  }
+}
+
+/** One transaction: the body, then the record and COMMIT on the same connection. */
+async function attemptOnce(
+  exec: Execution,
+  host: TransactionHost,
+  step: TransactionStep,
+  args: { attempt: number; idempotencyKey: string; startedAt: string },
+): Promise<AttemptResult> {
+  if (exec.state !== 'active' || !exec.host.mayRun(exec)) return { stopped: true };
+  let tx: AppTransaction;
+  try {
+    tx = await host.beginTransaction(step.isolation);
+  } catch (error) {
+    return { ok: false, error };
+  }
+  try {
+    const value = step.accept(await runBody(exec, step, tx.manager, args));
+    if (exec.state !== 'active' || exec.abort.signal.aborted) {
+      await tx.rollback();
+      return { stopped: true };
+    }
+    const op: OperationRecord = {
+      seq: step.seq,
+      kind: 'step',
+      name: step.name,
+      status: 'completed',
+      result: value,
+      attempts: args.attempt,
+      startedAt: args.startedAt,
+    };
+    const outcome = await exec.recordThrough(op, (command) => host.commitInTransaction(exec, command, tx));
+    return outcome.ok ? { ok: true, op } : { stopped: true }; // refused: the run is stale (its queue said so)
+  } catch (error) {
+    await tx.rollback();
+    if (error instanceof CommitOutcomeUnknown) {
+      // The COMMIT may have landed: only storage knows. The run is re-read from it and either
+      // finds the record or runs the body again (its writes then rolled back with the rest).
+      exec.stop();
+      exec.host.onStale(exec, 'error', error.cause);
+      return { stopped: true };
+    }
+    if (exec.abort.signal.aborted) return { stopped: true };
+    return { ok: false, error };
+  }
+}
+
+/** The body in the step's async context (currentStep().manager), raced against its timeout and the run's abort. */
+async function runBody(
+  exec: Execution,
+  step: TransactionStep,
+  manager: EntityManager,
+  args: { attempt: number; idempotencyKey: string },
+): Promise<unknown> {
+  const parent = exec.abort.signal;
+  const controller = new AbortController();
+  const onAbort = () => controller.abort(parent.reason);
+  parent.addEventListener('abort', onAbort, { once: true });
+  let timer: LongTimeout | undefined;
+  const stepArgs: StepArgs = { attempt: args.attempt, idempotencyKey: args.idempotencyKey, signal: controller.signal, manager };
+  try {
+    const body = Promise.resolve().then(() => stepBodyStorage.run(stepArgs, () => step.fn(manager, stepArgs)));
+    body.catch(() => undefined); // a late rejection after a timeout or abort is not unhandled
+    const stops = new Promise<never>((_, reject) => {
+      const aborted = () => reject(controller.signal.reason ?? new Error('aborted'));
+      if (controller.signal.aborted) aborted();
+      else controller.signal.addEventListener('abort', aborted, { once: true });
+      if (step.timeoutMs !== undefined) {
+        const ms = step.timeoutMs;
+        timer = setLongTimeout(() => controller.abort(new StepTimeoutError(step.name, ms)), ms);
+      }
+    });
+    stops.catch(() => undefined);
+    return await Promise.race([body, stops]);
+  } finally {
+    timer?.clear();
+    parent.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,211 @@
+import pg from 'pg';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { WorkflowContext } from '../common/types.js';
+import { currentStep } from './als.js';
+import { Step } from '../nest/decorators/step.decorator.js';
+import type { WeftEngine } from './engine.js';
+
+/** Every transactional body writes one row here: exactly one per (workflow, step) must survive. */
+const APP_TABLE = `CREATE TABLE IF NOT EXISTS app_rows (workflow_id text NOT NULL, step text NOT NULL, attempt int NOT NULL, engine text)`;
+const bodies: Record<string, number> = {};
+const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);
+const gates = new Map<string, () => void>();
+const hooks = new Map<string, () => Promise<void>>();
+
+const insertRow = (m: { query(sql: string, p: unknown[]): Promise<unknown> }, id: string, step: string, attempt: number, engine = '') =>
+  m.query('INSERT INTO app_rows (workflow_id, step, attempt, engine) VALUES ($1, $2, $3, $4)', [id, step, attempt, engine]);
+
+/** A body that writes, then fails its first attempt. */
+class FailsOnce {
+  async run(ctx: WorkflowContext) {
+    const a = await ctx.transaction(
+      'write',
+      async (m, { attempt, idempotencyKey }) => {
+        bump(`${ctx.workflowId}:write`);
+        await insertRow(m, ctx.workflowId, 'write', attempt);
+        if (attempt === 1) throw new Error('first attempt fails after its write');
+        return { attempt, idempotencyKey };
+      },
+      { retry: { initialInterval: 10 } },
+    );
+    const b = await ctx.step('after', () => 'plain');
+    return { a, b };
+  }
+}
+
+/** A serializable body that a concurrent writer makes fail with 40001 once. */
+class Serializable {
+  async run(ctx: WorkflowContext) {
+    return ctx.transaction(
+      'count',
+      async (m, { attempt }) => {
+        const n = bump(`${ctx.workflowId}:count`);
+        await insertRow(m, ctx.workflowId, 'count', attempt);
+        await m.query('SELECT v FROM counter WHERE id = 1'); // the snapshot is taken here
+        if (n === 1) await hooks.get(ctx.workflowId)!(); // a concurrent committed update of the row
+        await m.query('UPDATE counter SET v = v + 1 WHERE id = 1');
+        return { attempt, bodies: n };
+      },
+      { isolation: 'serializable' },
+    );
+  }
+}
+
+/** A transactional body that waits for the test after its write. */
+class GatedTx {
+  async run(ctx: WorkflowContext) {
+    await ctx.step('first', () => 1);
+    const got = await ctx.transaction('gated', async (m, { signal }) => {
+      await insertRow(m, ctx.workflowId, 'gated', 0, currentEngine.get(ctx.workflowId) ?? '');
+      bump(`${ctx.workflowId}:gated`);
+      return new Promise<string>((resolve, reject) => {
+        gates.set(ctx.workflowId, () => resolve('written'));
+        signal.addEventListener('abort', () => reject(new Error('aborted')));
+      });
+    });
+    return got;
+  }
+}
+const currentEngine = new Map<string, string>();
+
+/** ctx inside a transactional body is refused. */
+class NestedCtx {
+  async run(ctx: WorkflowContext) {
+    return ctx.transaction('nested', async () => ctx.now().getTime(), { retry: { maxAttempts: 1 } });
+  }
+}
+
+/** A transactional step and a plain one at once: the plain step's record rides in the transaction's commit or its own. */
+class Concurrent {
+  async run(ctx: WorkflowContext) {
+    const [a, b] = await Promise.all([
+      ctx.transaction('tx', async (m) => {
+        await insertRow(m, ctx.workflowId, 'tx', 1);
+        return 'tx';
+      }),
+      ctx.step('plain', () => 'plain'),
+    ]);
+    const c = await ctx.transaction('tx2', async (m) => {
+      await insertRow(m, ctx.workflowId, 'tx2', 1);
+      return 'tx2';
+    });
+    return [a, b, c];
+  }
+}
+
+/** A provider whose method is a transactional step: it reaches the manager through currentStep(). */
+class OrdersService {
+  @Step({ transaction: true, name: 'orders.save' })
+  async save(workflowId: string): Promise<number> {
+    const step = currentStep()!;
+    await insertRow(step.manager!, workflowId, 'orders.save', step.attempt);
+    return step.attempt;
+  }
+}
+const orders = new OrdersService();
+class UsesProvider {
+  async run(ctx: WorkflowContext) {
+    return orders.save(ctx.workflowId);
+  }
+}
+
+const rowsOf = async (env: ReturnType<typeof useTestEngines>, id: string) =>
+  env.tdb.query<{ step: string; attempt: number; engine: string }>(
+    'SELECT step, attempt, engine FROM app_rows WHERE workflow_id = $1 ORDER BY step',
+    [id],
+  );
+
+describe('transactional steps (real PostgreSQL)', () => {
+  const env = useTestEngines();
+  const register = (e: WeftEngine) =>
+    e
+      .register('fails-once', FailsOnce)
+      .register('serializable', Serializable)
+      .register('gated-tx', GatedTx)
+      .register('nested-ctx', NestedCtx)
+      .register('concurrent', Concurrent)
+      .register('uses-provider', UsesProvider);
+
+  beforeAll(async () => {
+    await env.tdb.query(APP_TABLE);
+    await env.tdb.query('CREATE TABLE IF NOT EXISTS counter (id int PRIMARY KEY, v int NOT NULL)');
+    await env.tdb.query('INSERT INTO counter VALUES (1, 0) ON CONFLICT DO NOTHING');
+  });
+
+  it('a body error on the first attempt rolls its write back: one row, the second attempt recorded', async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('fails-once', {});
+    const out = (await h.result({ timeout: '10s' })) as { a: { attempt: number; idempotencyKey: string } };
+    expect(out.a).toEqual({ attempt: 2, idempotencyKey: `${h.workflowId}:0` });
+    expect(bodies[`${h.workflowId}:write`]).toBe(2);
+    expect(await rowsOf(env, h.workflowId)).toEqual([{ step: 'write', attempt: 2, engine: '' }]);
+    const history = (await e.describe(h.workflowId)).history;
+    expect(history.find((o) => o.name === 'write')).toMatchObject({ kind: 'step', status: 'completed', attempts: 2 });
+  });
+
+  it('a serialization failure (40001) rolls back and runs again without counting as an attempt', async () => {
+    const e = await env.pool.create({}, register);
+    const other = new pg.Client({ connectionString: env.tdb.url });
+    await other.connect();
+    try {
+      const id = 'serializable-1';
+      hooks.set(id, async () => void (await other.query('UPDATE counter SET v = v + 100 WHERE id = 1')));
+      const before = (await env.tdb.query<{ v: number }>('SELECT v FROM counter WHERE id = 1'))[0].v;
+      const h = await e.start('serializable', {}, { workflowId: id });
+      await expect(h.result({ timeout: '10s' })).resolves.toEqual({ attempt: 1, bodies: 2 });
+      expect(await rowsOf(env, id)).toEqual([{ step: 'count', attempt: 1, engine: '' }]);
+      expect((await env.tdb.query<{ v: number }>('SELECT v FROM counter WHERE id = 1'))[0].v).toBe(before + 101);
+      expect((await e.describe(id)).history[0]).toMatchObject({ status: 'completed', attempts: 1 });
+    } finally {
+      await other.end();
+    }
+  });
+
+  it('a ctx operation inside a transactional body is refused with a typed error', async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('nested-ctx', {});
+    const err = await h.result({ timeout: '10s' }).catch((x: unknown) => x);
+    expect((err as { cause?: { cause?: { code?: string } } }).cause?.cause?.code).toBe('WEFT_OPERATION_IN_TRANSACTION');
+  });
+
+  it('a transactional step beside a plain one: both recorded, every row once', async () => {
+    const e = await env.pool.create({}, register);
+    const hs = await Promise.all(Array.from({ length: 8 }, () => e.start('concurrent', {})));
+    for (const h of hs) {
+      await expect(h.result({ timeout: '10s' })).resolves.toEqual(['tx', 'plain', 'tx2']);
+      expect((await rowsOf(env, h.workflowId)).map((r) => r.step)).toEqual(['tx', 'tx2']);
+      expect((await e.describe(h.workflowId)).history.map((o) => o.name).sort()).toEqual(['plain', 'tx', 'tx2']);
+    }
+  });
+
+  it('@Step({ transaction: true }) on a provider method: the manager comes from currentStep()', async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('uses-provider', {});
+    await expect(h.result({ timeout: '10s' })).resolves.toBe(1);
+    expect(await rowsOf(env, h.workflowId)).toEqual([{ step: 'orders.save', attempt: 1, engine: '' }]);
+    expect((await e.describe(h.workflowId)).history[0]).toMatchObject({ kind: 'step', name: 'orders.save', status: 'completed' });
+  });
+
+  it("a deposed owner's transaction cannot commit: its write rolls back and the new owner's is the one row", async () => {
+    const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
+    // A stalls (manual: no renewals, so it never learns it lost the claim); B takes over.
+    const lost: Error[] = [];
+    const a = await env.pool.create({ ...WL, engineId: 'TA', backgroundTasks: 'manual', onWarning: (w) => lost.push(w) }, register);
+    await a.bootstrap();
+    const id = 'deposed-1';
+    currentEngine.set(id, 'A');
+    const h = await a.start('gated-tx', {}, { workflowId: id });
+    await waitFor(() => gates.has(id), 'the body on A wrote and waits');
+    const releaseA = gates.get(id)!;
+    currentEngine.set(id, 'B');
+    const b = await env.pool.create({ ...WL, engineId: 'TB' }, register);
+    await b.bootstrap();
+    await waitFor(() => gates.get(id) !== releaseA, 'B runs the body again after its takeover', 10_000);
+    gates.get(id)!(); // B commits first
+    await expect(b.result(h.workflowId, { timeout: '10s' })).resolves.toBe('written');
+    releaseA(); // A's late commit: its fence check fails inside its transaction
+    await waitFor(() => lost.some((w) => w.name === 'WeftWorkflowClaimLostWarning'), "A's commit refused by the fence");
+    expect(await rowsOf(env, id)).toEqual([{ step: 'gated', attempt: 0, engine: 'B' }]);
+    expect((await b.describe(id)).history.map((o) => o.name)).toEqual(['first', 'gated']);
+  });
+});
