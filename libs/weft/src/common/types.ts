@@ -194,6 +194,19 @@ export interface StepArgs {
   manager?: EntityManager;
 }
 
+/**
+ * A library's ambient transaction (typeorm-transactional, @nestjs-cls/transactional): inside a
+ * transactional body, code written for it finds the body's transaction (docs/transactions.md).
+ */
+export interface AmbientTransaction {
+  /** The library's name, for logs. */
+  readonly name: string;
+  /** Runs `fn` with `manager` as the library's active transaction for `manager`'s DataSource. */
+  join<T>(manager: EntityManager, fn: () => T): T;
+  /** The library's active transaction here, on this DataSource or else the app's default one (a transactional start joins it), if any. */
+  current(dataSource: EntityManager['connection']): EntityManager | undefined;
+}
+
 /** PostgreSQL's isolation levels a transactional step may run at (default: the database's, read committed). */
 export type TransactionIsolation = 'read committed' | 'repeatable read' | 'serializable';
 

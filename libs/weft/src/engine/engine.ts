@@ -13,6 +13,7 @@ import { createOwnershipPolicy } from '../ownership/create-policy.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
+import { AmbientTransactions } from './ambient/ambient-transactions.js';
 import { PlanFreshness } from '../storage/plan-freshness.js';
 import { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
@@ -59,6 +60,8 @@ export class WeftEngine {
   private readonly queues: QueueAdmission;
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
+  /** Libraries' ambient transactions that transactional bodies and starts join (docs/transactions.md). */
+  readonly ambient: AmbientTransactions;
   private readonly timers: TimerLoop;
   private readonly transitions: Transitions;
   private disposed: Promise<{ released: number; failed: number }> | undefined;
@@ -77,6 +80,7 @@ export class WeftEngine {
     this.engineId = options.engineId ?? randomUUID();
     this.options = resolveEngineOptions(options, this.engineId);
     this.store = new WorkflowStore(database.sql, database.schema);
+    this.ambient = new AmbientTransactions(options.ambientTransactions);
     // The policy calls back into the runtime only once the engine runs (bootstrap and after).
     this.ownership = createOwnershipPolicy({
       sql: database.sql,
@@ -109,6 +113,7 @@ export class WeftEngine {
         },
       },
       fireOwnTimer: (id, seq) => this.transitions.fireOwn(id, seq),
+      ambient: this.ambient,
     });
     this.transitions = new Transitions({
       store: this.store,
@@ -180,7 +185,9 @@ export class WeftEngine {
     validatePoolSize(options.database);
     const db = await openDatabase({ database: options.database, schema: options.schema, log: (l) => options.logger?.log(l) });
     try {
-      return new WeftEngine(db, options, true);
+      const engine = new WeftEngine(db, options, true);
+      await engine.ambient.load();
+      return engine;
     } catch (err) {
       await db.close(); // a bad option must not leave the pool it opened behind
       throw err;

@@ -4,7 +4,7 @@ import type { WeftMetricsSink } from '../observability/metrics.js';
 import { EngineTracing } from '../observability/tracing.js';
 import type { OwnershipOptions } from '../ownership/config.js';
 import { Duration, parseDuration } from '../common/duration.js';
-import type { QueueOptions, RetentionOptions, WeftLogger } from '../common/types.js';
+import type { AmbientTransaction, QueueOptions, RetentionOptions, WeftLogger } from '../common/types.js';
 import { nameProblem } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
 
@@ -35,6 +35,12 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
    * SDK is registered (default true); false creates none (docs/operations.md#tracing).
    */
   tracing?: boolean;
+  /**
+   * Libraries' ambient transactions that a transactional body joins and a start inside one joins
+   * (docs/transactions.md). typeorm-transactional's is found by itself when installed; WeftModule
+   * adds @nestjs-cls/transactional's.
+   */
+  ambientTransactions?: AmbientTransaction[];
   /** @internal Imports `@opentelemetry/api`; tests inject an absent one. */
   loadTracingApi?: () => Promise<unknown>;
 }

@@ -111,7 +111,7 @@ function replayHost(): ExecutionHost {
     applyDelivery: (exec, rec) => replayDelivery(exec, rec),
     startChild: () => NEVER,
     continueAsNew: () => undefined,
-    transactions: { beginTransaction: () => NEVER, commitInTransaction: () => NEVER },
+    transactions: { beginTransaction: () => NEVER, commitInTransaction: () => NEVER, withinAmbient: (_m, fn) => fn() },
     maxPayloadBytes: Number.MAX_SAFE_INTEGER,
     logger: silent,
     // Nothing ran, so nothing is traced.

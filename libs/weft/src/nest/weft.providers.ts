@@ -1,3 +1,4 @@
+import { loadClsTransactional } from './ambient-cls-transactional.js';
 import type { FactoryProvider } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import { WeftEngine } from '../engine/engine.js';
@@ -58,7 +59,9 @@ export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
     assertNoMisplacedOptions(options, extras);
     const logger = options.logger ?? nestWeftLogger();
     const { http: _http, metrics: _metrics, dashboard: _dashboard, ...rest } = options;
-    const engineOptions: WeftEngineOptions = { ...rest, logger, metrics };
+    // @nestjs-cls/transactional, when installed: its TransactionHost joins transactional bodies.
+    const cls = await loadClsTransactional();
+    const engineOptions: WeftEngineOptions = { ...rest, logger, metrics, ambientTransactions: cls ? [cls] : undefined };
     // Bad options, an unreachable database, migrations: the same code-first error as app.init()'s.
     const engine = await WeftEngine.create(engineOptions).catch((err: unknown) => {
       throw withCodeFirst(err);

@@ -1,5 +1,6 @@
 import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
 import type { AppTransaction } from '../../storage/app-transaction.js';
+import type { EntityManager } from 'typeorm';
 import { Inbox } from './inbox.js';
 import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
@@ -17,6 +18,8 @@ export interface TransactionHost {
   beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction>;
   /** Writes `command` with the run's fence on `tx` and commits `tx`; rolls it back when refused. */
   commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction): Promise<AdvanceOutcome>;
+  /** Runs the body with `manager` as the libraries' ambient transaction (typeorm-transactional, @nestjs-cls/transactional). */
+  withinAmbient<T>(manager: EntityManager, fn: () => T): T;
 }
 
 /** What an execution needs from its engine. */

@@ -19,6 +19,7 @@ import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
 import { Retries } from './retries.js';
 import { StepTransactions } from './step-transactions.js';
+import type { AmbientTransactions } from '../ambient/ambient-transactions.js';
 
 export interface RuntimeDependencies {
   store: WorkflowStore;
@@ -28,6 +29,8 @@ export interface RuntimeDependencies {
   /** Every fence, hold and wake check is the policy's. */
   ownership: OwnershipPolicy;
   children: ChildHooks;
+  /** Libraries' ambient transactions a transactional body joins. */
+  ambient: AmbientTransactions;
   /** Takes and fires one of this engine's own timers (Transitions.fireOwn): see LocalTimerOptions.fire. */
   fireOwnTimer(workflowId: string, seq: number): Promise<number | null>;
 }
@@ -82,7 +85,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
       LOAD_BATCH,
     );
     // Two connections stay with the engine's own statements, whatever the bodies hold.
-    this.transactions = new StepTransactions(this.store, this.ownership, () => this.store.sql.poolMax - 2);
+    this.transactions = new StepTransactions(this.store, this.ownership, deps.ambient, () => this.store.sql.poolMax - 2);
     this.runs = new LiveRuns(this.options.maxCachedWorkflows, (n) => this.options.metrics.parked?.(n));
     this.retries = new Retries(this.options.logger);
     this.commits = new CommitPath({

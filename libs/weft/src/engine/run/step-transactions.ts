@@ -4,6 +4,8 @@ import type { AppTransaction } from '../../storage/app-transaction.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { Execution, TransactionHost } from './execution.js';
+import type { AmbientTransactions } from '../ambient/ambient-transactions.js';
+import type { EntityManager } from 'typeorm';
 
 /**
  * Transactional steps' connections and commits. A body holds its connection while it runs, so
@@ -18,6 +20,7 @@ export class StepTransactions implements TransactionHost {
   constructor(
     private readonly store: WorkflowStore,
     private readonly ownership: OwnershipPolicy,
+    private readonly ambient: AmbientTransactions,
     private readonly slots: () => number,
   ) {}
 
@@ -46,6 +49,11 @@ export class StepTransactions implements TransactionHost {
     else await tx.rollback();
     fence.afterCommit(fenced, outcome);
     return outcome;
+  }
+
+  /** The body runs with its manager as every integrated library's active transaction. */
+  withinAmbient<T>(manager: EntityManager, fn: () => T): T {
+    return this.ambient.join(manager, fn);
   }
 
   private release(): void {

@@ -137,7 +137,8 @@ async function runBody(
   let timer: LongTimeout | undefined;
   const stepArgs: StepArgs = { attempt: args.attempt, idempotencyKey: args.idempotencyKey, signal: controller.signal, manager };
   try {
-    const body = Promise.resolve().then(() => stepBodyStorage.run(stepArgs, () => step.fn(manager, stepArgs)));
+    const run = () => stepBodyStorage.run(stepArgs, () => step.fn(manager, stepArgs));
+    const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));
     body.catch(() => undefined); // a late rejection after a timeout or abort is not unhandled
     const stops = new Promise<never>((_, reject) => {
       const aborted = () => reject(controller.signal.reason ?? new Error('aborted'));

@@ -1,0 +1,96 @@
+import 'reflect-metadata';
+import { INestApplication, Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { ClsModule } from 'nestjs-cls';
+import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
+import { Step, WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
+import { DataSource } from 'typeorm';
+import { createTestDatabase, TestDatabase } from './support/database.js';
+import { appDataSource, Order } from './fixtures/app-orders.js';
+
+/**
+ * An app that uses @nestjs-cls/transactional with its TypeORM adapter: its services write through
+ * `txHost.tx` and `@Transactional()`, unchanged; inside a transactional step they write in the
+ * step's transaction, so a failed attempt's writes roll back with it.
+ */
+@Injectable()
+class OrderService {
+  constructor(private readonly txHost: TransactionHost<TransactionalAdapterTypeOrm>) {}
+
+  /** Existing code: a @Transactional() method of the app. */
+  @Transactional()
+  async insert(id: string, workflowId: string, attempt: number): Promise<void> {
+    await this.txHost.tx.getRepository(Order).insert({ id, workflowId, attempt });
+  }
+
+  @Step({ transaction: true, name: 'orders.place', retry: { initialInterval: 1 } })
+  async place(workflowId: string, failFirst: boolean): Promise<{ attempt: number; active: boolean }> {
+    const attempt = (await import('@weft/nest')).currentStep()!.attempt;
+    await this.txHost.tx.getRepository(Order).insert({ id: `${workflowId}:tx`, workflowId, attempt });
+    await this.insert(`${workflowId}:decorated`, workflowId, attempt);
+    if (failFirst && attempt === 1) throw new Error('the first attempt fails after its writes');
+    return { attempt, active: this.txHost.isTransactionActive() };
+  }
+}
+
+@Workflow('cls-order')
+class ClsOrderWorkflow {
+  constructor(private readonly orders: OrderService) {}
+  async run(_ctx: WorkflowContext, input: { workflowId: string; failFirst: boolean }) {
+    return this.orders.place(input.workflowId, input.failFirst);
+  }
+}
+
+describe('@nestjs-cls/transactional joins a transactional step (an app that uses it)', () => {
+  let tdb: TestDatabase;
+  let ds: DataSource;
+  let app: INestApplication;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    ds = await appDataSource(tdb.url);
+    @Module({ providers: [{ provide: DataSource, useValue: ds }], exports: [DataSource] })
+    class DbModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        DbModule,
+        ClsModule.forRoot({
+          global: true,
+          plugins: [
+            new ClsPluginTransactional({ imports: [DbModule], adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) }),
+          ],
+        }),
+        WeftModule.forRoot({
+          database: ds,
+          schema: 'weft',
+          timerPollInterval: 50,
+          logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+        }),
+      ],
+      providers: [OrderService, ClsOrderWorkflow],
+    }).compile();
+    app = moduleRef.createNestApplication();
+    await app.init();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await ds?.destroy();
+    await tdb?.drop();
+  });
+
+  it("a failed first attempt's writes through txHost.tx and @Transactional() roll back: one row each", async () => {
+    const engine = app.get(WeftEngine);
+    const id = 'cls-1';
+    const h = await engine.start('cls-order', { workflowId: id, failFirst: true }, { workflowId: id });
+    await expect(h.result({ timeout: '10s' })).resolves.toEqual({ attempt: 2, active: true });
+    const rows = await tdb.query<{ id: string; attempt: number }>(
+      `SELECT id, attempt FROM app_orders WHERE "workflowId" = $1 ORDER BY id`,
+      [id],
+    );
+    expect(rows).toEqual([
+      { id: `${id}:decorated`, attempt: 2 },
+      { id: `${id}:tx`, attempt: 2 },
+    ]);
+  });
+});
