@@ -93,4 +93,23 @@ describe('@nestjs-cls/transactional joins a transactional step (an app that uses
       { id: `${id}:tx`, attempt: 2 },
     ]);
   });
+
+  it('a start inside a request transaction (txHost.withTransaction) joins it: none on rollback, a run on commit', async () => {
+    const engine = app.get(WeftEngine);
+    const txHost = app.get<TransactionHost<TransactionalAdapterTypeOrm>>(TransactionHost);
+    const exists = async (wid: string) => (await tdb.query('SELECT 1 FROM weft.weft_workflows WHERE id = $1', [wid])).length > 0;
+    const rollback = new Error('the request fails');
+    await expect(
+      txHost.withTransaction(async () => {
+        await engine.start('cls-order', { workflowId: 'cls-rb', failFirst: false }, { workflowId: 'cls-rb' });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(await exists('cls-rb')).toBe(false);
+    await txHost.withTransaction(async () => {
+      await engine.start('cls-order', { workflowId: 'cls-ok', failFirst: false }, { workflowId: 'cls-ok' });
+      expect(await exists('cls-ok')).toBe(false); // not before the request's transaction commits
+    });
+    await expect(engine.result('cls-ok', { timeout: '10s' })).resolves.toEqual({ attempt: 1, active: true });
+  });
 });

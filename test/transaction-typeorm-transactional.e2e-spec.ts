@@ -1,7 +1,13 @@
 import 'reflect-metadata';
 import { INestApplication, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { addTransactionalDataSource, initializeTransactionalContext, StorageDriver, Transactional } from 'typeorm-transactional';
+import {
+  addTransactionalDataSource,
+  initializeTransactionalContext,
+  runInTransaction,
+  StorageDriver,
+  Transactional,
+} from 'typeorm-transactional';
 import { currentStep, Step, WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import { DataSource, Repository } from 'typeorm';
 import { createTestDatabase, TestDatabase } from './support/database.js';
@@ -90,5 +96,23 @@ describe('typeorm-transactional joins a transactional step (an app that uses it)
       { id: `${id}:decorated`, attempt: 2 },
       { id: `${id}:repository`, attempt: 2 },
     ]);
+  });
+
+  it('a start inside a @Transactional() scope joins it: none on rollback, a run on commit', async () => {
+    const engine = app.get(WeftEngine);
+    const exists = async (wid: string) => (await tdb.query('SELECT 1 FROM weft.weft_workflows WHERE id = $1', [wid])).length > 0;
+    const rollback = new Error('the request fails');
+    await expect(
+      runInTransaction(async () => {
+        await engine.start('typeorm-transactional-order', { workflowId: 'tt-rb' }, { workflowId: 'tt-rb' });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(await exists('tt-rb')).toBe(false);
+    await runInTransaction(async () => {
+      await engine.start('typeorm-transactional-order', { workflowId: 'tt-ok' }, { workflowId: 'tt-ok' });
+      expect(await exists('tt-ok')).toBe(false); // not before the transaction commits
+    });
+    await expect(engine.result('tt-ok', { timeout: '10s' })).resolves.toBe(2);
   });
 });

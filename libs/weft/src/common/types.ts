@@ -158,6 +158,25 @@ export interface StartOptions {
   queue?: string;
   /** Within a queue, higher is admitted first (-1000 to 1000, default 0); FIFO within one priority. */
   priority?: number;
+  /**
+   * Start inside this transaction (the caller's, on Weft's database): the workflow exists iff it
+   * commits, and runs once it has. Inside an ambient @Transactional() scope, that one is joined
+   * without it (docs/transactions.md).
+   */
+  manager?: EntityManager;
+}
+
+/** signal()'s options. */
+export interface SignalOptions {
+  /** Send inside this transaction: stored iff it commits; the owner is woken on commit. */
+  manager?: EntityManager;
+}
+
+/** cancel()'s options. */
+export interface CancelOptions {
+  reason?: string;
+  /** Cancel inside this transaction: the workflow ends iff it commits. */
+  manager?: EntityManager;
 }
 
 /** One queue of the `queues` option: limits that hold across every engine on the database (docs/queues.md). */

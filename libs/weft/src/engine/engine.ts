@@ -32,7 +32,18 @@ import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
 import { Messaging } from './messaging.js';
-import type { EngineHealthSnapshot, ListFilter, ListPage, StartOptions, WorkflowDefinition, WorkflowDescription } from '../common/types.js';
+import type {
+  CancelOptions,
+  EngineHealthSnapshot,
+  ListFilter,
+  ListPage,
+  SignalOptions,
+  StartOptions,
+  WorkflowDefinition,
+  WorkflowDescription,
+} from '../common/types.js';
+import { CallerTransactions, type CallerTransaction } from './caller-transaction.js';
+import type { EntityManager } from 'typeorm';
 
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
 
@@ -62,6 +73,8 @@ export class WeftEngine {
   private readonly runtime: Runtime;
   /** Libraries' ambient transactions that transactional bodies and starts join (docs/transactions.md). */
   readonly ambient: AmbientTransactions;
+  /** The caller's transactions that starts, signals and cancels write in (docs/transactions.md). */
+  private readonly callerTransactions: CallerTransactions;
   private readonly timers: TimerLoop;
   private readonly transitions: Transitions;
   private disposed: Promise<{ released: number; failed: number }> | undefined;
@@ -81,6 +94,7 @@ export class WeftEngine {
     this.options = resolveEngineOptions(options, this.engineId);
     this.store = new WorkflowStore(database.sql, database.schema);
     this.ambient = new AmbientTransactions(options.ambientTransactions);
+    this.callerTransactions = new CallerTransactions({ dataSource: database.dataSource, via: database.sql }, this.ambient);
     // The policy calls back into the runtime only once the engine runs (bootstrap and after).
     this.ownership = createOwnershipPolicy({
       sql: database.sql,
@@ -292,13 +306,20 @@ export class WeftEngine {
     await this.assertCanRun();
     const tracing = this.options.tracing.ready(); // undefined once loaded: no await per start
     if (tracing) await tracing;
-    return this.handle(await this.starter.start({ type, input, opts, signal }));
+    const tx = await this.callerTransaction(signal ? 'signalWithStart' : 'start', opts?.manager);
+    return this.handle(await this.starter.start({ type, input, opts, signal, tx }));
+  }
+
+  /** The caller's transaction to write in: `manager`'s, or an ambient one; none without either (no await then). */
+  private callerTransaction(operation: string, manager: EntityManager | undefined): Promise<CallerTransaction | undefined> | undefined {
+    return manager !== undefined || this.ambient.any ? this.callerTransactions.resolve(operation, manager) : undefined;
   }
 
   /** Send, query and update: see Messaging. After dispose() they reject, like every call here. */
-  async signal(workflowId: string, name: string, payload?: unknown): Promise<void> {
+  async signal(workflowId: string, name: string, payload?: unknown, opts: SignalOptions = {}): Promise<void> {
     this.assertOpen();
-    return this.messaging.signal(workflowId, name, payload ?? null);
+    const tx = await this.callerTransaction('signal', opts.manager);
+    return this.messaging.signal(workflowId, name, payload ?? null, tx);
   }
 
   async update<R = unknown>(workflowId: string, name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
@@ -359,10 +380,13 @@ export class WeftEngine {
   }
 
   /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
-  async cancel(workflowId: string, reason = 'Cancelled'): Promise<void> {
+  async cancel(workflowId: string, reasonOrOptions: string | CancelOptions = 'Cancelled'): Promise<void> {
+    const opts = typeof reasonOrOptions === 'string' ? { reason: reasonOrOptions } : (reasonOrOptions ?? {});
+    const reason = opts.reason ?? 'Cancelled';
     validateReason('cancel reason', reason);
     await this.assertCanRun();
-    await this.transitions.cancel(workflowId, reason);
+    const tx = await this.callerTransaction('cancel', opts.manager);
+    await this.transitions.cancel(workflowId, reason, tx);
   }
 
   /** Stops a running workflow without ending it; resume() continues it by replay. */

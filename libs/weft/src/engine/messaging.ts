@@ -16,6 +16,7 @@ import type { Execution } from './run/execution.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './run/runtime.js';
+import type { CallerTransaction } from './caller-transaction.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { toStoredJson, validateName, validateWorkflowId } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
@@ -62,14 +63,16 @@ export class Messaging {
     ({ sql: this.sql, ownership: this.ownership, isDisposed: this.isDisposed } = deps);
   }
 
-  async signal(workflowId: string, name: string, payload: unknown): Promise<void> {
+  /** `tx`: sent in the caller's transaction; the owner is woken when it commits (its NOTIFY goes out then too). */
+  async signal(workflowId: string, name: string, payload: unknown, tx?: CallerTransaction): Promise<void> {
     validateWorkflowId(workflowId);
     validName('signal', name);
     const stored = toStoredJson(payload, `Payload of signal "${name}"`, this.options.maxPayloadBytes);
-    const res = await this.store.messages.send(workflowId, 'signal', name, stored);
+    const res = await this.store.messages.send(workflowId, 'signal', name, stored, tx?.via);
     if (!res) throw new WorkflowNotFoundError(workflowId);
     if (!res.messageId) throw new WorkflowNotRunningError(workflowId, res.status);
-    this.onNotify(workflowId);
+    if (tx) tx.onCommit(() => this.onNotify(workflowId));
+    else this.onNotify(workflowId);
   }
 
   /** Request/response: resolves with the handler's return value, whichever engine owns the workflow. */

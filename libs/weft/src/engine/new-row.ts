@@ -15,6 +15,7 @@ const START_OPTIONS = new Set<string>([
   'parentId',
   'queue',
   'priority',
+  'manager',
 ]);
 
 /**

@@ -9,6 +9,7 @@ import type { InsertResult } from '../storage/repositories/workflow.repository.j
 import type { InsertWorkflow } from '../storage/types.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Messaging } from './messaging.js';
+import type { CallerTransaction } from './caller-transaction.js';
 import type { QueueAdmission } from './queues/admission.js';
 import { newRow } from './new-row.js';
 import type { ResolvedEngineOptions } from './options.js';
@@ -43,6 +44,8 @@ export interface StartRequest {
   inParentSlot?: boolean;
   /** A child's start: the seq of the parent's startChild (which ended child is this start's own). */
   parentSeq?: number;
+  /** A transactional start: written in the caller's transaction, launched once it commits. */
+  tx?: CallerTransaction;
 }
 
 export class Starter {
@@ -57,7 +60,7 @@ export class Starter {
   }
 
   /** Writes the start (or applies the id policy to an existing id) and launches a new run; resolves with the id. */
-  async start({ type, input, opts, signal, inParentSlot, parentSeq }: StartRequest): Promise<string> {
+  async start({ type, input, opts, signal, inParentSlot, parentSeq, tx }: StartRequest): Promise<string> {
     const { registry, options, ownership, messaging } = this.deps;
     const def = registry.get(validateName('workflow type', type)); // a bad name is a 400, not a 404 that echoes it
     const policy = opts.idPolicy ?? 'return-existing';
@@ -68,6 +71,7 @@ export class Starter {
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
+    if (tx) return this.startIn(tx, def, row, policy, signal);
     const sentAt = performance.now();
     const res = await this.batch.submit(row);
     const admitted = res.inserted
@@ -81,6 +85,52 @@ export class Starter {
     options.metrics.workflowStarted?.(def.name);
     this.launch(def, row, { ...admitted, sentAt }, signal);
     return row.id;
+  }
+
+  /**
+   * A start in the caller's transaction: its row is written there with a claim nobody holds, so
+   * that it exists iff the transaction commits; on commit this engine claims and runs it (if this
+   * process is gone by then, the reclaim scan or recovery of another engine does).
+   */
+  private async startIn(
+    tx: CallerTransaction,
+    def: WorkflowDefinition,
+    row: InsertWorkflow,
+    policy: string,
+    signal?: { name: string; payload: unknown },
+  ): Promise<string> {
+    const { store, ownership, messaging } = this.deps;
+    if (policy === 'start-new-if-terminal') {
+      throw new InvalidArgumentError('idPolicy', "'start-new-if-terminal' is not available inside a caller's transaction (manager)");
+    }
+    row.claim = ownership.claims.childClaim;
+    const [res] = await store.workflows.startMany([row], ownership.claims.claimer(), tx.via);
+    if (!res.inserted) {
+      if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
+      if (signal) await messaging.signal(row.id, signal.name, signal.payload, tx);
+      return row.id;
+    }
+    tx.onCommit(() => {
+      this.deps.options.metrics.workflowStarted?.(def.name);
+      this.launchCommitted(row);
+    });
+    return row.id;
+  }
+
+  /** A transactional start committed: its run is claimed here and driven (or waits for its timer or queue). */
+  private launchCommitted(row: InsertWorkflow): void {
+    const { ownership, runtime, options } = this.deps;
+    if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.deadlineInMs);
+    if (row.startInMs !== null) return this.deps.nudgeTimersAt(Date.now() + row.startInMs);
+    if (row.status === WorkflowStatus.Enqueued) return this.deps.queues.nudge();
+    ownership.claims
+      .claimForRecovery([row.id])
+      .then((held) => (held.includes(row.id) ? runtime.drive(row.id) : undefined))
+      .catch((err: unknown) =>
+        options.logger.warn(
+          `Workflow "${row.id}" could not be launched after its start committed (${(err as Error)?.message}); the reclaim scan or recovery runs it.`,
+        ),
+      );
   }
 
   /**

@@ -16,6 +16,7 @@ import type { Runtime } from './run/runtime.js';
 import { childNotice, Settled } from './settled.js';
 import type { WeftLogger } from '../common/types.js';
 import { validateWorkflowId } from './validation.js';
+import type { CallerTransaction } from './caller-transaction.js';
 
 const TIMER_BATCH = 200;
 /** Reads of an external transition whose status changed before it could commit. */
@@ -61,12 +62,18 @@ export class Transitions {
     );
   }
 
-  cancel(workflowId: string, reason: string): Promise<unknown> {
-    return this.external(workflowId, 'cancel', (row) => {
-      if (isTerminal(row.status)) throw new WorkflowNotRunningError(workflowId, row.status);
-      const error = { name: 'WorkflowCancelled', message: reason };
-      return { status: WorkflowStatus.Cancelled, error: { value: error }, completed: true, clearTimers: true, rotate: this.rotates };
-    });
+  /** `tx`: in the caller's transaction; the run here is stopped once it commits. */
+  cancel(workflowId: string, reason: string, tx?: CallerTransaction): Promise<unknown> {
+    return this.external(
+      workflowId,
+      'cancel',
+      (row) => {
+        if (isTerminal(row.status)) throw new WorkflowNotRunningError(workflowId, row.status);
+        const error = { name: 'WorkflowCancelled', message: reason };
+        return { status: WorkflowStatus.Cancelled, error: { value: error }, completed: true, clearTimers: true, rotate: this.rotates };
+      },
+      tx,
+    );
   }
 
   suspend(workflowId: string, reason: string): Promise<unknown> {
@@ -241,24 +248,35 @@ export class Transitions {
    * changed meanwhile (decide then sees the new one). Returns the row as committed, or null when
    * `decide` chose to do nothing.
    */
-  async external(workflowId: string, what: string, decide: (row: WorkflowRow) => Change | null): Promise<WorkflowRow | null> {
+  async external(
+    workflowId: string,
+    what: string,
+    decide: (row: WorkflowRow) => Change | null,
+    tx?: CallerTransaction,
+  ): Promise<WorkflowRow | null> {
     validateWorkflowId(workflowId);
     let row: WorkflowRow | null = null;
     for (let attempt = 0; attempt < EXTERNAL_ATTEMPTS; attempt++) {
-      row = await this.store.workflows.get(workflowId);
+      row = await this.store.workflows.get(workflowId, tx?.via);
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;
       const ends = change.status !== undefined && isTerminal(change.status);
       const settled = { status: change.status ?? row.status, output: null, error: change.error?.value ?? null };
       if (ends && row.parentId) change.messages = [childNotice(row.parentId, workflowId, settled)];
-      const outcome = await this.runtime.commitCommand({ ...change, workflowId, expectedVersion: row.version, ifStatus: row.status });
+      const command = { ...change, workflowId, expectedVersion: row.version, ifStatus: row.status };
+      const outcome = await (tx ? this.runtime.commitCommandOn(tx.via, command, tx.onCommit) : this.runtime.commitCommand(command));
       if (!outcome.ok) {
         if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);
         continue;
       }
-      if (change.status && change.status !== WorkflowStatus.Running) this.runtime.stopLive(workflowId);
-      if (ends) this.ended(row, settled);
+      const committed = row;
+      const effects = () => {
+        if (change.status && change.status !== WorkflowStatus.Running) this.runtime.stopLive(workflowId);
+        if (ends) this.ended(committed, settled);
+      };
+      if (tx) tx.onCommit(effects);
+      else effects();
       return { ...row, status: settled.status, version: outcome.version };
     }
     // Only a status that changed on every attempt gets here (e.g. suspended and resumed in a loop).

@@ -20,6 +20,11 @@ export class AmbientTransactions {
     if (found && !this.list.some((a) => a.name === found.name)) this.list.push(found);
   }
 
+  /** Some library is integrated: a start looks for its ambient transaction. */
+  get any(): boolean {
+    return this.list.length > 0;
+  }
+
   get names(): string[] {
     return this.list.map((a) => a.name);
   }

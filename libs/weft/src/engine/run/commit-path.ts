@@ -1,5 +1,6 @@
 import { isTransientDatabaseError } from '../../storage/database-errors.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+import type { Queryable } from '../../storage/sql-client.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { WeftLogger } from '../../common/types.js';
 import type { GroupCommitter } from '../group-committer.js';
@@ -23,6 +24,8 @@ export interface CommitPathDependencies {
   isClosed(): boolean;
   /** Replays a workflow from storage and drives it on (Runtime.drive). */
   drive(workflowId: string): Promise<void>;
+  /** One advance on another connection (a caller's transaction). */
+  advanceOn(via: Queryable, command: AdvanceCommand): Promise<AdvanceOutcome>;
 }
 
 /**
@@ -46,6 +49,20 @@ export class CommitPath {
     const decorated = ownership.fence.fenceCommand(command, runEpoch);
     const outcome = await this.deps.committer.submit(decorated);
     ownership.fence.afterCommit(decorated, outcome);
+    return outcome;
+  }
+
+  /**
+   * A write in a caller's transaction (a transactional cancel): fenced the same way, and written on
+   * that transaction's connection, where it commits or rolls back with the caller's writes.
+   */
+  async commitCommandOn(via: Queryable, command: AdvanceCommand, onCommit: (fn: () => void) => void): Promise<AdvanceOutcome> {
+    const { ownership } = this.deps;
+    const decorated = ownership.fence.fenceCommand(command);
+    const outcome = await this.deps.advanceOn(via, decorated);
+    // What it did to claims held here is true once the caller's transaction commits.
+    if (outcome.ok) onCommit(() => ownership.fence.afterCommit(decorated, outcome));
+    else ownership.fence.afterCommit(decorated, outcome);
     return outcome;
   }
 

@@ -1,4 +1,5 @@
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
+import type { Queryable } from '../../storage/sql-client.js';
 import type { OperationRecord, WorkflowDefinition } from '../../common/types.js';
 import { Batcher } from '../../storage/batcher.js';
 import type { LoadedWorkflow } from '../../storage/repositories/workflow.repository.js';
@@ -96,6 +97,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
       logger: this.options.logger,
       isClosed: () => this._closed,
       drive: (id) => this.drive(id),
+      advanceOn: (via, command) => this.store.workflows.advanceOn(via, command),
     });
     this.launcher = new RunLauncher({
       host: this,
@@ -159,6 +161,11 @@ export class Runtime implements ExecutionHost, ContinueHost {
   /** The one commit path: every workflow write gets its ownership fence here (commit-path.ts). */
   commitCommand(command: AdvanceCommand, runEpoch?: string): Promise<AdvanceOutcome> {
     return this.commits.commitCommand(command, runEpoch);
+  }
+
+  /** A command in a caller's transaction (a transactional cancel): fenced, written on its connection. */
+  commitCommandOn(via: Queryable, command: AdvanceCommand, onCommit: (fn: () => void) => void): Promise<AdvanceOutcome> {
+    return this.commits.commitCommandOn(via, command, onCommit);
   }
 
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {

@@ -5,7 +5,7 @@ import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import type { PoolClient } from 'pg';
 import type { WorkflowStatus } from '../../common/types.js';
 import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
-import { jsonParam } from '../sql-client.js';
+import { jsonParam, type Queryable } from '../sql-client.js';
 import type { InboxMessage } from '../types.js';
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
@@ -73,8 +73,9 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
   }
 
   /** Stores a signal or update request unless the workflow is finished; one statement with NOTIFY. */
-  async send(workflowId: string, kind: 'signal' | 'update', name: string, payload: unknown) {
-    const rows = await this.db.query<{ type: string; status: WorkflowStatus; message_id: string | null }>(this.q.send, [
+  /** `via`: a caller's transaction (a transactional signal); its NOTIFY goes out when that commits. */
+  async send(workflowId: string, kind: 'signal' | 'update', name: string, payload: unknown, via: Queryable = this.db) {
+    const rows = await via.query<{ type: string; status: WorkflowStatus; message_id: string | null }>(this.q.send, [
       workflowId,
       kind,
       name,

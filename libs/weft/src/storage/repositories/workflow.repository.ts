@@ -329,13 +329,13 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return (await this.startMany([w], claimer))[0];
   }
 
-  /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. */
-  async startMany(ws: InsertWorkflow[], claimer?: ClaimTerms): Promise<InsertResult[]> {
+  /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. `via`: a caller's transaction. */
+  async startMany(ws: InsertWorkflow[], claimer?: ClaimTerms, via: Queryable = this.db): Promise<InsertResult[]> {
     // One start without timers or a signal goes as the lone start (workflow-start-lone.ts).
     const lone = isLoneStart(ws) ? this.loneStarts.for(ws[0], claimer) : undefined;
     const rows = lone
-      ? await this.db.query<StartRow>(lone.sql, lone.params)
-      : await this.db.query<StartRow>(this.wf.startMany, [
+      ? await via.query<StartRow>(lone.sql, lone.params)
+      : await via.query<StartRow>(this.wf.startMany, [
           JSON.stringify(
             ws.map((w) => ({
               id: w.id,
@@ -370,7 +370,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     // An id a concurrent transaction inserted after our snapshot is missing: ask again (a new
     // statement sees it).
     const missing = ws.filter((w) => !byId.has(w.id));
-    if (missing.length) (await this.startMany(missing, claimer)).forEach((r, i) => byId.set(missing[i].id, r));
+    if (missing.length) (await this.startMany(missing, claimer, via)).forEach((r, i) => byId.set(missing[i].id, r));
     return ws.map((w) => byId.get(w.id)!);
   }
 
@@ -423,9 +423,9 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     });
   }
 
-  /** One workflow's row, or null. */
-  async get(id: string): Promise<WorkflowRow | null> {
-    const rows = await this.db.query(this.wf.get, [id]);
+  /** One workflow's row, or null. `via`: read in a caller's transaction (a transactional cancel). */
+  async get(id: string, via: Queryable = this.db): Promise<WorkflowRow | null> {
+    const rows = await via.query(this.wf.get, [id]);
     return rows.length ? mapWorkflowRow(rows[0]) : null;
   }
 
