@@ -113,3 +113,45 @@ describe('@nestjs-cls/transactional joins a transactional step (an app that uses
     await expect(engine.result('cls-ok', { timeout: '10s' })).resolves.toEqual({ attempt: 1, active: true });
   });
 });
+
+describe('transactional steps with Weft on a database of its own', () => {
+  let tdb: TestDatabase;
+  let ds: DataSource;
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    ds = await appDataSource(tdb.url);
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await tdb?.drop();
+  });
+
+  it('fail start-up naming database: dataSource when the app has a DataSource of its own', async () => {
+    @Injectable()
+    class Orders {
+      @Step({ transaction: true })
+      async save(): Promise<number> {
+        return 1;
+      }
+    }
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        WeftModule.forRoot({
+          database: { url: tdb.url },
+          schema: 'weft',
+          logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
+        }),
+      ],
+      providers: [Orders, { provide: DataSource, useValue: ds }],
+    }).compile();
+    const app = moduleRef.createNestApplication();
+    const err = await app.init().then(
+      () => null,
+      (e: unknown) => e as { code?: string; message?: string },
+    );
+    await app.close().catch(() => undefined);
+    expect(err?.code).toBe('WEFT_INVALID_CONFIGURATION');
+    expect(err?.message).toContain('database: dataSource');
+    expect(err?.message).toContain('Orders.save');
+  });
+});

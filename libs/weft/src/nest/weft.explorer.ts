@@ -2,7 +2,7 @@ import { Injectable, Logger, OnModuleInit, Scope, Type } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { WeftEngine } from '../engine/engine.js';
-import { WeftError } from '../common/errors.js';
+import { InvalidConfigurationError, WeftError } from '../common/errors.js';
 import type { ScheduleDecoratorOptions, WorkflowDefinition } from '../common/types.js';
 import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/spec.js';
 import { isAsyncFunction } from '../engine/run/delivery.js';
@@ -16,7 +16,8 @@ import {
   WorkflowRunMissingError,
 } from './nest-errors.js';
 import { WeftMetadataAccessor } from './weft-metadata.accessor.js';
-import { HandlerKind } from './weft.constants.js';
+import { HandlerKind, WEFT_STEP_METADATA } from './weft.constants.js';
+import { DataSource } from 'typeorm';
 import { createWorkflowFactory } from './workflow-factory.js';
 
 interface FoundWorkflow {
@@ -43,6 +44,7 @@ export class WeftExplorer implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     try {
+      this.checkTransactionalDatabase();
       await this.registerWorkflows();
     } catch (err) {
       // The app will not start: close the database now rather than leave it to a close() that may never come.
@@ -62,6 +64,43 @@ export class WeftExplorer implements OnModuleInit {
       const about = meta.options?.description ? ` - ${meta.options.description}` : '';
       this.logger.log(`Registered workflow "${def.name}" (${metatype.name}${describeHandlers(def)})${about}`);
     });
+  }
+
+  /**
+   * A transactional step's body writes the app's entities through Weft's connection, so Weft must
+   * run on the app's own DataSource: with an app DataSource beside a `database: { url }` or the
+   * embedded server, start-up fails, naming the option (docs/transactions.md).
+   */
+  private checkTransactionalDatabase(): void {
+    const database = this.engine.database;
+    if (database.target.kind === 'datasource') return;
+    let appDataSource: DataSource | undefined;
+    try {
+      appDataSource = this.moduleRef.get(DataSource, { strict: false });
+    } catch {
+      return; // the app has no TypeORM DataSource: its bodies use the manager's raw queries
+    }
+    if (!appDataSource || appDataSource === database.dataSource) return;
+    const step = this.transactionalSteps()[0];
+    if (!step) return;
+    throw new InvalidConfigurationError(
+      'database',
+      `@Step({ transaction: true }) on ${step} writes through Weft's connection, but Weft runs on its own ${database.target.kind === 'url' ? 'database: { url }' : 'embedded database'} beside the app's DataSource. Give WeftModule the app's DataSource (database: dataSource).`,
+    );
+  }
+
+  /** `Class.method` of every @Step({ transaction: true }) method of a provider. */
+  private transactionalSteps(): string[] {
+    const found: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      const proto = (wrapper.metatype as Type | null)?.prototype as Record<string, unknown> | undefined;
+      if (!proto || wrapper.inject) continue;
+      for (const name of this.scanner.getAllMethodNames(proto)) {
+        const meta = Reflect.getMetadata(WEFT_STEP_METADATA, proto[name] as object) as { transaction?: boolean } | undefined;
+        if (meta?.transaction) found.push(`${(wrapper.metatype as Type).name}.${name}`);
+      }
+    }
+    return found;
   }
 
   private discover(): FoundWorkflow[] {
