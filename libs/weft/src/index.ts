@@ -21,6 +21,8 @@ export {
   PayloadTooLargeError,
   NonDeterminismError,
   OutsideWorkflowError,
+  OperationInTransactionError,
+  TransactionDatabaseMismatchError,
   ResultTimeoutError,
   WorkflowFailedError,
   StepTimeoutError,

@@ -72,7 +72,7 @@ export class WeftEngine {
   private readonly messaging: Messaging;
   private readonly runtime: Runtime;
   /** Libraries' ambient transactions that transactional bodies and starts join (docs/transactions.md). */
-  readonly ambient: AmbientTransactions;
+  private readonly ambient: AmbientTransactions;
   /** The caller's transactions that starts, signals and cancels write in (docs/transactions.md). */
   private readonly callerTransactions: CallerTransactions;
   private readonly timers: TimerLoop;

@@ -257,7 +257,7 @@ export class Transitions {
     validateWorkflowId(workflowId);
     let row: WorkflowRow | null = null;
     for (let attempt = 0; attempt < EXTERNAL_ATTEMPTS; attempt++) {
-      row = await this.store.workflows.get(workflowId, tx?.via);
+      row = await (tx ? this.store.workflows.getOn(tx.via, workflowId) : this.store.workflows.get(workflowId));
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;

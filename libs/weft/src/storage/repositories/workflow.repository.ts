@@ -423,8 +423,13 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     });
   }
 
-  /** One workflow's row, or null. `via`: read in a caller's transaction (a transactional cancel). */
-  async get(id: string, via: Queryable = this.db): Promise<WorkflowRow | null> {
+  /** One workflow's row, or null. */
+  async get(id: string): Promise<WorkflowRow | null> {
+    return this.getOn(this.db, id);
+  }
+
+  /** @internal One workflow's row read on `via`, a caller's transaction (a transactional cancel). */
+  async getOn(via: Queryable, id: string): Promise<WorkflowRow | null> {
     const rows = await via.query(this.wf.get, [id]);
     return rows.length ? mapWorkflowRow(rows[0]) : null;
   }
