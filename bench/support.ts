@@ -66,7 +66,8 @@ export class StatementCounter {
   private count(client: object, db: string, text: string, inTransaction: WeakSet<object>): void {
     const head = text.length < 40 ? text.trimStart().slice(0, 8).toUpperCase() : '';
     const inTx = inTransaction.has(client);
-    if (head.startsWith('BEGIN')) inTransaction.add(client);
+    // TypeORM's query runners open theirs with START TRANSACTION (transactional steps).
+    if (head.startsWith('BEGIN') || head.startsWith('START TR')) inTransaction.add(client);
     else if (head.startsWith('COMMIT')) {
       inTransaction.delete(client);
       this.commitsByDb.set(db, (this.commitsByDb.get(db) ?? 0) + 1);

@@ -1,6 +1,7 @@
 // A transaction on one connection of the DataSource Weft runs on, handed to a transactional
 // step's body as a TypeORM EntityManager (docs/transactions.md). The step's record is written on
 // the same connection (WorkflowRepository.advanceOn) before COMMIT.
+import type { PoolClient } from 'pg';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 import type { TransactionIsolation } from '../common/types.js';
@@ -55,8 +56,11 @@ class QueryRunnerTransaction implements AppTransaction {
   private ended = false;
   readonly via: TransactionQueryable;
 
-  constructor(private readonly runner: QueryRunner) {
-    this.via = { query: async <R>(text: string, values?: unknown[]) => (await runner.query(text, values)) as R[] };
+  constructor(
+    private readonly runner: QueryRunner,
+    via?: TransactionQueryable,
+  ) {
+    this.via = via ?? { query: async <R>(text: string, values?: unknown[]) => (await runner.query(text, values)) as R[] };
   }
 
   get manager(): EntityManager {
@@ -91,8 +95,15 @@ class QueryRunnerTransaction implements AppTransaction {
   }
 }
 
-/** Opens a transaction on a fresh connection of `dataSource`. */
-export async function beginAppTransaction(dataSource: DataSource, isolation?: TransactionIsolation): Promise<AppTransaction> {
+/**
+ * Opens a transaction on a fresh connection of `dataSource`. `weftVia`: how Weft's own statements
+ * run on that connection (SqlClient's named, plan-fresh statements), given its pg client.
+ */
+export async function beginAppTransaction(
+  dataSource: DataSource,
+  isolation?: TransactionIsolation,
+  weftVia?: (client: PoolClient) => TransactionQueryable,
+): Promise<AppTransaction> {
   const runner = dataSource.createQueryRunner();
   try {
     await runner.connect();
@@ -101,7 +112,8 @@ export async function beginAppTransaction(dataSource: DataSource, isolation?: Tr
     await runner.release().catch(() => undefined);
     throw err;
   }
-  return new QueryRunnerTransaction(runner);
+  const client = (runner as unknown as { databaseConnection?: PoolClient }).databaseConnection;
+  return new QueryRunnerTransaction(runner, client && weftVia ? weftVia(client) : undefined);
 }
 
 /** What makes two connections "the same database": the cluster's system identifier and the database name. */

@@ -88,7 +88,20 @@ export class SqlClient implements Queryable {
 
   /** A transaction for a transactional step's body, on its own connection (app-transaction.ts). */
   beginAppTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
-    return beginAppTransaction(this.dataSource, isolation);
+    return beginAppTransaction(this.dataSource, isolation, (client) => this.namedOn(client));
+  }
+
+  /**
+   * Weft's statements on a connection checked out by someone else (a transactional step's query
+   * runner): named prepared statements, as on the pool, with the same plan-generation check.
+   */
+  private namedOn(client: PoolClient): Queryable {
+    return {
+      query: async <R>(sql: string, params: unknown[] = []) => {
+        this.generationOf.set(client, await this.plans.catchUp(client, this.generationOf.get(client)));
+        return (await client.query({ name: statementName(sql), text: sql, values: params })).rows as R[];
+      },
+    };
   }
 
   /** The pool's size: transactional bodies hold a connection each and leave some to the rest of the engine. */
