@@ -312,7 +312,9 @@ export class WeftEngine {
 
   /** The caller's transaction to write in: `manager`'s, or an ambient one; none without either (no await then). */
   private callerTransaction(operation: string, manager: EntityManager | undefined): Promise<CallerTransaction | undefined> | undefined {
-    return manager !== undefined || this.ambient.any ? this.callerTransactions.resolve(operation, manager) : undefined;
+    // Without a manager or an active ambient transaction (most calls), nothing to await.
+    if (manager === undefined && !(this.ambient.any && this.ambient.current(this.database.dataSource))) return undefined;
+    return this.callerTransactions.resolve(operation, manager);
   }
 
   /** Send, query and update: see Messaging. After dispose() they reject, like every call here. */

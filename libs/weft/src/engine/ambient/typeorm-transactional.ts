@@ -24,19 +24,18 @@ function nameOf(lib: TransactionalCommon, dataSource: DataSource): string | unde
   return typeof name === 'string' && lib.getDataSourceByName(name) === dataSource ? name : undefined;
 }
 
-function context(lib: TransactionalCommon): Context | undefined {
-  try {
-    return lib.getTransactionalContext();
-  } catch {
-    return undefined; // initializeTransactionalContext() was never called: the app does not use it
-  }
+/** Its storage: `driver` is set by initializeTransactionalContext() (until then the app does not use it). */
+interface Storage {
+  storage?: { driver?: unknown };
 }
 
-export function typeormTransactional(lib: TransactionalCommon): AmbientTransaction {
+export function typeormTransactional(lib: TransactionalCommon, storage: Storage): AmbientTransaction {
+  // Checked before asking for the context, which throws until initialized: every start asks.
+  const context = (): Context | undefined => (storage.storage?.driver ? lib.getTransactionalContext() : undefined);
   return {
     name: 'typeorm-transactional',
     join<T>(manager: EntityManager, fn: () => T): T {
-      const ctx = context(lib);
+      const ctx = context();
       const name = ctx ? nameOf(lib, manager.connection) : undefined;
       if (!ctx || name === undefined) return fn();
       const joined = () => {
@@ -48,7 +47,7 @@ export function typeormTransactional(lib: TransactionalCommon): AmbientTransacti
       return ctx.active ? ctx.run(joined) : ctx.run(() => ctx.run(joined));
     },
     current(dataSource: DataSource): EntityManager | undefined {
-      const ctx = context(lib);
+      const ctx = context();
       if (!ctx?.active) return undefined;
       // Weft's own DataSource when the app registered it, else the app's default one (the start
       // then checks that it is on Weft's database).
@@ -65,8 +64,10 @@ export async function loadTypeormTransactional(): Promise<AmbientTransaction | u
     const lib = (await import('typeorm-transactional/dist/common/index.js' as string)) as TransactionalCommon & {
       default?: TransactionalCommon;
     };
+    const storage = (await import('typeorm-transactional/dist/storage/index.js' as string)) as Storage & { default?: Storage };
     const api = typeof lib.getTransactionalContext === 'function' ? lib : lib.default;
-    return api && typeof api.getTransactionalContext === 'function' ? typeormTransactional(api) : undefined;
+    const store = storage.storage ? storage : storage.default;
+    return api && typeof api.getTransactionalContext === 'function' && store?.storage ? typeormTransactional(api, store) : undefined;
   } catch {
     return undefined;
   }
