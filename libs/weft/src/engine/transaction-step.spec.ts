@@ -11,6 +11,8 @@ const bodies: Record<string, number> = {};
 const bump = (k: string) => (bodies[k] = (bodies[k] ?? 0) + 1);
 const gates = new Map<string, () => void>();
 const hooks = new Map<string, () => Promise<void>>();
+/** Which engine a gated body runs on (the test switches it before the takeover). */
+const currentEngine = new Map<string, string>();
 
 const insertRow = (m: { query(sql: string, p: unknown[]): Promise<unknown> }, id: string, step: string, attempt: number, engine = '') =>
   m.query('INSERT INTO app_rows (workflow_id, step, attempt, engine) VALUES ($1, $2, $3, $4)', [id, step, attempt, engine]);
@@ -66,7 +68,6 @@ class GatedTx {
     return got;
   }
 }
-const currentEngine = new Map<string, string>();
 
 /** ctx inside a transactional body is refused. */
 class NestedCtx {
