@@ -140,6 +140,8 @@ export interface WorkflowDefinition {
   version?: string;
   /** The queue every start of this type goes to unless the start names one (`@Workflow(name, { queue })`). */
   queue?: string;
+  /** A partitioned queue's key for a start that names none, taken from the input (`@Workflow(name, { partitionKey })`). */
+  partitionKey?: (input: never) => string;
 }
 
 export type IdPolicy = 'return-existing' | 'reject-duplicate' | 'start-new-if-terminal';
@@ -164,6 +166,8 @@ export interface StartOptions {
    * without it (docs/transactions.md).
    */
   manager?: EntityManager;
+  /** In a partitioned queue, the key (a tenant, a customer) whose own limits the run counts against (docs/queues.md). */
+  partitionKey?: string;
 }
 
 /** signal()'s options. */
@@ -187,6 +191,11 @@ export interface QueueOptions {
   perEngineConcurrency?: number;
   /** At most `limit` admissions in any sliding window of `period`, over all engines. */
   rateLimit?: { limit: number; period: Duration };
+  /**
+   * Limits per partition key, under the queue's own: every start names a `partitionKey`, and
+   * keys with work are admitted in turn, so one key cannot hold back the others.
+   */
+  partition?: { concurrency?: number; rateLimit?: { limit: number; period: Duration } };
 }
 
 export interface RetryPolicy {

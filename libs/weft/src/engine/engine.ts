@@ -450,7 +450,7 @@ export class WeftEngine {
     const schedulesFired = await this.schedules.fireDue();
     const purged = await this.retention.runPass();
     await this.refreshPlans(true);
-    const admitted = await this.queues.pass();
+    const admitted = await this.queues.pass(true);
     // Without a maintenance pass of the policy (ownership 'none'), the owner-side poll is here.
     if (!this.ownership.maintenance.pollsMessages) await this.messaging.poll();
     return { pass, timersFired, schedulesFired, purged, admitted };

@@ -3,6 +3,7 @@ import { InvalidArgumentError } from '../common/errors.js';
 import type { InsertWorkflow } from '../storage/types.js';
 import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
 import type { StartOptions } from '../common/types.js';
+import type { QueuedStart } from './queues/options.js';
 import { toStoredJson, validateWorkflowId } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
 
@@ -16,6 +17,7 @@ const START_OPTIONS = new Set<string>([
   'queue',
   'priority',
   'manager',
+  'partitionKey',
 ]);
 
 /**
@@ -27,7 +29,7 @@ export function newRow(
   input: unknown,
   opts: StartOptions,
   maxPayloadBytes: number,
-  queued: { queue: string; priority: number } | null = null,
+  queued: QueuedStart | null = null,
 ): InsertWorkflow {
   // A misspelt option (`timeout` for `executionTimeout`) would otherwise be ignored without a word.
   const unknown = Object.keys(opts ?? {}).filter((k) => !START_OPTIONS.has(k));

@@ -147,6 +147,7 @@ export class WeftExplorer implements OnModuleInit {
       schedules,
       ...(meta.options.version !== undefined ? { version: meta.options.version } : {}),
       ...(meta.options.queue !== undefined ? { queue: meta.options.queue } : {}),
+      ...(meta.options.partitionKey !== undefined ? { partitionKey: meta.options.partitionKey } : {}),
     };
   }
 

@@ -137,4 +137,6 @@ export interface InsertWorkflow {
   /** The queue that admits it (status 'enqueued'), and its priority there; absent outside a queue. */
   queue?: string;
   priority?: number;
+  /** Its key in a partitioned queue. */
+  partitionKey?: string;
 }

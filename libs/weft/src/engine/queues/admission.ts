@@ -11,7 +11,7 @@ import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
 import type { Runtime } from '../run/runtime.js';
 import { TimerLoop } from '../timer-loop.js';
-import { type ResolvedQueue, startQueue } from './options.js';
+import { type QueuedStart, type ResolvedQueue, startQueue } from './options.js';
 
 /** Admitted per queue per pass: a busy queue cannot hold a pass (and the other queues) for long. */
 export const ADMIT_BATCH = 100;
@@ -32,10 +32,15 @@ export type QueueFigures = Record<string, { enqueued: number; running: number }>
 
 export class QueueAdmission {
   readonly declared: ReadonlyMap<string, ResolvedQueue>;
-  /** Runs this engine admitted (id → when): their end frees a slot, worth a pass at once. */
-  private readonly admittedHere = new Map<string, number>();
+  /** Runs this engine admitted (id → when, and its queue): their end frees a slot, worth a pass at once. */
+  private readonly admittedHere = new Map<string, { at: number; queue: string }>();
+  /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
+  private readonly pending = new Set<string>();
+  /** Queues whose last look (the figures or an admission) saw work waiting. */
+  private readonly backlog = new Set<string>();
   private readonly loop: TimerLoop;
   private figures: QueueFigures = {};
+  private figuresAt = -Infinity;
   private turn = 0;
 
   constructor(private readonly deps: QueueAdmissionDependencies) {
@@ -49,13 +54,14 @@ export class QueueAdmission {
 
   /** `@Workflow(name, { queue })` must name a declared queue: checked at registration. */
   checkDefinition(def: WorkflowDefinition): void {
-    if (def.queue !== undefined) startQueue({ queue: def.queue }, undefined, this.declared);
+    // An undeclared (or badly named) queue: startQueue throws the error a start would.
+    if (def.queue !== undefined && !this.declared.has(def.queue)) startQueue({ queue: def.queue }, {}, this.declared);
   }
 
-  /** A start's queue and priority, or null outside a queue (no cost beyond two property reads). */
-  startOf(opts: StartOptions, def: WorkflowDefinition): { queue: string; priority: number } | null {
-    if (opts.queue === undefined && opts.priority === undefined && def.queue === undefined) return null;
-    return startQueue(opts, def.queue, this.declared);
+  /** A start's queue, priority and partition key, or null outside a queue (no cost beyond a few property reads). */
+  startOf(opts: StartOptions, def: WorkflowDefinition, input: unknown): QueuedStart | null {
+    if (opts.queue === undefined && opts.priority === undefined && def.queue === undefined && opts.partitionKey === undefined) return null;
+    return startQueue(opts, def, this.declared, input);
   }
 
   assertDeclared(queue: string): void {
@@ -71,14 +77,18 @@ export class QueueAdmission {
     return this.loop.stop();
   }
 
-  /** A slot may have freed or work arrived: pass soon instead of at the next tick. */
-  nudge(inMs = 0): void {
+  /** A slot may have freed or work arrived (in `queue`, when known): pass soon instead of at the next tick. */
+  nudge(inMs = 0, queue?: string): void {
+    if (queue !== undefined) this.pending.add(queue);
     this.loop.nudgeAt(Date.now() + inMs);
   }
 
-  /** A run ended here: if this engine admitted it, its slot is free now. */
+  /** A run ended here: if this engine admitted it and its queue has work waiting, its slot is worth a pass now. */
   ended(workflowId: string): void {
-    if (this.admittedHere.delete(workflowId)) this.nudge();
+    const mine = this.admittedHere.get(workflowId);
+    if (!mine) return;
+    this.admittedHere.delete(workflowId);
+    if (this.backlog.has(mine.queue)) this.nudge(0, mine.queue);
   }
 
   /** Enqueued and running per queue as of the last pass (health details; no I/O). */
@@ -86,43 +96,53 @@ export class QueueAdmission {
     return this.figures;
   }
 
-  /** One admission pass over every declared queue, each in turn; resolves with how many it admitted. */
-  async pass(): Promise<number> {
-    const { store, registry, ownership, options } = this.deps;
+  /**
+   * One admission pass; resolves with how many it admitted. A full pass (on the tick, at most
+   * every timerPollInterval, or `full`) first reads every queue's figures (one statement) and
+   * tries each queue with work; a pass in between, nudged by a start or an end here, tries only
+   * the queues it was nudged for: one round trip per queue and batch.
+   */
+  async pass(full = false): Promise<number> {
+    const { store, options } = this.deps;
     if (this.declared.size === 0 || !this.deps.mayAdmit()) return 0;
-    const names = [...this.declared.keys()];
-    const stats = await store.queues.stats(names);
-    this.forgetGone();
-    const types = registry.names();
+    const types = this.deps.registry.names();
+    // Taken before any await: a nudge that arrives meanwhile is for the next pass.
+    const nudged = [...this.pending];
+    this.pending.clear();
+    let names: string[];
+    if (full || Date.now() - this.figuresAt >= options.timerPollMs) {
+      const stats = await store.queues.stats([...this.declared.keys()]);
+      this.figuresAt = Date.now();
+      this.forgetGone();
+      this.figures = Object.fromEntries(stats);
+      for (const [queue, s] of stats) {
+        if (s.enqueued > 0) this.backlog.add(queue);
+        else this.backlog.delete(queue);
+        options.metrics.queueDepth?.(queue, s.enqueued);
+        options.metrics.queueRunning?.(queue, s.running);
+      }
+      const worth = [...this.declared.values()].filter((q) => worthAdmitting(q, stats.get(q.name), types)).map((q) => q.name);
+      names = [...new Set([...worth, ...(types.length > 0 ? nudged : [])])];
+    } else {
+      names = types.length > 0 ? nudged : [];
+    }
     let admitted = 0;
-    let more = false;
     // A different queue goes first on each pass, so none waits behind the others' batches.
-    const first = this.turn++ % names.length;
+    const first = names.length ? this.turn++ % names.length : 0;
     for (let i = 0; i < names.length; i++) {
       const q = this.declared.get(names[(first + i) % names.length])!;
-      const s = stats.get(q.name);
-      if (!s || !worthAdmitting(q, s, types)) continue;
-      const room = ownership.claims.reserve(ADMIT_BATCH);
+      const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
       if (room.granted <= 0 || !this.deps.mayAdmit()) {
         room.done();
         break;
       }
-      let n: number;
       try {
-        n = await this.admit(q, room.granted, types);
+        admitted += await this.admit(q, room.granted, types);
       } finally {
         room.done();
       }
-      admitted += n;
-      stats.set(q.name, { enqueued: s.enqueued - n, running: s.running + n });
-      if (n === room.granted && s.enqueued > n) more = true;
     }
-    this.figures = Object.fromEntries(stats);
-    for (const [queue, s] of stats) {
-      options.metrics.queueDepth?.(queue, s.enqueued);
-      options.metrics.queueRunning?.(queue, s.running);
-    }
-    if (more) this.nudge();
+    if (this.pending.size) this.nudge();
     return admitted;
   }
 
@@ -139,25 +159,38 @@ export class QueueAdmission {
       perEngineConcurrency: q.perEngineConcurrency,
       perEngineOwner: claimer?.engineId ?? null,
       rateLimit: q.rateLimit,
+      partition: q.partition,
       types,
       claimer,
       leaseFence,
     });
-    if (res.admitted.length) options.metrics.queueAdmissions?.(q.name, res.admitted.length);
+    const n = res.admitted.length;
+    if (n) options.metrics.queueAdmissions?.(q.name, n);
+    const was = this.figures[q.name];
+    this.figures = { ...this.figures, [q.name]: { enqueued: Math.max(0, (was?.enqueued ?? 0) - n), running: res.runningBefore + n } };
+    if (res.more) this.backlog.add(q.name);
+    else this.backlog.delete(q.name);
+    // A full batch that left work: the next batch at once (a short one waits for a slot to free).
+    if (res.more && n === room) this.pending.add(q.name);
     for (const w of res.admitted) {
       // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
       if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
-      this.admittedHere.set(w.id, Date.now());
+      this.admittedHere.set(w.id, { at: Date.now(), queue: q.name });
       const run = { workflowId: w.id, definition: registry.get(w.type), input: w.input, runNumber: w.runNumber, version: w.version };
       runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
     }
     const rate = q.rateLimit;
-    if (rate && res.admitted.length < room && res.recentCount + res.admitted.length >= rate.limit) {
+    if (rate && n < room && res.recentCount + n >= rate.limit) {
       // The window is full: come back when its oldest admission leaves it.
       options.metrics.queueRateLimitWait?.(q.name);
-      this.nudge(Math.ceil(res.windowFreesInMs ?? rate.periodMs) + 1);
+      this.nudge(Math.ceil(res.windowFreesInMs ?? rate.periodMs) + 1, q.name);
     }
-    return res.admitted.length;
+    const keyRate = q.partition?.rateLimit;
+    if (keyRate && res.more && n < res.room) {
+      // Keys held by their own rate windows while the queue had room: look again about when one frees.
+      this.nudge(Math.max(10, Math.min(options.timerPollMs, Math.ceil(keyRate.periodMs / keyRate.limit))), q.name);
+    }
+    return n;
   }
 
   /**
@@ -166,11 +199,11 @@ export class QueueAdmission {
    */
   private forgetGone(): void {
     const before = Date.now() - FORGET_AFTER_MS;
-    for (const [id, at] of this.admittedHere) if (at < before && !this.deps.runtime.isLive(id)) this.admittedHere.delete(id);
+    for (const [id, { at }] of this.admittedHere) if (at < before && !this.deps.runtime.isLive(id)) this.admittedHere.delete(id);
   }
 }
 
-/** A transaction is worth it when the queue has work, this engine runs types, and the last count left room. */
-function worthAdmitting(q: ResolvedQueue, s: { enqueued: number; running: number }, types: string[]): boolean {
-  return s.enqueued > 0 && types.length > 0 && (q.concurrency === null || s.running < q.concurrency);
+/** An admission is worth its round trip when the queue has work, this engine runs types, and the last count left room. */
+function worthAdmitting(q: ResolvedQueue, s: { enqueued: number; running: number } | undefined, types: string[]): boolean {
+  return s !== undefined && s.enqueued > 0 && types.length > 0 && (q.concurrency === null || s.running < q.concurrency);
 }

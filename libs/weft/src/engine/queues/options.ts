@@ -18,10 +18,21 @@ export interface ResolvedQueue {
   concurrency: number | null;
   perEngineConcurrency: number | null;
   rateLimit: { limit: number; periodMs: number } | null;
+  /** Limits per partition key (null: not partitioned; every start of a partitioned queue names a key). */
+  partition: { concurrency: number | null; rateLimit: { limit: number; periodMs: number } | null } | null;
 }
 
-const QUEUE_KEYS = new Set(['concurrency', 'perEngineConcurrency', 'rateLimit']);
+/** Where a start goes in its queue. */
+export interface QueuedStart {
+  queue: string;
+  priority: number;
+  /** Set exactly when the queue is partitioned. */
+  partitionKey?: string;
+}
+
+const QUEUE_KEYS = new Set(['concurrency', 'perEngineConcurrency', 'rateLimit', 'partition']);
 const RATE_KEYS = new Set(['limit', 'period']);
+const PARTITION_KEYS = new Set(['concurrency', 'rateLimit']);
 
 function boundedInt(value: unknown, option: string, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
@@ -63,7 +74,25 @@ function resolveQueue(name: string, q: unknown): ResolvedQueue {
   if (concurrency !== null && perEngine !== null && perEngine > concurrency) {
     throw new InvalidConfigurationError(`${option}.perEngineConcurrency`, `must be at most concurrency (${concurrency})`);
   }
-  return { name, concurrency, perEngineConcurrency: perEngine, rateLimit: resolveRate(o.rateLimit, `${option}.rateLimit`) };
+  return {
+    name,
+    concurrency,
+    perEngineConcurrency: perEngine,
+    rateLimit: resolveRate(o.rateLimit, `${option}.rateLimit`),
+    partition: resolvePartition(o.partition, `${option}.partition`, concurrency),
+  };
+}
+
+function resolvePartition(p: unknown, option: string, concurrency: number | null): ResolvedQueue['partition'] {
+  if (p === undefined) return null;
+  if (typeof p !== 'object' || p === null) throw new InvalidConfigurationError(option, 'must be an object like { concurrency: 2 }');
+  unknownKey(p, PARTITION_KEYS, option);
+  const o = p as { concurrency?: unknown; rateLimit?: unknown };
+  const perKey = o.concurrency === undefined ? null : boundedInt(o.concurrency, `${option}.concurrency`, MAX_QUEUE_CONCURRENCY);
+  if (concurrency !== null && perKey !== null && perKey > concurrency) {
+    throw new InvalidConfigurationError(`${option}.concurrency`, `must be at most the queue's concurrency (${concurrency})`);
+  }
+  return { concurrency: perKey, rateLimit: resolveRate(o.rateLimit, `${option}.rateLimit`) };
 }
 
 /** The `queues` option, validated at construction: every value bounded, every mistake named. */
@@ -80,15 +109,17 @@ export function resolveQueues(queues: unknown): Map<string, ResolvedQueue> {
   return new Map(entries.map(([name, q]) => [name, resolveQueue(name, q)]));
 }
 
-/** A start's queue (its own, else its type's) and priority; throws before anything is written. */
+/** A start's queue (its own, else its type's), priority and partition key; throws before anything is written. */
 export function startQueue(
-  opts: { queue?: unknown; priority?: unknown },
-  typeQueue: string | undefined,
+  opts: { queue?: unknown; priority?: unknown; partitionKey?: unknown },
+  type: { queue?: string; partitionKey?: (input: never) => string },
   declared: ReadonlyMap<string, ResolvedQueue>,
-): { queue: string; priority: number } | null {
-  const queue = opts.queue ?? typeQueue;
+  input?: unknown,
+): QueuedStart | null {
+  const queue = opts.queue ?? type.queue;
   if (queue === undefined) {
     if (opts.priority !== undefined) throw new InvalidArgumentError('priority', 'needs a queue: pass `queue` too, or give the type one');
+    if (opts.partitionKey !== undefined) throw new InvalidArgumentError('partitionKey', 'needs a partitioned queue: pass `queue` too');
     return null;
   }
   if (typeof queue !== 'string' || !declared.has(queue)) {
@@ -103,7 +134,35 @@ export function startQueue(
       `must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY} (got ${JSON.stringify(priority)})`,
     );
   }
-  return { queue, priority };
+  const q = declared.get(queue)!;
+  if (!q.partition) {
+    if (opts.partitionKey !== undefined) {
+      throw new InvalidArgumentError('partitionKey', `queue "${queue}" is not partitioned: declare queues.${queue}.partition, or drop the key`);
+    }
+    return { queue, priority };
+  }
+  return { queue, priority, partitionKey: startPartitionKey(queue, opts.partitionKey, type.partitionKey, input) };
+}
+
+/** The start's own key, else the type's, read from the input; a partitioned queue needs one. */
+function startPartitionKey(queue: string, own: unknown, ofType: ((input: never) => string) | undefined, input: unknown): string {
+  let key = own;
+  if (key === undefined && ofType) {
+    try {
+      key = ofType(input as never);
+    } catch (err) {
+      throw new InvalidArgumentError('partitionKey', `the type's partitionKey function threw: ${(err as Error)?.message}`, { cause: err });
+    }
+  }
+  if (key === undefined) {
+    throw new InvalidArgumentError(
+      'partitionKey',
+      `queue "${queue}" is partitioned: pass partitionKey, or give the type @Workflow({ partitionKey: (input) => ... })`,
+    );
+  }
+  const problem = nameProblem(key);
+  if (problem) throw new InvalidArgumentError('partitionKey', problem);
+  return key as string;
 }
 
 /** One declared queue for an operator (the dashboard's queues view). */
@@ -112,6 +171,7 @@ export interface QueueView {
   concurrency: number | null;
   perEngineConcurrency: number | null;
   rateLimit: { limit: number; periodMs: number } | null;
+  partition: ResolvedQueue['partition'];
   /** As of this engine's last admission pass. */
   enqueued: number;
   running: number;

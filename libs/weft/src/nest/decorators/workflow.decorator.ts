@@ -10,6 +10,11 @@ export interface WorkflowOptions {
   version?: string;
   /** Every start of this type goes through this queue (declared in the `queues` option) unless the start names another. */
   queue?: string;
+  /**
+   * In a partitioned queue, the key of a start that names none, read from its input, e.g.
+   * `(order: Order) => order.tenantId` (docs/queues.md).
+   */
+  partitionKey?: (input: never) => string;
 }
 
 export interface WorkflowMetadata {

@@ -10,6 +10,10 @@ export class QueueEntity {
   @Column({ name: 'recent_admissions', type: 'timestamptz', array: true, default: () => "'{}'" })
   recentAdmissions!: Date[];
 
+  /** Partitioned queues: the key the last admission ended on; the next one walks the keys from after it. */
+  @Column({ name: 'partition_cursor', type: 'varchar', length: 255, nullable: true })
+  partitionCursor!: string | null;
+
   @Column({ name: 'updated_at', type: 'timestamptz', default: () => 'now()' })
   updatedAt!: Date;
 }

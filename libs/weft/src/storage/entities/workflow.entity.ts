@@ -8,6 +8,13 @@ import type { WorkflowStatus } from '../../common/types.js';
 @Index('weft_workflows_ended_idx', ['status', 'completedAt'], { where: 'completed_at IS NOT NULL' })
 @Index('weft_workflows_enqueued_idx', ['queue', 'priority', 'createdAt', 'id'], { where: "status = 'enqueued'" })
 @Index('weft_workflows_queue_running_idx', ['queue'], { where: "status = 'running' AND queue IS NOT NULL" })
+@Index('weft_workflows_partition_enqueued_idx', ['queue', 'partitionKey', 'priority', 'createdAt', 'id'], {
+  where: "status = 'enqueued' AND partition_key IS NOT NULL",
+})
+@Index('weft_workflows_partition_running_idx', ['queue', 'partitionKey'], { where: "status = 'running' AND partition_key IS NOT NULL" })
+@Index('weft_workflows_partition_admitted_idx', ['queue', 'partitionKey', 'admittedAt'], {
+  where: 'admitted_at IS NOT NULL AND partition_key IS NOT NULL',
+})
 export class WorkflowEntity {
   @PrimaryColumn({ type: 'varchar', length: 255 })
   id!: string;
@@ -63,6 +70,10 @@ export class WorkflowEntity {
   /** The queue that admits it (docs/queues.md); null outside a queue. */
   @Column({ type: 'varchar', length: 255, nullable: true })
   queue!: string | null;
+
+  /** Within a partitioned queue, the key (tenant) whose own limits it counts against. */
+  @Column({ name: 'partition_key', type: 'varchar', length: 255, nullable: true })
+  partitionKey!: string | null;
 
   /** Within its queue, higher is admitted first. */
   @Column({ type: 'integer', default: 0 })

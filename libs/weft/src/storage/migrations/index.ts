@@ -11,6 +11,7 @@ import { fenceEpochMigration } from './1733831200000-fence-epoch.js';
 import { claimsWithoutEngineIndexMigration } from './1733918000000-claims-without-engine-index.js';
 import { schedulePendingTriggersMigration } from './1734005000000-schedule-pending-triggers.js';
 import { workflowAttributesMigration } from './1734091400000-workflow-attributes.js';
+import { queuePartitionsMigration } from './1734178039000-queue-partitions.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -27,5 +28,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733918000000, migration: claimsWithoutEngineIndexMigration(schema) },
     { id: 1734005000000, migration: schedulePendingTriggersMigration(schema) },
     { id: 1734091400000, migration: workflowAttributesMigration(schema) },
+    { id: 1734178039000, migration: queuePartitionsMigration(schema) },
   ];
 }

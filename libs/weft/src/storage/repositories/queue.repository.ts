@@ -1,107 +1,23 @@
 // weft_queues, and the admission of a queue's enqueued workflows (docs/queues.md). Every admission
-// is one transaction: lock the queue's row, then, in a statement that sees everything committed
-// before that lock, count the queue's running workflows, pick the next enqueued ones (priority,
-// then FIFO) with SKIP LOCKED, make them running and claim them for the admitting engine. So
-// `concurrency` and `rateLimit` hold across engines, and nothing a crash leaves behind can make
-// the running count drift: it is never stored.
-import type { PoolClient } from 'pg';
+// is one call of the admission function (queue-admit.ts, one round trip): lock the queue's row,
+// then, in a statement that sees everything committed before that lock, count the queue's (and
+// each partition key's) running workflows, pick the next enqueued ones with SKIP LOCKED, make
+// them running and claim them for the admitting engine. So `concurrency`, `rateLimit` and the
+// per-key limits hold across engines, and nothing a crash leaves behind can make a running count
+// drift: it is never stored.
 import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
-import { type SqlClient, statementName } from '../sql-client.js';
+import type { SqlClient } from '../sql-client.js';
 import type { ClaimFence, InboxMessage } from '../types.js';
-import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
+import type { ClaimTerms } from './claim.repository.js';
+import { admitFunction } from './queue-admit.js';
 import { WeftRepository } from './weft-repository.js';
 
 function statements(schema: string) {
   const wf = qualify(schema, 'weft_workflows');
-  const queues = qualify(schema, 'weft_queues');
-  const claims = qualify(schema, 'weft_workflow_claims');
-  const msgs = qualify(schema, 'weft_messages');
-  const lease = qualify(schema, 'weft_global_lease');
-  const ms = `* interval '1 millisecond'`;
   return {
-    /** Creates the row if absent and locks it: admissions to one queue take turns here. */
-    lock: `INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp()
-           RETURNING name`,
-    /**
-     * After `lock`, so its snapshot holds every admission committed before. $1 queue, $2 most to
-     * admit, $3 concurrency, $4 perEngineConcurrency, $5 engine whose runs count against $4 (null:
-     * all runs), $6 rate limit and $7 its period (ms), $8 types this engine runs, $9..$11 the
-     * claim terms (null: no claims), $12/$13 the global lease fence (null: none).
-     */
-    admit: `
-      WITH RECURSIVE q AS (
-        SELECT CASE WHEN $6::int IS NULL THEN '{}'::timestamptz[]
-                    ELSE ARRAY(SELECT t FROM unnest(recent_admissions) t WHERE t > clock_timestamp() - $7::float8 ${ms} ORDER BY t)
-               END AS recent
-        FROM ${queues} WHERE name = $1
-      ),
-      lease_ok AS (
-        SELECT 1 FROM ${lease} l WHERE l.id = 1 AND l.holder = $12::text AND l.epoch = $13::bigint FOR SHARE OF l
-      ),
-      counts AS (
-        SELECT count(*)::int AS running,
-               count(*) FILTER (WHERE $5::text IS NULL OR EXISTS (
-                 SELECT 1 FROM ${claims} c WHERE c.workflow_id = w.id AND c.engine_id = $5::text))::int AS mine
-        FROM ${wf} w WHERE w.queue = $1 AND w.status = 'running'
-      ),
-      room AS (
-        SELECT GREATEST(0, LEAST($2::int, COALESCE($3::int - counts.running, $2::int), COALESCE($4::int - counts.mine, $2::int),
-                 COALESCE($6::int - cardinality(q.recent), $2::int),
-                 CASE WHEN $12::text IS NULL OR EXISTS (SELECT 1 FROM lease_ok) THEN $2::int ELSE 0 END)) AS n,
-               counts.running, cardinality(q.recent) AS recent_count, q.recent[1] AS oldest
-        FROM counts, q
-      ),
-      prios AS (
-        -- The queue's priorities, highest first, by skipping through weft_workflows_enqueued_idx backwards:
-        -- with FIFO inside each one below, no pass sorts the whole backlog, however deep it is.
-        (SELECT w.priority FROM ${wf} w WHERE w.queue = $1 AND w.status = 'enqueued' ORDER BY w.priority DESC LIMIT 1)
-        UNION ALL
-        SELECT (SELECT w.priority FROM ${wf} w WHERE w.queue = $1 AND w.status = 'enqueued' AND w.priority < p.priority
-                ORDER BY w.priority DESC LIMIT 1)
-        FROM prios p WHERE p.priority IS NOT NULL
-      ),
-      picked AS (
-        SELECT c.id FROM prios p, LATERAL (
-          SELECT w.id FROM ${wf} w
-          WHERE w.queue = $1 AND w.status = 'enqueued' AND w.priority = p.priority AND w.type = ANY($8::varchar[])
-          ORDER BY w.created_at, w.id
-          LIMIT (SELECT n FROM room)
-          FOR UPDATE OF w SKIP LOCKED
-        ) c
-        WHERE p.priority IS NOT NULL
-        LIMIT (SELECT n FROM room)
-      ),
-      upd AS (
-        UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
-               -- the epoch ins_claims gives the claim (docs/decisions/0008)
-               fence_epoch = CASE WHEN $9::text IS NULL THEN w.fence_epoch
-                                  ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
-        FROM picked WHERE w.id = picked.id AND w.status = 'enqueued'
-        RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at, w.fence_epoch
-      ),
-      ins_claims AS (
-        INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
-        SELECT upd.id, 1, $9::text, clock_timestamp() + $10::float8 ${ms}, clock_timestamp() FROM upd
-        WHERE $9::text IS NOT NULL ORDER BY upd.id
-        ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
-          expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-        WHERE ${claimFreeSql(schema, 'cl', '$11::float8')}
-        RETURNING workflow_id, epoch::text AS epoch
-      ),
-      logged AS (
-        UPDATE ${queues} SET recent_admissions = (SELECT recent FROM q) || ARRAY(SELECT admitted_at FROM upd ORDER BY admitted_at)
-        WHERE name = $1 AND $6::int IS NOT NULL AND EXISTS (SELECT 1 FROM upd)
-      )
-      SELECT room.running, room.recent_count, room.n AS room,
-             GREATEST(0, extract(epoch FROM room.oldest + $7::float8 ${ms} - clock_timestamp()) * 1000)::float8 AS frees_in_ms,
-             upd.id, upd.type, upd.input, upd.parent_id, upd.run_number, upd.version,
-             CASE WHEN ic.epoch = upd.fence_epoch::text THEN ic.epoch END AS claim_epoch,
-             CASE WHEN upd.id IS NULL THEN NULL ELSE COALESCE((
-               SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
-               FROM ${msgs} m WHERE m.workflow_id = upd.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json) END AS inbox
-      FROM room LEFT JOIN upd ON true LEFT JOIN ins_claims ic ON ic.workflow_id = upd.id
-      ORDER BY upd.priority DESC, upd.created_at, upd.id`,
+    /** One admission, in one round trip (queue-admit.ts). */
+    admit: `SELECT * FROM ${admitFunction(schema)}($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
     /**
      * Depth and running per queue: the gauges, and whether an admission is worth a transaction.
      * The depth is counted up to $2 only, so a deep backlog does not make every pass slower.
@@ -126,6 +42,8 @@ export interface AdmitRequest {
   /** Runs claimed by this engine count against perEngineConcurrency; null: every run of the queue counts. */
   perEngineOwner: string | null;
   rateLimit: { limit: number; periodMs: number } | null;
+  /** Per-key limits of a partitioned queue (null: not partitioned). */
+  partition: { concurrency: number | null; rateLimit: { limit: number; periodMs: number } | null } | null;
   types: string[];
   /** Claims taken in the admitting transaction (ownership 'workflow-lease'). */
   claimer?: ClaimTerms;
@@ -154,6 +72,8 @@ export interface AdmitResult {
   room: number;
   /** When the oldest admission in the window leaves it (ms from now); null without a rate limit or admissions. */
   windowFreesInMs: number | null;
+  /** Whether enqueued work was left after this admission (of any type, any key). */
+  more: boolean;
 }
 
 type AdmitRow = {
@@ -161,6 +81,7 @@ type AdmitRow = {
   recent_count: number;
   room: number;
   frees_in_ms: number | null;
+  more: boolean;
   id: string | null;
   type: string;
   input: unknown;
@@ -177,7 +98,7 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
 
   /** @internal */
   constructor(
-    private readonly client: SqlClient,
+    client: SqlClient,
     schema: string,
   ) {
     super(client, QueueEntity, 'weft_queues');
@@ -190,26 +111,28 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
     return new Map(rows.map((r) => [r.name, { enqueued: r.enqueued, running: r.running }]));
   }
 
-  /** @internal One admission: lock the queue, then admit what every limit allows, in one transaction. */
+  /** @internal One admission: lock the queue, then admit what every limit allows, in one call. */
   async admit(r: AdmitRequest): Promise<AdmitResult> {
-    const rows = await this.client.transaction(async (client) => {
-      await run(client, this.q.lock, [r.queue]);
-      return run<AdmitRow>(client, this.q.admit, [
-        r.queue,
-        r.max,
-        r.concurrency,
-        r.perEngineConcurrency,
-        r.perEngineOwner,
-        r.rateLimit?.limit ?? null,
-        r.rateLimit?.periodMs ?? 0,
-        r.types,
-        r.claimer?.engineId ?? null,
-        r.claimer?.ttlMs ?? null,
-        r.claimer?.graceMs ?? null,
-        r.leaseFence?.engineId ?? null,
-        r.leaseFence?.epoch ?? null,
-      ]);
-    });
+    const p = r.partition;
+    const rows = await this.db.query<AdmitRow>(this.q.admit, [
+      r.queue,
+      r.max,
+      r.concurrency,
+      r.perEngineConcurrency,
+      r.perEngineOwner,
+      r.rateLimit?.limit ?? null,
+      r.rateLimit?.periodMs ?? 0,
+      r.types,
+      r.claimer?.engineId ?? null,
+      r.claimer?.ttlMs ?? null,
+      r.claimer?.graceMs ?? null,
+      r.leaseFence?.engineId ?? null,
+      r.leaseFence?.epoch ?? null,
+      p !== null,
+      p?.concurrency ?? null,
+      p?.rateLimit?.limit ?? null,
+      p?.rateLimit?.periodMs ?? 0,
+    ]);
     const head = rows[0];
     return {
       admitted: rows
@@ -228,11 +151,7 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
       recentCount: head?.recent_count ?? 0,
       room: head?.room ?? 0,
       windowFreesInMs: head?.frees_in_ms ?? null,
+      more: head?.more ?? false,
     };
   }
-}
-
-/** A named prepared statement on the transaction's connection: the admission CTE costs more to plan than to run. */
-async function run<R>(client: PoolClient, text: string, values: unknown[]): Promise<R[]> {
-  return (await client.query({ name: statementName(text), text, values })).rows as R[];
 }

@@ -42,15 +42,15 @@ function statements(schema: string) {
         SELECT * FROM json_to_recordset($1::json) AS r(
           id text, type text, status text, input json, parent_id text, deadline_ms double precision,
           start_ms double precision, timers json, claim text, sig_name text, sig_payload json, trace_context text,
-          workflow_version text, queue text, priority integer)
+          workflow_version text, queue text, priority integer, partition_key text)
       ),
       ins AS (
         INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
-                           fence_epoch)
+                           partition_key, fence_epoch)
         SELECT id, type, status, input, parent_id,
                CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
                CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
-               1, trace_context, workflow_version, queue, COALESCE(priority, 0),
+               1, trace_context, workflow_version, queue, COALESCE(priority, 0), partition_key,
                -- the epoch ins_claims gives a 'mine' claim: 1, or one past a row an earlier run of the id left
                CASE WHEN claim = 'mine' THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = req.id), 0) + 1 END
         FROM req ORDER BY id
@@ -105,7 +105,7 @@ function statements(schema: string) {
         start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
         run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
         completed_at = NULL, version = version + 1, trace_context = $9, workflow_version = $10,
-        queue = $11, priority = $12, admitted_at = NULL, attributes = NULL
+        queue = $11, priority = $12, partition_key = $13, admitted_at = NULL, attributes = NULL
       WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
       RETURNING id, status, version, run_number`,
     clearHistory: [
@@ -353,6 +353,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
               workflow_version: w.workflowVersion ?? null,
               queue: w.queue, // absent from the JSON outside a queue, like trace_context
               priority: w.priority,
+              partition_key: w.partitionKey, // absent outside a partitioned queue
             })),
           ),
           // Unused without a claimer, but never NULL: NULLs folded into custom plans made them look
@@ -394,6 +395,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         w.workflowVersion ?? null,
         w.queue ?? null,
         w.priority ?? 0,
+        w.partitionKey ?? null,
       ]);
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);

@@ -1,0 +1,195 @@
+// The admission of a queue's enqueued workflows as one stored function, so that an admission
+// costs one round trip (docs/decisions/0025-admission-in-one-round-trip-39.md). Its first
+// statement locks the queue's row; its second, which takes a fresh snapshot (READ COMMITTED, a
+// volatile function), sees every admission committed before that lock, counts the queue's running
+// workflows from weft_workflows (never a stored counter), picks the next enqueued ones, makes
+// them running and claims them for the admitting engine. In a single statement the snapshot
+// would predate the lock wait and two engines could both fill the same free slots.
+import { qualify } from '../schema-name.js';
+import { claimFreeSql } from './claim.repository.js';
+
+/** A pass looks at up to this many partition keys with work, from where the last pass left off. */
+export const MAX_KEYS_WALKED = 1000;
+
+/**
+ * $1 queue, $2 most to admit, $3 concurrency, $4 perEngineConcurrency, $5 engine whose runs count
+ * against $4 (null: all runs), $6 rate limit and $7 its period (ms), $8 types this engine runs,
+ * $9..$11 the claim terms (null: no claims), $12/$13 the global lease fence (null: none), $14
+ * partitioned, $15 per-key concurrency, $16 per-key rate limit and $17 its period (ms).
+ */
+function admitQuery(schema: string): string {
+  const wf = qualify(schema, 'weft_workflows');
+  const queues = qualify(schema, 'weft_queues');
+  const claims = qualify(schema, 'weft_workflow_claims');
+  const msgs = qualify(schema, 'weft_messages');
+  const lease = qualify(schema, 'weft_global_lease');
+  const ms = `* interval '1 millisecond'`;
+  const enqueued = `w.queue = $1 AND w.status = 'enqueued'`;
+  /** The next key with work after `after` (a condition on w.partition_key), by the partition index. */
+  const nextKey = (after: string) =>
+    `SELECT w.partition_key FROM ${wf} w WHERE ${enqueued} AND w.partition_key IS NOT NULL AND ${after}
+     ORDER BY w.partition_key LIMIT 1`;
+  const cursor = '(SELECT cursor FROM q)';
+  return `
+    WITH RECURSIVE q AS (
+      SELECT CASE WHEN $6::int IS NULL THEN '{}'::timestamptz[]
+                  ELSE ARRAY(SELECT t FROM unnest(recent_admissions) t WHERE t > clock_timestamp() - $7::float8 ${ms} ORDER BY t)
+             END AS recent,
+             partition_cursor AS cursor
+      FROM ${queues} WHERE name = $1
+    ),
+    lease_ok AS (
+      SELECT 1 FROM ${lease} l WHERE l.id = 1 AND l.holder = $12::text AND l.epoch = $13::bigint FOR SHARE OF l
+    ),
+    counts AS (
+      SELECT count(*)::int AS running,
+             count(*) FILTER (WHERE $5::text IS NULL OR EXISTS (
+               SELECT 1 FROM ${claims} c WHERE c.workflow_id = w.id AND c.engine_id = $5::text))::int AS mine
+      FROM ${wf} w WHERE w.queue = $1 AND w.status = 'running'
+    ),
+    room AS (
+      SELECT GREATEST(0, LEAST($2::int, COALESCE($3::int - counts.running, $2::int), COALESCE($4::int - counts.mine, $2::int),
+               COALESCE($6::int - cardinality(q.recent), $2::int),
+               CASE WHEN $12::text IS NULL OR EXISTS (SELECT 1 FROM lease_ok) THEN $2::int ELSE 0 END)) AS n,
+             counts.running, cardinality(q.recent) AS recent_count, q.recent[1] AS oldest
+      FROM counts, q
+    ),
+    prios AS (
+      -- Unpartitioned: the queue's priorities, highest first, by skipping through
+      -- weft_workflows_enqueued_idx backwards; with FIFO inside each one below, no pass sorts the backlog.
+      (SELECT w.priority FROM ${wf} w WHERE NOT $14::boolean AND ${enqueued} ORDER BY w.priority DESC LIMIT 1)
+      UNION ALL
+      SELECT (SELECT w.priority FROM ${wf} w WHERE ${enqueued} AND w.priority < p.priority ORDER BY w.priority DESC LIMIT 1)
+      FROM prios p WHERE p.priority IS NOT NULL
+    ),
+    plain AS (
+      SELECT c.id, NULL::text AS pkey, 0::bigint AS rank, 0 AS i FROM prios p, LATERAL (
+        SELECT w.id FROM ${wf} w
+        WHERE ${enqueued} AND w.priority = p.priority AND w.type = ANY($8::varchar[])
+        ORDER BY w.created_at, w.id
+        LIMIT (SELECT n FROM room)
+        FOR UPDATE OF w SKIP LOCKED
+      ) c
+      WHERE p.priority IS NOT NULL
+      LIMIT (SELECT n FROM room)
+    ),
+    -- Partitioned: the keys with work, by skipping through weft_workflows_partition_enqueued_idx,
+    -- first those after the key the last pass ended on, then from the first key up to it.
+    keys_after AS (
+      SELECT (${nextKey(`(${cursor} IS NULL OR w.partition_key > ${cursor})`)}) AS k, 1 AS i
+      WHERE $14::boolean AND (SELECT n FROM room) > 0
+      UNION ALL
+      SELECT (${nextKey('w.partition_key > a.k')}), a.i + 1 FROM keys_after a WHERE a.k IS NOT NULL AND a.i < ${MAX_KEYS_WALKED}
+    ),
+    keys_before AS (
+      SELECT (${nextKey(`w.partition_key <= ${cursor}`)}) AS k, ${MAX_KEYS_WALKED + 1} AS i
+      WHERE $14::boolean AND (SELECT n FROM room) > 0 AND ${cursor} IS NOT NULL
+      UNION ALL
+      SELECT (${nextKey(`w.partition_key > b.k AND w.partition_key <= ${cursor}`)}), b.i + 1 FROM keys_before b
+      WHERE b.k IS NOT NULL AND b.i < ${2 * MAX_KEYS_WALKED}
+    ),
+    walked AS (
+      SELECT k, i FROM keys_after WHERE k IS NOT NULL
+      UNION ALL
+      SELECT k, i FROM keys_before WHERE k IS NOT NULL
+    ),
+    -- Each key's room under its own limits (its running rows, its admissions in the window),
+    -- counted from weft_workflows; the walk stops at as many keys with room as the batch holds.
+    key_room AS (
+      SELECT wk.k, wk.i, r.n FROM walked wk, LATERAL (
+        SELECT LEAST((SELECT n FROM room),
+          COALESCE($15::int - (SELECT count(*) FROM ${wf} w
+                               WHERE w.queue = $1 AND w.partition_key = wk.k AND w.status = 'running')::int, $2::int),
+          COALESCE($16::int - (SELECT count(*) FROM ${wf} w WHERE w.queue = $1 AND w.partition_key = wk.k
+                               AND w.admitted_at > clock_timestamp() - $17::float8 ${ms})::int, $2::int)) AS n
+      ) r
+      WHERE r.n > 0
+      LIMIT (SELECT n FROM room)
+    ),
+    -- Every key takes an even share of the batch from its highest priority, FIFO; across keys,
+    -- rank by rank (everyone's first, then everyone's second), so a flooding key cannot hold back
+    -- a small one. What a short key (or priority) leaves unused goes to the next pass.
+    cand AS (
+      SELECT c.id, kr.k, kr.i, row_number() OVER (PARTITION BY kr.k ORDER BY c.created_at, c.id) AS rank
+      FROM key_room kr, LATERAL (
+        SELECT w.id, w.created_at FROM ${wf} w
+        WHERE ${enqueued} AND w.partition_key = kr.k AND w.type = ANY($8::varchar[])
+          AND w.priority = (SELECT x.priority FROM ${wf} x WHERE x.queue = $1 AND x.status = 'enqueued' AND x.partition_key = kr.k
+                            ORDER BY x.priority DESC LIMIT 1)
+        ORDER BY w.created_at, w.id
+        LIMIT LEAST(kr.n, ceil((SELECT n FROM room)::numeric / GREATEST(1, (SELECT count(*) FROM key_room)))::int)
+        FOR UPDATE OF w SKIP LOCKED
+      ) c
+    ),
+    part AS (
+      SELECT id, k AS pkey, rank, i FROM cand ORDER BY rank, i LIMIT (SELECT n FROM room)
+    ),
+    picked AS (
+      SELECT id, pkey, rank, i FROM plain UNION ALL SELECT id, pkey, rank, i FROM part
+    ),
+    upd AS (
+      UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
+             -- the epoch ins_claims gives the claim (docs/decisions/0008)
+             fence_epoch = CASE WHEN $9::text IS NULL THEN w.fence_epoch
+                                ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
+      FROM picked WHERE w.id = picked.id AND w.status = 'enqueued'
+      RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at, w.fence_epoch,
+                picked.rank, picked.i, picked.pkey
+    ),
+    ins_claims AS (
+      INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+      SELECT upd.id, 1, $9::text, clock_timestamp() + $10::float8 ${ms}, clock_timestamp() FROM upd
+      WHERE $9::text IS NOT NULL ORDER BY upd.id
+      ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+        expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+      WHERE ${claimFreeSql(schema, 'cl', '$11::float8')}
+      RETURNING workflow_id, epoch::text AS epoch
+    ),
+    logged AS (
+      -- The rate log, and where the next pass starts its walk over the keys (after the last one served).
+      UPDATE ${queues} SET
+        recent_admissions = CASE WHEN $6::int IS NULL THEN recent_admissions
+                                 ELSE (SELECT recent FROM q) || ARRAY(SELECT admitted_at FROM upd ORDER BY admitted_at) END,
+        partition_cursor = CASE WHEN $14::boolean THEN (SELECT pkey FROM upd ORDER BY rank DESC, i DESC LIMIT 1)
+                                ELSE partition_cursor END
+      WHERE name = $1 AND ($6::int IS NOT NULL OR $14::boolean) AND EXISTS (SELECT 1 FROM upd)
+    ),
+    -- Whether work is left after this admission (its rows still read as enqueued in this snapshot).
+    depth AS (
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM ${wf} w WHERE ${enqueued} LIMIT (SELECT n FROM room) + 1) d
+    )
+    SELECT room.running, room.recent_count::int, room.n::int AS room,
+           GREATEST(0, extract(epoch FROM room.oldest + $7::float8 ${ms} - clock_timestamp()) * 1000)::float8 AS frees_in_ms,
+           (SELECT n FROM depth) > (SELECT count(*) FROM upd) AS more,
+           upd.id::text, upd.type::text, upd.input, upd.parent_id::text, upd.run_number, upd.version,
+           CASE WHEN ic.epoch = upd.fence_epoch::text THEN ic.epoch END AS claim_epoch,
+           CASE WHEN upd.id IS NULL THEN NULL ELSE COALESCE((
+             SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
+             FROM ${msgs} m WHERE m.workflow_id = upd.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json) END AS inbox
+    FROM room LEFT JOIN upd ON true LEFT JOIN ins_claims ic ON ic.workflow_id = upd.id
+    ORDER BY upd.rank, upd.i, upd.priority DESC, upd.created_at, upd.id`;
+}
+
+/** The function's name in `schema`. */
+export const admitFunction = (schema: string): string => qualify(schema, 'weft_queue_admit');
+
+/**
+ * The function a migration creates. The lock and the admission in one call: the lock first,
+ * then the admission in its own statement, hence its own snapshot.
+ */
+export function admitFunctionSql(schema: string): string {
+  const queues = qualify(schema, 'weft_queues');
+  return `
+    CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(
+      text, int, int, int, text, int, float8, varchar[], text, float8, float8, text, bigint, boolean, int, int, float8)
+    RETURNS TABLE (running int, recent_count int, room int, frees_in_ms float8, more boolean, id text, type text, input json,
+                   parent_id text, run_number int, version int, claim_epoch text, inbox json)
+    LANGUAGE plpgsql VOLATILE AS $fn$
+    #variable_conflict use_column
+    BEGIN
+      -- Creates the row if absent and locks it: admissions to one queue take turns here.
+      INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
+      RETURN QUERY ${admitQuery(schema)};
+    END
+    $fn$`;
+}
