@@ -27,6 +27,7 @@ import { Starter } from './starter.js';
 import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';
 import { QueueAdmission } from './queues/admission.js';
+import { ResultPoll } from './result-poll.js';
 import { resolveQueues, type QueueView } from './queues/options.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
@@ -55,6 +56,8 @@ export class WeftEngine {
   readonly engineId: string;
   /** @internal */
   readonly store: WorkflowStore;
+  /** result() of runs that do not end here: their status reads, batched. */
+  private readonly resultPoll: ResultPoll;
   /** @internal */
   readonly registry = new WorkflowRegistry();
   /** @internal */
@@ -95,6 +98,7 @@ export class WeftEngine {
     this.store = new WorkflowStore(database.sql, database.schema);
     this.ambient = new AmbientTransactions(options.ambientTransactions);
     this.callerTransactions = new CallerTransactions({ dataSource: database.dataSource, via: database.sql }, this.ambient);
+    this.resultPoll = new ResultPoll((ids) => this.store.workflows.statuses(ids));
     // The policy calls back into the runtime only once the engine runs (bootstrap and after).
     this.ownership = createOwnershipPolicy({
       sql: database.sql,
@@ -354,17 +358,25 @@ export class WeftEngine {
       }
       for (;;) {
         this.assertOpen(); // disposed while it waited
-        const row = await this.store.workflows.get(workflowId).catch((err: unknown) => {
-          this.assertOpen(); // the read failed because dispose() closed the database
-          throw err;
-        });
-        if (!row) throw new WorkflowNotFoundError(workflowId);
-        if (isTerminal(row.status)) return settledValue<O>(workflowId, row);
-        const left = deadline - Date.now();
-        if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
-        const s = await sub.wait(Math.min(pollMs, left));
-        if (s) return settledValue<O>(workflowId, s);
-        pollMs = Math.min(pollMs * 2, 500);
+        // The row itself only once the status read shared with other waiters says it ended (or is absent).
+        const row = (await this.resultPoll.ended(workflowId))
+          ? await this.store.workflows.get(workflowId).catch((err: unknown) => {
+              this.assertOpen(); // the read failed because dispose() closed the database
+              throw err;
+            })
+          : undefined;
+        if (row === null) throw new WorkflowNotFoundError(workflowId);
+        if (row && isTerminal(row.status)) return settledValue<O>(workflowId, row);
+        // Until it ends here, or the shared status read says it ended.
+        for (;;) {
+          const left = deadline - Date.now();
+          if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
+          const s = await sub.wait(Math.min(pollMs, left));
+          if (s) return settledValue<O>(workflowId, s);
+          pollMs = Math.min(pollMs * 2, 500);
+          this.assertOpen();
+          if (await this.resultPoll.ended(workflowId)) break;
+        }
       }
     } finally {
       sub.cancel();

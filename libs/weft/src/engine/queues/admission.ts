@@ -157,7 +157,8 @@ export class QueueAdmission {
       max: room,
       concurrency: q.concurrency,
       perEngineConcurrency: q.perEngineConcurrency,
-      perEngineOwner: claimer?.engineId ?? null,
+      // Without perEngineConcurrency nothing counts per engine: no claim probe per running row.
+      perEngineOwner: q.perEngineConcurrency === null ? null : (claimer?.engineId ?? null),
       rateLimit: q.rateLimit,
       partition: q.partition,
       types,
