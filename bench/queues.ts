@@ -3,10 +3,14 @@
 //   workflows; for each of N admissions, the time from the previous run's last step body ending to
 //   the next run's first step body starting (its completion commit, the nudge, the admission
 //   transaction, the launch), p50/p99;
-// - throughput: N three-step workflows through a queue at concurrency 50 against the same N
-//   started without a queue at 50 in flight, in one run on one engine, and their ratio.
+// - throughput: N three-step workflows through a queue at concurrency 50, and through a
+//   partitioned queue at concurrency 50 (100 keys, at most 2 running per key), against the same N
+//   started without a queue at 50 in flight (measured before and after them: their mean), in
+//   one run on one engine, and their ratios. The queued runs are started at once and their
+//   handles awaited, as an application does with a backlog.
 // Ownership 'workflow-lease' (BENCH_OWNERSHIP to change), as several engines would share a queue.
 // node --import ./test/support/register-ts.js bench/queues.ts [N=2000]
+import os from 'node:os';
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import { machine, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
 
@@ -39,10 +43,11 @@ async function handoffLatency(engine: WeftEngine, samples: number): Promise<{ p5
   return { p50: round(percentile(gaps, 50)), p99: round(percentile(gaps, 99)), queuedAtStart: backlog - 1 };
 }
 
-async function throughput(engine: WeftEngine, n: number, queued: boolean): Promise<number> {
+async function throughput(engine: WeftEngine, n: number, queued: false | 'fifty' | 'parts'): Promise<number> {
   const t0 = performance.now();
   if (queued) {
-    const handles = await Promise.all(Array.from({ length: n }, (_, i) => engine.start('noop3', { n: i }, { queue: 'fifty' })));
+    const key = (i: number) => (queued === 'parts' ? { partitionKey: `tenant-${i % 100}` } : {});
+    const handles = await Promise.all(Array.from({ length: n }, (_, i) => engine.start('noop3', { n: i }, { queue: queued, ...key(i) })));
     await Promise.all(handles.map((h) => h.result({ timeout: '600s' })));
   } else {
     let next = 0;
@@ -65,21 +70,33 @@ async function main() {
       schema: 'weft',
       logger: silent,
       ownership,
-      queues: { one: { concurrency: 1 }, fifty: { concurrency: 50 } },
+      queues: { one: { concurrency: 1 }, fifty: { concurrency: 50 }, parts: { concurrency: 50, partition: { concurrency: 2 } } },
     });
     engine.register('noop3', ThreeNoops).register('stamped', Stamped);
     await engine.bootstrap();
     await throughput(engine, 300, false); // warm-up: prepared statements, JIT
-    await throughput(engine, 300, true);
+    await throughput(engine, 300, 'fifty');
+    await throughput(engine, 300, 'parts');
     const latency = await handoffLatency(engine, samples);
-    const plain = await throughput(engine, n, false);
-    const queued = await throughput(engine, n, true);
+    const before = await throughput(engine, n, false);
+    const queued = await throughput(engine, n, 'fifty');
+    const partitioned = await throughput(engine, n, 'parts');
+    const after = await throughput(engine, n, false);
     await engine.dispose();
+    const plain = (before + after) / 2;
     return {
       ownership,
       handoffLatencyMs: { ...latency, samples },
-      throughput: { workflows: n, queueConcurrency50WfPerSec: round(queued, 0), noQueue50InFlightWfPerSec: round(plain, 0) },
+      throughput: {
+        workflows: n,
+        queueConcurrency50WfPerSec: round(queued, 0),
+        partitioned100KeysWfPerSec: round(partitioned, 0),
+        noQueue50InFlightWfPerSec: round(plain, 0),
+        noQueueBeforeAndAfter: [round(before, 0), round(after, 0)],
+      },
       ratioQueuedOverPlain: round(queued / plain, 2),
+      ratioPartitionedOverPlain: round(partitioned / plain, 2),
+      loadAverage: os.loadavg().map((l) => round(l, 1)),
     };
   });
   process.stdout.write(`${JSON.stringify({ bench: 'queues', at: new Date().toISOString(), machine: machine(), ...out }, null, 2)}\n`);

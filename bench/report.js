@@ -139,6 +139,7 @@ export function targetsTable(byName) {
   const yes = (ok) => (ok === undefined ? '–' : ok ? 'yes' : 'no');
   const renewal = byName.renewal?.medians;
   const parked = byName['parked-heap']?.medians;
+  const queues = byName.queues?.medians;
   const rows = [
     [
       '`workflow-lease` wf/s ÷ `none` wf/s at 16 in flight',
@@ -199,6 +200,13 @@ export function targetsTable(byName) {
       renewal && parked
         ? `${yes(renewal['renewalPasses[2].passMsMedianOf3'] < 1000)} / ${yes(parked['result.heapWithParkedMiB'] <= 200)}`
         : '–',
+    ],
+    [
+      'issue 39: queue at concurrency 50 ÷ 50 in flight without one / partitioned, 100 keys',
+      '0.32–0.58 / –',
+      '≥ 0.90 / ≥ 0.80',
+      `${fmt(queues?.ratioQueuedOverPlain, 2)} / ${fmt(queues?.ratioPartitionedOverPlain, 2)}`,
+      queues ? `${yes(queues.ratioQueuedOverPlain >= 0.9)} / ${yes(queues.ratioPartitionedOverPlain >= 0.8)}` : '–',
     ],
   ];
   return [

@@ -37,10 +37,13 @@ describe('queues across engine processes', () => {
     c.proc.kill('SIGKILL');
     await c.exited;
   };
-  const send = (c: Child, items: Array<{ id: string; queue: string; priority?: number; ms: number }>) =>
+  const send = (c: Child, items: Array<{ id: string; queue: string; priority?: number; partitionKey?: string; ms: number }>) =>
     c.proc.stdin!.write(`${JSON.stringify({ cmd: 'start', items })}\n`);
   /** Sends the starts and waits for this batch's "started" (a child's earlier batches printed one too). */
-  const sendAndWait = async (c: Child, items: Array<{ id: string; queue: string; priority?: number; ms: number }>) => {
+  const sendAndWait = async (
+    c: Child,
+    items: Array<{ id: string; queue: string; priority?: number; partitionKey?: string; ms: number }>,
+  ) => {
     const before = c.events.filter((e) => e.event === 'started').length;
     send(c, items);
     await waitFor(() => c.events.filter((e) => e.event === 'started').length > before, 'the starts', 20_000);
@@ -164,4 +167,54 @@ describe('queues across engine processes', () => {
       'prio-c',
     ]);
   }, 60_000);
+
+  it('partitioned: a flooding key cannot delay small keys, and no key runs more than 2 at once, also across a SIGKILL', async () => {
+    const d = spawn('D');
+    await d.waitEvent('ready', 60_000);
+    engines.set('D', d);
+    const [first, second] = [...engines.values()];
+    const flood = Array.from({ length: 400 }, (_, i) => ({
+      id: `pk-big-${String(i).padStart(3, '0')}`,
+      queue: 'pk',
+      partitionKey: 'big',
+      ms: 30,
+    }));
+    await sendAndWait(first, flood);
+    await waitFor(async () => (await ledger('pk-big-')).filter((l) => l.ended_at).length >= 4, 'the flood to run', 30_000, 50);
+    const small = ['s1', 's2', 's3', 's4'].flatMap((k) =>
+      Array.from({ length: 5 }, (_, i) => ({ id: `pk-${k}-${i}`, queue: 'pk', partitionKey: k, ms: 150 })),
+    );
+    await sendAndWait(second, small);
+    const storedAt = Date.now();
+    // SIGKILL the engine that holds the most of the queue's runs while the small keys run.
+    await waitFor(async () => (await ledger('pk-s')).length >= 4, 'the small keys to run', 20_000, 20);
+    const busiest = (
+      await tdb.query<{ engine_id: string }>(
+        `SELECT c.engine_id FROM weft.weft_workflows w JOIN weft.weft_workflow_claims c ON c.workflow_id = w.id
+         WHERE w.queue = 'pk' AND w.status = 'running' AND c.engine_id IS NOT NULL GROUP BY c.engine_id ORDER BY count(*) DESC LIMIT 1`,
+      )
+    )[0].engine_id;
+    await kill(engines.get(busiest)!);
+    engines.delete(busiest);
+
+    await waitFor(async () => (await statuses('pk-')).completed === 420, 'all 420 completed', 120_000, 100);
+    const rows = await ledger('pk-');
+    expect(rows).toHaveLength(420);
+    const keyOf = (id: string) => id.split('-')[1];
+    for (const key of ['big', 's1', 's2', 's3', 's4']) {
+      const mine = rows.filter((r) => keyOf(r.workflow_id) === key);
+      const overlap = maxOverlap(mine.map((r) => ({ from: r.begun_at.getTime(), to: r.ended_at!.getTime() })));
+      expect(overlap).toBeLessThanOrEqual(2);
+      if (key === 'big') expect(overlap).toBe(2); // the key's limit was reached, not merely never approached
+    }
+    expect(maxOverlap(rows.map((r) => ({ from: r.begun_at.getTime(), to: r.ended_at!.getTime() })))).toBeLessThanOrEqual(6);
+    // Each small key's first run was admitted before the flood's next few: it did not wait behind hundreds.
+    const adm = await admissions('pk-');
+    const bigAfter = adm.filter((a) => a.id.startsWith('pk-big-') && a.t >= storedAt);
+    expect(bigAfter.length).toBeGreaterThan(20);
+    for (const k of ['s1', 's2', 's3', 's4']) {
+      const firstOfKey = adm.find((a) => a.id.startsWith(`pk-${k}-`))!;
+      expect(firstOfKey.t).toBeLessThan(bigAfter[4].t);
+    }
+  }, 240_000);
 });

@@ -6,6 +6,7 @@
 import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
+import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -103,29 +104,14 @@ export class QueueAdmission {
    * the queues it was nudged for: one round trip per queue and batch.
    */
   async pass(full = false): Promise<number> {
-    const { store, options } = this.deps;
+    const { options } = this.deps;
     if (this.declared.size === 0 || !this.deps.mayAdmit()) return 0;
     const types = this.deps.registry.names();
     // Taken before any await: a nudge that arrives meanwhile is for the next pass.
     const nudged = [...this.pending];
     this.pending.clear();
-    let names: string[];
-    if (full || Date.now() - this.figuresAt >= options.timerPollMs) {
-      const stats = await store.queues.stats([...this.declared.keys()]);
-      this.figuresAt = Date.now();
-      this.forgetGone();
-      this.figures = Object.fromEntries(stats);
-      for (const [queue, s] of stats) {
-        if (s.enqueued > 0) this.backlog.add(queue);
-        else this.backlog.delete(queue);
-        options.metrics.queueDepth?.(queue, s.enqueued);
-        options.metrics.queueRunning?.(queue, s.running);
-      }
-      const worth = [...this.declared.values()].filter((q) => worthAdmitting(q, stats.get(q.name), types)).map((q) => q.name);
-      names = [...new Set([...worth, ...(types.length > 0 ? nudged : [])])];
-    } else {
-      names = types.length > 0 ? nudged : [];
-    }
+    const names =
+      full || Date.now() - this.figuresAt >= options.timerPollMs ? await this.readFigures(types, nudged) : types.length > 0 ? nudged : [];
     let admitted = 0;
     // A different queue goes first on each pass, so none waits behind the others' batches.
     const first = names.length ? this.turn++ % names.length : 0;
@@ -144,6 +130,24 @@ export class QueueAdmission {
     }
     if (this.pending.size) this.nudge();
     return admitted;
+  }
+
+  /** Every queue's figures (the gauges, and which queues have work); resolves with the queues worth an admission. */
+  private async readFigures(types: string[], nudged: string[]): Promise<string[]> {
+    const { store, options } = this.deps;
+    const stats = await store.queues.stats([...this.declared.keys()]);
+    this.figuresAt = Date.now();
+    this.forgetGone();
+    this.figures = Object.fromEntries(stats);
+    for (const [queue, s] of stats) {
+      if (s.enqueued > 0) this.backlog.add(queue);
+      else this.backlog.delete(queue);
+      options.metrics.queueDepth?.(queue, s.enqueued);
+      options.metrics.queueRunning?.(queue, s.running);
+    }
+    if (types.length === 0) return [];
+    const worth = [...this.declared.values()].filter((q) => worthAdmitting(q, stats.get(q.name))).map((q) => q.name);
+    return [...new Set([...worth, ...nudged])];
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
@@ -167,12 +171,6 @@ export class QueueAdmission {
     });
     const n = res.admitted.length;
     if (n) options.metrics.queueAdmissions?.(q.name, n);
-    const was = this.figures[q.name];
-    this.figures = { ...this.figures, [q.name]: { enqueued: Math.max(0, (was?.enqueued ?? 0) - n), running: res.runningBefore + n } };
-    if (res.more) this.backlog.add(q.name);
-    else this.backlog.delete(q.name);
-    // A full batch that left work: the next batch at once (a short one waits for a slot to free).
-    if (res.more && n === room) this.pending.add(q.name);
     for (const w of res.admitted) {
       // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
       if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
@@ -180,6 +178,20 @@ export class QueueAdmission {
       const run = { workflowId: w.id, definition: registry.get(w.type), input: w.input, runNumber: w.runNumber, version: w.version };
       runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
     }
+    this.afterAdmission(q, room, res);
+    return n;
+  }
+
+  /** What an admission tells: the queue's figures, whether work is left, and when to look again. */
+  private afterAdmission(q: ResolvedQueue, room: number, res: AdmitResult): void {
+    const { options } = this.deps;
+    const n = res.admitted.length;
+    const was = this.figures[q.name];
+    this.figures = { ...this.figures, [q.name]: { enqueued: Math.max(0, (was?.enqueued ?? 0) - n), running: res.runningBefore + n } };
+    if (res.more) this.backlog.add(q.name);
+    else this.backlog.delete(q.name);
+    // A full batch that left work: the next batch at once (a short one waits for a slot to free).
+    if (res.more && n === room) this.pending.add(q.name);
     const rate = q.rateLimit;
     if (rate && n < room && res.recentCount + n >= rate.limit) {
       // The window is full: come back when its oldest admission leaves it.
@@ -191,7 +203,6 @@ export class QueueAdmission {
       // Keys held by their own rate windows while the queue had room: look again about when one frees.
       this.nudge(Math.max(10, Math.min(options.timerPollMs, Math.ceil(keyRate.periodMs / keyRate.limit))), q.name);
     }
-    return n;
   }
 
   /**
@@ -204,7 +215,7 @@ export class QueueAdmission {
   }
 }
 
-/** An admission is worth its round trip when the queue has work, this engine runs types, and the last count left room. */
-function worthAdmitting(q: ResolvedQueue, s: { enqueued: number; running: number } | undefined, types: string[]): boolean {
-  return s !== undefined && s.enqueued > 0 && types.length > 0 && (q.concurrency === null || s.running < q.concurrency);
+/** An admission is worth its round trip when the queue has work and the last count left room. */
+function worthAdmitting(q: ResolvedQueue, s: { enqueued: number; running: number } | undefined): boolean {
+  return s !== undefined && s.enqueued > 0 && (q.concurrency === null || s.running < q.concurrency);
 }

@@ -137,7 +137,10 @@ export function startQueue(
   const q = declared.get(queue)!;
   if (!q.partition) {
     if (opts.partitionKey !== undefined) {
-      throw new InvalidArgumentError('partitionKey', `queue "${queue}" is not partitioned: declare queues.${queue}.partition, or drop the key`);
+      throw new InvalidArgumentError(
+        'partitionKey',
+        `queue "${queue}" is not partitioned: declare queues.${queue}.partition, or drop the key`,
+      );
     }
     return { queue, priority };
   }

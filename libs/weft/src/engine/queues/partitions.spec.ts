@@ -160,7 +160,10 @@ describe('partitioned queues (real PostgreSQL)', () => {
           `SELECT partition_key AS k, count(*)::int AS n FROM weft.weft_workflows WHERE queue = 'pk' AND status = 'running' GROUP BY 1`,
         );
         seen.key = Math.max(seen.key, ...byKey.map((r) => r.n));
-        seen.queue = Math.max(seen.queue, byKey.reduce((s, r) => s + r.n, 0));
+        seen.queue = Math.max(
+          seen.queue,
+          byKey.reduce((s, r) => s + r.n, 0),
+        );
         seen.samples++;
         await new Promise((r) => setTimeout(r, 5));
       }
@@ -180,7 +183,10 @@ describe('partitioned queues (real PostgreSQL)', () => {
       x.register('rec', Recorder),
     );
     await e.bootstrap();
-    const ids = [...Array.from({ length: 7 }, (_, i) => ['slow', `prl-slow-${i}`]), ...Array.from({ length: 2 }, (_, i) => ['other', `prl-other-${i}`])];
+    const ids = [
+      ...Array.from({ length: 7 }, (_, i) => ['slow', `prl-slow-${i}`]),
+      ...Array.from({ length: 2 }, (_, i) => ['other', `prl-other-${i}`]),
+    ];
     const handles = await Promise.all(ids.map(([key, workflowId]) => e.start('rec', {}, { workflowId, queue: 'prl', partitionKey: key })));
     await Promise.all(handles.map((h) => h.result({ timeout: '20s' })));
     const all = await rows('prl-');

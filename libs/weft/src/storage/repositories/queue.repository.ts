@@ -97,10 +97,7 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
   private readonly q: ReturnType<typeof statements>;
 
   /** @internal */
-  constructor(
-    client: SqlClient,
-    schema: string,
-  ) {
+  constructor(client: SqlClient, schema: string) {
     super(client, QueueEntity, 'weft_queues');
     this.q = statements(schema);
   }
@@ -113,45 +110,49 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
 
   /** @internal One admission: lock the queue, then admit what every limit allows, in one call. */
   async admit(r: AdmitRequest): Promise<AdmitResult> {
-    const p = r.partition;
-    const rows = await this.db.query<AdmitRow>(this.q.admit, [
-      r.queue,
-      r.max,
-      r.concurrency,
-      r.perEngineConcurrency,
-      r.perEngineOwner,
-      r.rateLimit?.limit ?? null,
-      r.rateLimit?.periodMs ?? 0,
-      r.types,
-      r.claimer?.engineId ?? null,
-      r.claimer?.ttlMs ?? null,
-      r.claimer?.graceMs ?? null,
-      r.leaseFence?.engineId ?? null,
-      r.leaseFence?.epoch ?? null,
-      p !== null,
-      p?.concurrency ?? null,
-      p?.rateLimit?.limit ?? null,
-      p?.rateLimit?.periodMs ?? 0,
-    ]);
-    const head = rows[0];
-    return {
-      admitted: rows
-        .filter((w) => w.id !== null)
-        .map((w) => ({
-          id: w.id!,
-          type: w.type,
-          input: w.input,
-          parentId: w.parent_id,
-          runNumber: w.run_number,
-          version: w.version,
-          claimEpoch: w.claim_epoch,
-          inbox: w.inbox ?? [],
-        })),
-      runningBefore: head?.running ?? 0,
-      recentCount: head?.recent_count ?? 0,
-      room: head?.room ?? 0,
-      windowFreesInMs: head?.frees_in_ms ?? null,
-      more: head?.more ?? false,
-    };
+    return admitResult(await this.db.query<AdmitRow>(this.q.admit, admitParams(r)));
   }
+}
+
+const rateParams = (rate: { limit: number; periodMs: number } | null | undefined) => (rate ? [rate.limit, rate.periodMs] : [null, 0]);
+
+/** The admission function's arguments, in its order (queue-admit.ts). */
+function admitParams(r: AdmitRequest): unknown[] {
+  const claim = r.claimer ? [r.claimer.engineId, r.claimer.ttlMs, r.claimer.graceMs] : [null, null, null];
+  const fence = r.leaseFence ? [r.leaseFence.engineId, r.leaseFence.epoch] : [null, null];
+  const p = r.partition;
+  return [
+    ...[r.queue, r.max, r.concurrency, r.perEngineConcurrency, r.perEngineOwner],
+    ...rateParams(r.rateLimit),
+    r.types,
+    ...claim,
+    ...fence,
+    p !== null,
+    p ? p.concurrency : null,
+    ...rateParams(p?.rateLimit),
+  ];
+}
+
+function admitResult(rows: AdmitRow[]): AdmitResult {
+  // The function always returns a row: the figures, with no workflow when none was admitted.
+  const head = rows[0];
+  return {
+    admitted: rows
+      .filter((w) => w.id !== null)
+      .map((w) => ({
+        id: w.id!,
+        type: w.type,
+        input: w.input,
+        parentId: w.parent_id,
+        runNumber: w.run_number,
+        version: w.version,
+        claimEpoch: w.claim_epoch,
+        inbox: w.inbox ?? [],
+      })),
+    runningBefore: head.running,
+    recentCount: head.recent_count,
+    room: head.room,
+    windowFreesInMs: head.frees_in_ms,
+    more: head.more,
+  };
 }
