@@ -13,6 +13,7 @@ export {
   WorkflowNotFoundError,
   WorkflowTypeNotRegisteredError,
   WorkflowAlreadyStartedError,
+  SingletonConflictError,
   WorkflowNotRunningError,
   InvalidWorkflowIdError,
   InvalidDurationError,

@@ -161,6 +161,20 @@ export class WorkflowTypeNotRegisteredError extends WeftError {
   }
 }
 
+export class SingletonConflictError extends WeftError {
+  static readonly code = 'WEFT_SINGLETON_CONFLICT';
+  static readonly category = ErrorCategory.Conflict;
+  constructor(
+    readonly key: string,
+    readonly workflowId: string,
+  ) {
+    super(
+      `Workflow "${workflowId}" is already live under singleton key "${key}" and onConflict is 'reject'. ` +
+        "Wait for it to end, or use onConflict 'return-existing' to get its handle.",
+    );
+  }
+}
+
 export class WorkflowAlreadyStartedError extends WeftError {
   static readonly code = 'WEFT_WORKFLOW_ALREADY_STARTED';
   static readonly category = ErrorCategory.Conflict;

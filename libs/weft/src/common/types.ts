@@ -168,6 +168,11 @@ export interface StartOptions {
   manager?: EntityManager;
   /** In a partitioned queue, the key (a tenant, a customer) whose own limits the run counts against (docs/queues.md). */
   partitionKey?: string;
+  /**
+   * At most one live workflow of this type per key: a start that finds one returns its handle
+   * ('return-existing', the default) or fails with SingletonConflictError ('reject') (docs/queues.md).
+   */
+  singleton?: string | { key: string; onConflict?: 'return-existing' | 'reject' };
 }
 
 /** signal()'s options. */

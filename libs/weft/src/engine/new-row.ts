@@ -4,7 +4,7 @@ import type { InsertWorkflow } from '../storage/types.js';
 import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
 import type { StartOptions } from '../common/types.js';
 import type { QueuedStart } from './queues/options.js';
-import { toStoredJson, validateWorkflowId } from './validation.js';
+import { nameProblem, toStoredJson, validateWorkflowId } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
 
 const START_OPTIONS = new Set<string>([
@@ -18,7 +18,32 @@ const START_OPTIONS = new Set<string>([
   'priority',
   'manager',
   'partitionKey',
+  'singleton',
 ]);
+
+const ON_CONFLICT = ['return-existing', 'reject'];
+
+/** A start's singleton key and what a start that finds one live does; null without one. */
+export function singletonOf(opts: StartOptions): { key: string; onConflict: 'return-existing' | 'reject' } | null {
+  const o = opts.singleton as unknown;
+  if (o === undefined) return null;
+  const { key, onConflict = 'return-existing' } = (typeof o === 'object' && o !== null ? o : { key: o }) as {
+    key?: unknown;
+    onConflict?: unknown;
+  };
+  const problem = nameProblem(key);
+  if (problem) throw new InvalidArgumentError('singleton.key', problem);
+  if (onConflict === 'queue') {
+    throw new InvalidArgumentError('singleton.onConflict', "'queue' is not built yet; use 'return-existing' or 'reject'");
+  }
+  if (typeof onConflict !== 'string' || !ON_CONFLICT.includes(onConflict)) {
+    throw new InvalidArgumentError('singleton.onConflict', `must be one of ${ON_CONFLICT.join(', ')}`);
+  }
+  if (opts.idPolicy === 'start-new-if-terminal') {
+    throw new InvalidArgumentError('singleton', "does not combine with idPolicy 'start-new-if-terminal'");
+  }
+  return { key: key as string, onConflict: onConflict as 'return-existing' | 'reject' };
+}
 
 /**
  * Validates everything about a start before anything is written. `queued`: the start's queue and
@@ -61,6 +86,12 @@ export function newRow(
     timers,
   };
   if (queued) Object.assign(row, queued);
+  return withSingleton(row, opts);
+}
+
+function withSingleton(row: InsertWorkflow, opts: StartOptions): InsertWorkflow {
+  const singleton = singletonOf(opts);
+  if (singleton) row.singletonKey = singleton.key;
   return row;
 }
 

@@ -1,7 +1,7 @@
 // The start path: a start's row, its group-committed insert (with the claim and a
 // signal-with-start's signal in the same statement), the id policy on an existing id, and the
 // launch of the new run. Queues and schedules admit their workflows through here.
-import { InvalidArgumentError, WorkflowAlreadyStartedError } from '../common/errors.js';
+import { InvalidArgumentError, SingletonConflictError, WorkflowAlreadyStartedError } from '../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../common/types.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { Batcher } from '../storage/batcher.js';
@@ -11,7 +11,7 @@ import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Messaging } from './messaging.js';
 import type { CallerTransaction } from './caller-transaction.js';
 import type { QueueAdmission } from './queues/admission.js';
-import { newRow } from './new-row.js';
+import { newRow, singletonOf } from './new-row.js';
 import type { ResolvedEngineOptions } from './options.js';
 import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './run/runtime.js';
@@ -73,7 +73,9 @@ export class Starter {
     row.traceContext = options.tracing.tracer.starterContext();
     if (tx) return this.startIn(tx, def, row, policy, signal);
     const sentAt = performance.now();
-    const res = await this.batch.submit(row);
+    const inserted = await this.insert(row, opts, signal);
+    if ('other' in inserted) return inserted.other;
+    const { res } = inserted;
     const admitted = res.inserted
       ? { version: res.version, runNumber: 1, claimEpoch: res.claimEpoch, signalId: res.signalId }
       : await this.admitExisting(row, res, policy, parentSeq);
@@ -85,6 +87,32 @@ export class Starter {
     options.metrics.workflowStarted?.(def.name);
     this.launch(def, row, { ...admitted, sentAt }, signal);
     return row.id;
+  }
+
+  /** The start's insert: group-committed, or alone with a singleton key. */
+  private async insert(
+    row: InsertWorkflow,
+    opts: StartOptions,
+    signal: StartRequest['signal'],
+  ): Promise<{ res: InsertResult } | { other: string }> {
+    return row.singletonKey ? this.startSingleton(row, opts, signal) : { res: await this.batch.submit(row) };
+  }
+
+  /**
+   * A start with a singleton key: inserted, or another live workflow holds the key (`other`, its
+   * id: its handle is returned, or the start refused), or the id exists (the id policy applies).
+   */
+  private async startSingleton(
+    row: InsertWorkflow,
+    opts: StartOptions,
+    signal: StartRequest['signal'],
+  ): Promise<{ res: InsertResult } | { other: string }> {
+    const { key, onConflict } = singletonOf(opts)!;
+    if (signal) throw new InvalidArgumentError('singleton', 'does not combine with signalWithStart');
+    const res = await this.deps.store.workflows.startSingleton(row, this.deps.ownership.claims.claimer());
+    if (res.inserted || res.id === row.id) return { res };
+    if (onConflict === 'reject') throw new SingletonConflictError(key, res.id);
+    return { other: res.id };
   }
 
   /**

@@ -139,4 +139,6 @@ export interface InsertWorkflow {
   priority?: number;
   /** Its key in a partitioned queue. */
   partitionKey?: string;
+  /** At most one live workflow of its type holds this key (WorkflowRepository.startSingleton). */
+  singletonKey?: string;
 }

@@ -12,6 +12,10 @@ import type { WorkflowStatus } from '../../common/types.js';
   where: "status = 'enqueued' AND partition_key IS NOT NULL",
 })
 @Index('weft_workflows_partition_running_idx', ['queue', 'partitionKey'], { where: "status = 'running' AND partition_key IS NOT NULL" })
+@Index('weft_workflows_singleton_idx', ['type', 'singletonKey'], {
+  unique: true,
+  where: "singleton_key IS NOT NULL AND status IN ('pending', 'enqueued', 'running', 'suspended')",
+})
 @Index('weft_workflows_partition_admitted_idx', ['queue', 'partitionKey', 'admittedAt'], {
   where: 'admitted_at IS NOT NULL AND partition_key IS NOT NULL',
 })
@@ -74,6 +78,10 @@ export class WorkflowEntity {
   /** Within a partitioned queue, the key (tenant) whose own limits it counts against. */
   @Column({ name: 'partition_key', type: 'varchar', length: 255, nullable: true })
   partitionKey!: string | null;
+
+  /** At most one live workflow of a type holds a singleton key. */
+  @Column({ name: 'singleton_key', type: 'varchar', length: 255, nullable: true })
+  singletonKey!: string | null;
 
   /** Within its queue, higher is admitted first. */
   @Column({ type: 'integer', default: 0 })

@@ -7,7 +7,8 @@ import { qualify } from '../schema-name.js';
  * a workflow's `partition_key`; indexes that walk a queue's keys with work and count each key's
  * running rows and recent admissions (all partial: rows outside a partitioned queue never enter
  * them); where the last pass left its walk over the keys; and the admission function, which
- * locks the queue's row and admits under a fresh snapshot in one call.
+ * locks the queue's row and admits under a fresh snapshot in one call. Singleton starts: a
+ * workflow's `singleton_key`, unique per type among live workflows.
  */
 export function queuePartitionsMigration(schema: string): MigrationInterface {
   const wf = qualify(schema, 'weft_workflows');
@@ -24,8 +25,14 @@ export function queuePartitionsMigration(schema: string): MigrationInterface {
       await qr.query(`CREATE INDEX weft_workflows_partition_admitted_idx ON ${wf} (queue, partition_key, admitted_at)
         WHERE admitted_at IS NOT NULL AND partition_key IS NOT NULL`);
       await qr.query(admitFunctionSql(schema));
+      // Singletons: at most one live workflow of a type per key.
+      await qr.query(`ALTER TABLE ${wf} ADD COLUMN singleton_key varchar(255)`);
+      await qr.query(`CREATE UNIQUE INDEX weft_workflows_singleton_idx ON ${wf} (type, singleton_key)
+        WHERE singleton_key IS NOT NULL AND status IN ('pending', 'enqueued', 'running', 'suspended')`);
     },
     async down(qr: QueryRunner): Promise<void> {
+      await qr.query(`DROP INDEX ${qualify(schema, 'weft_workflows_singleton_idx')}`);
+      await qr.query(`ALTER TABLE ${wf} DROP COLUMN singleton_key`);
       await qr.query(`DROP FUNCTION ${admitFunction(schema)}`);
       for (const idx of ['partition_admitted', 'partition_running', 'partition_enqueued'])
         await qr.query(`DROP INDEX ${qualify(schema, `weft_workflows_${idx}_idx`)}`);

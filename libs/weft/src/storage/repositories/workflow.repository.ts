@@ -13,6 +13,7 @@ import type { MessageRepository } from './message.repository.js';
 import { AdvanceStatements } from './advance-statements.js';
 import { advanceOutcomes, AdvanceRow } from './workflow-advance.js';
 import { isLoneStart, LoneStarts } from './workflow-start-lone.js';
+import { singletonStartParams, singletonStartSql } from './workflow-start-singleton.js';
 import { LIVE, purgeStatements } from './workflow-purge.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
@@ -247,6 +248,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly wf: ReturnType<typeof statements>;
   private readonly advanceStatements: AdvanceStatements;
   private readonly loneStarts: LoneStarts;
+  private readonly singletonSql: string;
 
   /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
@@ -258,6 +260,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     this.wf = statements(schema);
     this.advanceStatements = new AdvanceStatements(schema);
     this.loneStarts = new LoneStarts(schema);
+    this.singletonSql = singletonStartSql(schema);
   }
 
   /** @internal The status of each id that exists. */
@@ -373,6 +376,19 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     const missing = ws.filter((w) => !byId.has(w.id));
     if (missing.length) (await this.startMany(missing, claimer, via)).forEach((r, i) => byId.set(missing[i].id, r));
     return ws.map((w) => byId.get(w.id)!);
+  }
+
+  /**
+   * @internal A start with a singleton key: inserted, or the row it met (the live workflow
+   * holding the key, else the one with its id; `inserted` false).
+   */
+  async startSingleton(w: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult & { id: string }> {
+    for (;;) {
+      const [r] = await this.db.query<StartRow & { id: string }>(this.singletonSql, singletonStartParams(w, claimer));
+      // None: what the insert met committed after this statement's snapshot; a new statement sees it.
+      if (r)
+        return { id: r.id, inserted: r.inserted, status: r.status, version: r.version, claimEpoch: r.claim_epoch ?? null, signalId: null };
+    }
   }
 
   /**

@@ -1,0 +1,104 @@
+// Singleton starts (docs/queues.md): at most one live workflow of a type per key.
+import { useTestEngines, waitFor } from '../../../../../test/support/engine.js';
+import type { WorkflowContext } from '../../common/types.js';
+import type { WeftEngine } from '../engine.js';
+
+/** Runs until `release()`. */
+let gate: { promise: Promise<void>; release: () => void } = newGate();
+function newGate() {
+  let release!: () => void;
+  const promise = new Promise<void>((r) => (release = r));
+  return { promise, release };
+}
+const bodies: string[] = [];
+class Held {
+  async run(ctx: WorkflowContext, input: { n: number }) {
+    await ctx.step('hold', async () => {
+      bodies.push(ctx.workflowId);
+      await gate.promise;
+    });
+    return input.n;
+  }
+}
+
+const codeOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (err) {
+    return { code: (err as { code?: string }).code, message: (err as Error).message, err };
+  }
+  return null;
+};
+
+describe('singleton starts (real PostgreSQL)', () => {
+  const env = useTestEngines();
+  const live = (key: string) =>
+    env.tdb.query<{ id: string; status: string }>(
+      `SELECT id, status FROM weft.weft_workflows WHERE singleton_key = $1 AND status NOT IN ('completed','failed','cancelled','timed_out')`,
+      [key],
+    );
+
+  it('a second start returns the live one; reject refuses with a typed error; after it ends a start runs anew', async () => {
+    gate = newGate();
+    bodies.length = 0;
+    const e = await env.pool.create({}, (x) => x.register('held', Held));
+    await e.bootstrap();
+    const first = await e.start('held', { n: 1 }, { singleton: 'nightly' });
+    const again = await e.start('held', { n: 2 }, { singleton: { key: 'nightly', onConflict: 'return-existing' }, workflowId: 'other-id' });
+    expect(again.workflowId).toBe(first.workflowId);
+    const refused = await codeOf(e.start('held', { n: 3 }, { singleton: { key: 'nightly', onConflict: 'reject' } }));
+    expect(refused?.code).toBe('WEFT_SINGLETON_CONFLICT');
+    expect((refused?.err as { workflowId?: string }).workflowId).toBe(first.workflowId);
+    // Another key, or another type's same key, is its own singleton.
+    const other = await e.start('held', { n: 4 }, { singleton: 'weekly' });
+    expect(other.workflowId).not.toBe(first.workflowId);
+    expect(await live('nightly')).toEqual([{ id: first.workflowId, status: 'running' }]);
+    expect((await e.list({ limit: 10 })).items.map((i) => i.workflowId).sort()).toEqual([first.workflowId, other.workflowId].sort());
+    gate.release();
+    expect(await first.result({ timeout: '10s' })).toBe(1);
+    gate = newGate();
+    gate.release();
+    const next = await e.start('held', { n: 5 }, { singleton: 'nightly' });
+    expect(next.workflowId).not.toBe(first.workflowId);
+    expect(await next.result({ timeout: '10s' })).toBe(5);
+  });
+
+  it('concurrent starts on two engines with one key make one workflow, and every caller gets its handle', async () => {
+    gate = newGate();
+    bodies.length = 0;
+    const opts = { ownership: 'workflow-lease' as const, workflowClaimTtl: 3000, workflowClaimRenewInterval: 500 };
+    const engines: WeftEngine[] = [];
+    for (const id of ['A', 'B']) engines.push(await env.pool.create({ ...opts, engineId: id }, (x) => x.register('held', Held)));
+    await Promise.all(engines.map((x) => x.bootstrap()));
+    const handles = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => engines[i % 2].start('held', { n: i }, { singleton: 'only-one' })),
+    );
+    const ids = new Set(handles.map((h) => h.workflowId));
+    expect(ids.size).toBe(1);
+    expect(await live('only-one')).toHaveLength(1);
+    await waitFor(() => bodies.length >= 1, 'the one run');
+    gate.release();
+    await handles[0].result({ timeout: '10s' });
+    expect(bodies).toHaveLength(1);
+  });
+
+  it('refuses bad singleton options before anything is written', async () => {
+    const e = await env.pool.create({}, (x) => x.register('held', Held));
+    await e.bootstrap();
+    const count = async () => (await env.tdb.query<{ n: number }>(`SELECT count(*)::int AS n FROM weft.weft_workflows`))[0].n;
+    const before = await count();
+    for (const [singleton, what] of [
+      ['', 'must not be empty'],
+      [{ key: 'k', onConflict: 'queue' }, 'not built yet'],
+      [{ key: 'k', onConflict: 'replace' }, 'must be one of'],
+      [{ onConflict: 'reject' }, 'must be a string'],
+    ] as const) {
+      const err = await codeOf(e.start('held', { n: 0 }, { singleton: singleton as never }));
+      expect(err?.code).toBe('WEFT_INVALID_ARGUMENT');
+      expect(err?.message).toContain(what);
+    }
+    const combo = await codeOf(e.start('held', { n: 0 }, { singleton: 'k', idPolicy: 'start-new-if-terminal' }));
+    expect(combo?.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect(await count()).toBe(before);
+  });
+});

@@ -1,0 +1,79 @@
+// The start of a workflow with a singleton key (docs/queues.md): at most one live workflow of a
+// type per key, held by the partial unique index weft_workflows_singleton_idx. The insert yields to
+// any conflict (its id, or the key held by a live workflow) and the statement returns the row it
+// met instead, so the caller returns that workflow's handle or refuses. Off the hot path: a
+// start without a key never comes here.
+import { LIVE } from './workflow-purge.js';
+import { qualify } from '../schema-name.js';
+import { jsonOrNullParam } from '../sql-client.js';
+import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
+import type { InsertWorkflow } from '../types.js';
+
+const ms = `* interval '1 millisecond'`;
+
+/**
+ * $1 id, $2 type, $3 status, $4 input, $5 parent, $6 trace context, $7 workflow version, $8 queue,
+ * $9 priority, $10 partition key, $11 singleton key, $12 deadline and $13 start (ms from now),
+ * $14 timers, $15 the claiming engine (null: no claim), $16 TTL, $17 grace.
+ */
+export function singletonStartSql(schema: string): string {
+  const wf = qualify(schema, 'weft_workflows');
+  const claims = qualify(schema, 'weft_workflow_claims');
+  const timers = qualify(schema, 'weft_timers');
+  const later = (p: string) => `CASE WHEN ${p}::float8 IS NULL THEN NULL ELSE clock_timestamp() + ${p}::float8 ${ms} END`;
+  return `
+    WITH ins AS (
+      INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
+                         partition_key, singleton_key, fence_epoch)
+      VALUES ($1::text, $2::text, $3::text, $4::json, $5::text, ${later('$12')}, ${later('$13')}, 1, $6::text, $7::text, $8::text,
+              COALESCE($9::int, 0), $10::text, $11::text,
+              CASE WHEN $15::text IS NOT NULL THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = $1::text), 0) + 1 END)
+      ON CONFLICT DO NOTHING
+      RETURNING id, status, version, fence_epoch
+    ),
+    ins_timers AS (
+      INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+      SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms ${ms}
+      FROM ins, json_to_recordset($14::json) AS x(kind text, delay_ms double precision)
+    ),
+    ins_claims AS (
+      INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
+      SELECT ins.id, 1, $15::text, clock_timestamp() + $16::float8 ${ms}, clock_timestamp() FROM ins WHERE $15::text IS NOT NULL
+      ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
+        expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
+      WHERE ${claimFreeSql(schema, 'cl', '$17::float8')}
+      RETURNING workflow_id, epoch::text AS epoch
+    )
+    SELECT ins.id, ins.status, ins.version, true AS inserted,
+           (SELECT ic.epoch FROM ins_claims ic WHERE ic.epoch = ins.fence_epoch::text) AS claim_epoch
+    FROM ins
+    UNION ALL
+    -- What the insert met: the live workflow holding the key first, else the id. None when that row
+    -- committed after this statement's snapshot: the caller asks again.
+    (SELECT w.id, w.status, w.version, false, NULL FROM ${wf} w
+     WHERE NOT EXISTS (SELECT 1 FROM ins)
+       AND (w.id = $1::text OR (w.type = $2::text AND w.singleton_key = $11::text AND w.status IN (${LIVE})))
+     ORDER BY (w.singleton_key IS NOT DISTINCT FROM $11::text AND w.status IN (${LIVE})) DESC
+     LIMIT 1)`;
+}
+
+export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | undefined): unknown[] {
+  const mine = claimer && w.claim === 'mine' ? [claimer.engineId, claimer.ttlMs, claimer.graceMs] : [null, null, null];
+  return [
+    w.id,
+    w.type,
+    w.status,
+    jsonOrNullParam(w.input),
+    w.parentId ?? null,
+    w.traceContext ?? null,
+    w.workflowVersion ?? null,
+    w.queue ?? null,
+    w.priority ?? null,
+    w.partitionKey ?? null,
+    w.singletonKey ?? null,
+    w.deadlineInMs,
+    w.startInMs,
+    JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
+    ...mine,
+  ];
+}
