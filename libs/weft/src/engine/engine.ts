@@ -139,6 +139,7 @@ export class WeftEngine {
       registry: this.registry,
       ownership: this.ownership,
       logger: this.options.logger,
+      enqueued: (queue) => this.queues.nudge(0, queue),
     });
     this.messaging = new Messaging({
       store: this.store,

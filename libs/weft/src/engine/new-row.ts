@@ -70,15 +70,14 @@ export function newRow(
   const startIn = startDelay(opts);
   const timeoutMs = parseOptionalDuration(opts.executionTimeout, 'executionTimeout');
   const delayed = startIn > 0;
-  // A delayed start fires straight to running; through a queue it would bypass the admission.
-  if (queued && delayed) throw new InvalidArgumentError('start options', 'a queued start cannot be delayed (startAt, startAfter)');
   const timers: InsertWorkflow['timers'] = [];
   if (delayed) timers.push({ kind: 'delayed-start', delayMs: startIn });
   if (timeoutMs !== undefined) timers.push({ kind: 'execution-deadline', delayMs: startIn + timeoutMs });
   const row: InsertWorkflow = {
     id,
     type,
-    status: queued ? WorkflowStatus.Enqueued : delayed ? WorkflowStatus.Pending : WorkflowStatus.Running,
+    // A delayed start into a queue waits `pending` with its queue, and is enqueued when it fires.
+    status: delayed ? WorkflowStatus.Pending : queued ? WorkflowStatus.Enqueued : WorkflowStatus.Running,
     input: stored,
     parentId,
     deadlineInMs: timeoutMs === undefined ? null : startIn + timeoutMs,

@@ -44,6 +44,7 @@ export class Transitions {
   private readonly registry: WorkflowRegistry;
   private readonly ownership: OwnershipPolicy;
   private readonly logger: WeftLogger;
+  private readonly enqueued: (queue: string) => void;
   /** Local timers due together are taken in one statement (fireOwn). */
   private readonly ownTimers: Batcher<{ workflowId: string; seq: number }, OwnTimerTake>;
 
@@ -53,8 +54,11 @@ export class Transitions {
     registry: WorkflowRegistry;
     ownership: OwnershipPolicy;
     logger: WeftLogger;
+    /** A delayed start into `queue` was enqueued: worth an admission pass. */
+    enqueued: (queue: string) => void;
   }) {
     ({ store: this.store, runtime: this.runtime, registry: this.registry, ownership: this.ownership, logger: this.logger } = deps);
+    this.enqueued = deps.enqueued;
     this.ownTimers = new Batcher(
       (wanted) => this.store.timers.takeOwn(wanted, this.ownership.maintenance.timerRetryMs, this.ownership.claims.pollOwner),
       (w) => `${w.workflowId}\u0000${w.seq}`,
@@ -226,14 +230,17 @@ export class Transitions {
     // and if another engine started the workflow meanwhile nothing would ever release it here.
     const row = await this.external(workflowId, 'delayed-start', (r) => {
       status = r.status;
-      return r.status === WorkflowStatus.Pending
-        ? { status: WorkflowStatus.Running, deleteTimers: [{ kind: 'delayed-start', seq: -1 }] }
-        : null;
+      // A start into a queue goes to its queue now: the admission makes it running.
+      const next = r.queue === null ? WorkflowStatus.Running : WorkflowStatus.Enqueued;
+      return r.status === WorkflowStatus.Pending ? { status: next, deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null;
     }).catch(async (err: unknown) => {
       await letGo().catch(() => undefined);
       throw err;
     });
-    if (row) {
+    if (row?.queue) {
+      await letGo(); // the admission claims it, here or on another engine
+      this.enqueued(row.queue);
+    } else if (row) {
       const { input, runNumber, version, parentId } = row;
       this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });
     } else if (status === WorkflowStatus.Running) {

@@ -69,7 +69,6 @@ describe('queues (real PostgreSQL)', () => {
     expect((await codeOf(e.start('rec', {}, { queue: 'q', priority: 1001 })))?.code).toBe('WEFT_INVALID_ARGUMENT');
     expect((await codeOf(e.start('rec', {}, { queue: 'q', priority: 0.5 })))?.code).toBe('WEFT_INVALID_ARGUMENT');
     expect((await codeOf(e.start('rec', {}, { priority: 3 })))?.code).toBe('WEFT_INVALID_ARGUMENT');
-    expect((await codeOf(e.start('rec', {}, { queue: 'q', startAfter: '1s' })))?.code).toBe('WEFT_INVALID_ARGUMENT');
     expect((await e.list({ limit: 10 })).items).toEqual([]);
   });
 
@@ -154,4 +153,31 @@ describe('queues (real PostgreSQL)', () => {
     gate.release();
     await Promise.all(handles.map((h) => h.result({ timeout: '20s' })));
   });
+
+  it.each(['none', 'workflow-lease'] as const)(
+    '%s: a delayed start into a queue waits pending, is enqueued when it fires, and runs when the queue has room',
+    async (ownership) => {
+      gate = newGate();
+      ran.length = 0;
+      const e = await env.pool.create({ ownership, queues: { later: { concurrency: 1 } } }, (x) =>
+        x.register('held', Held).register('rec', Recorder),
+      );
+      await e.bootstrap();
+      const blocker = await e.start('held', {}, { workflowId: `later-blocker-${ownership}`, queue: 'later' });
+      await waitFor(async () => (await blocker.describe()).status === 'running', 'the blocker to run');
+      const startedAt = Date.now();
+      const delayed = await e.start('rec', {}, { workflowId: `later-delayed-${ownership}`, queue: 'later', startAfter: '300ms' });
+      expect(await delayed.describe()).toMatchObject({ status: 'pending', queue: 'later' });
+      // It fires into the queue, where the blocker still holds the only slot.
+      await waitFor(async () => (await delayed.describe()).status === 'enqueued', 'it to be enqueued', 10_000);
+      expect(Date.now() - startedAt).toBeGreaterThanOrEqual(300);
+      expect(ran).toEqual([]);
+      gate.release();
+      await blocker.result({ timeout: '10s' });
+      await delayed.result({ timeout: '10s' });
+      expect(ran).toEqual([delayed.workflowId]);
+      const d = await delayed.describe();
+      expect(d.admittedAt!.getTime()).toBeGreaterThanOrEqual((await blocker.describe()).completedAt!.getTime());
+    },
+  );
 });
