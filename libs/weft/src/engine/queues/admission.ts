@@ -190,8 +190,7 @@ export class QueueAdmission {
     this.figures = { ...this.figures, [q.name]: { enqueued: Math.max(0, (was?.enqueued ?? 0) - n), running: res.runningBefore + n } };
     if (res.more) this.backlog.add(q.name);
     else this.backlog.delete(q.name);
-    // A full batch that left work: the next batch at once (a short one waits for a slot to free).
-    if (res.more && n === room) this.pending.add(q.name);
+    if (res.more && batchAgain(q, room, res)) this.pending.add(q.name);
     const rate = q.rateLimit;
     if (rate && n < room && res.recentCount + n >= rate.limit) {
       // The window is full: come back when its oldest admission leaves it.
@@ -213,6 +212,15 @@ export class QueueAdmission {
     const before = Date.now() - FORGET_AFTER_MS;
     for (const [id, { at }] of this.admittedHere) if (at < before && !this.deps.runtime.isLive(id)) this.admittedHere.delete(id);
   }
+}
+
+/**
+ * After a batch that left work: the next at once when it was full (a short one waits for a slot to
+ * free). Partitioned, a batch is also short when a key's share or priority ran out: again while it admits.
+ */
+function batchAgain(q: ResolvedQueue, room: number, res: AdmitResult): boolean {
+  const n = res.admitted.length;
+  return n === room || (q.partition !== null && n > 0 && n < res.room);
 }
 
 /** An admission is worth its round trip when the queue has work and the last count left room. */
