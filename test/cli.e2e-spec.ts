@@ -175,6 +175,29 @@ describe('weft CLI', () => {
       expect((await w('list', '--type', 'no-such-type')).stdout).toBe('No workflows match.\n');
     });
 
+    it('list --where by attributes, --order newest, --include input', async () => {
+      for (const [id, attributes] of [
+        ['a-1', { tenant: 42, amount: 50 }],
+        ['a-2', { tenant: 42, amount: 150 }],
+        ['a-3', { tenant: 7, amount: 500 }],
+      ] as const) {
+        await A.cmd.call('start', { type: 'tally', input: { label: id }, opts: { workflowId: id, attributes } });
+        await opened(id);
+      }
+      type Page = { items: Array<{ workflowId: string; attributes: object; input?: unknown }> };
+      const ids = async (...args: string[]) => (await json<Page>('list', '--id-prefix', 'a-', ...args)).items.map((i) => i.workflowId);
+      expect(await ids('--where', 'tenant=42')).toEqual(['a-1', 'a-2']);
+      expect(await ids('--where', 'tenant=42', '--where', 'amount>100')).toEqual(['a-2']);
+      expect(await ids('--where', 'amount>=50', '--order', 'newest')).toEqual(['a-3', 'a-2', 'a-1']);
+      const [one] = (await json<Page>('list', '--where', 'tenant=7', '--include', 'input')).items;
+      expect(one).toMatchObject({ workflowId: 'a-3', attributes: { tenant: 7, amount: 500 }, input: { label: 'a-3' } });
+      const table = await w('list', '--where', 'tenant=7');
+      expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+TYPE\s+STATUS\s+CREATED\s+UPDATED\s+PARENT\s+ATTRIBUTES$/);
+      const bad = await w('list', '--where', 'amount>soon');
+      expect(bad.code).toBe(2);
+      expect((await w('list', '--order', 'up')).code).toBe(2);
+    });
+
     it('describe: status, input, and the claim held by engine A; --json the same as data', async () => {
       const d = await json<Record<string, unknown> & { ownership: { expiresInMs: number } }>('describe', 't-1');
       expect(d).toMatchObject({

@@ -94,6 +94,38 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     expect(new Set([page1.body.items[0].workflowId, page2.body.items[0].workflowId])).toEqual(new Set(['echo-1', 'echo-2']));
   });
 
+  it('lists by attribute (?attr.<key>=, ?where=), newest first, with input and output', async () => {
+    for (const [id, attributes] of [
+      ['attr-1', { tenant: 42, amount: 50 }],
+      ['attr-2', { tenant: 42, amount: 150 }],
+      ['attr-3', { tenant: '43', amount: 500 }],
+    ] as const) {
+      await http.post('/weft/workflows').send({ type: 'echo', input: id, workflowId: id, attributes }).expect(201);
+      await http.get(`/weft/workflows/${id}/result?timeout=10s`).expect(200);
+    }
+    const ids = async (query: string) => {
+      const res = await http.get(`/weft/workflows?${query}`).expect(200);
+      return (res.body.items as Array<{ workflowId: string }>).map((i) => i.workflowId);
+    };
+    expect(await ids('attr.tenant=42')).toEqual(['attr-1', 'attr-2']);
+    expect(await ids('attr.tenant=42&attr.tenant=43')).toEqual(['attr-1', 'attr-2', 'attr-3']);
+    expect(await ids(`attr.tenant=${encodeURIComponent('"43"')}`)).toEqual(['attr-3']);
+    expect(await ids(`attr.tenant=42&where=${encodeURIComponent('amount>100')}`)).toEqual(['attr-2']);
+    expect(await ids(`where=${encodeURIComponent('amount>=50')}&order=newest`)).toEqual(['attr-3', 'attr-2', 'attr-1']);
+    const full = await http.get('/weft/workflows?attr.amount=500&include=input,output').expect(200);
+    expect(full.body.items).toEqual([
+      expect.objectContaining({ workflowId: 'attr-3', input: 'attr-3', output: 'attr-3', attributes: { tenant: '43', amount: 500 } }),
+    ]);
+    const bad = await http.get(`/weft/workflows?where=${encodeURIComponent('amount>soon')}`).expect(400);
+    expect(bad.body.code).toBe('WEFT_INVALID_ARGUMENT');
+    await http.get('/weft/workflows?attr.9x=1').expect(400);
+    await http.get('/weft/workflows?order=sideways').expect(400);
+    await http
+      .post('/weft/workflows')
+      .send({ type: 'echo', attributes: { bad: { nested: 1 } } })
+      .expect(400);
+  });
+
   it('reports a failed workflow as the outcome of /result', async () => {
     await http.post('/weft/workflows').send({ type: 'boom', workflowId: 'boom-1' }).expect(201);
     const res = await http.get('/weft/workflows/boom-1/result?timeout=10s').expect(200);

@@ -40,6 +40,10 @@ interface CommandSpec {
 }
 
 const STATUS = { type: 'string', multiple: true } as const;
+const WHERE = { type: 'string', multiple: true } as const;
+const WHERE_HELP = `  --where      an attribute condition: key=value (repeat a key for any of its values; 42
+               matches the number or the text, "42" only the text), key>N, key>=N,
+               key<N, key<=N on numbers or ISO-8601 timestamps; every one must hold`;
 
 export const COMMANDS: Record<CommandName, CommandSpec> = {
   list: {
@@ -48,17 +52,24 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
       status: STATUS,
       type: { type: 'string' },
       'id-prefix': { type: 'string' },
+      where: WHERE,
+      order: { type: 'string' },
+      include: { type: 'string', multiple: true },
       limit: { type: 'string' },
       after: { type: 'string' },
     },
-    summary: 'list workflows, oldest first',
-    help: `weft list [--status S[,S...]] [--type T] [--id-prefix P] [--limit N] [--after CURSOR]
+    summary: 'list workflows, oldest first (or newest), filtered by status, type, id and attributes',
+    help: `weft list [--status S[,S...]] [--type T] [--id-prefix P] [--where COND]... [--order newest|oldest]
+          [--include input,output] [--limit N] [--after CURSOR]
 
   --status     pending, running, suspended, completed, failed, cancelled, timed_out (repeat or comma-separate)
   --type       workflow type
   --id-prefix  ids starting with this text
+${WHERE_HELP}
+  --order      newest or oldest first by creation time (default oldest)
+  --include    add each workflow's input and/or output (repeat or comma-separate)
   --limit      rows per page, 1 to 1000 (default 50)
-  --after      the cursor a previous page printed, for the next page`,
+  --after      the cursor a previous page printed, for the next page (same --order)`,
   },
   describe: {
     args: ['id'],
@@ -90,14 +101,15 @@ export const COMMANDS: Record<CommandName, CommandSpec> = {
       type: { type: 'string' },
       status: STATUS,
       'id-prefix': { type: 'string' },
+      where: WHERE,
       yes: { type: 'boolean', short: 'y' },
     },
     summary: 'cancel one workflow, or every one matching filters',
     help: `weft cancel <id> [--reason TEXT]
-weft cancel (--type T | --status S | --id-prefix P)... [--reason TEXT] [--yes]
+weft cancel (--type T | --status S | --id-prefix P | --where COND)... [--reason TEXT] [--yes]
 
   --reason     recorded as the cancellation's message (at most 1000 characters)
-  --type, --status, --id-prefix
+  --type, --status, --id-prefix, --where
                bulk: cancel every workflow matching all of them (status defaults to
                pending, running and suspended). Prints the count and asks for
                confirmation on a terminal; progress goes to stderr.

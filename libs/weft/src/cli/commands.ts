@@ -2,7 +2,7 @@
 // before any connection), then runs against a Session (session.ts).
 import type { CommandName } from './args.js';
 import { CliUsageError } from './errors.js';
-import type { Prepared, Values } from './options.js';
+import { hasFilter, type Prepared, type Values } from './options.js';
 import { describe, engines, history, list } from './read-commands.js';
 import { scheduleDescribe, scheduleList, schedulePause, scheduleTrigger } from './schedule-commands.js';
 import { bulkCancel, signal, transition } from './write-commands.js';
@@ -10,9 +10,10 @@ import { bulkCancel, signal, transition } from './write-commands.js';
 export type { CliIo, Output, Prepared } from './options.js';
 
 function cancel(args: string[], v: Values): Prepared {
-  const bulk = v.type !== undefined || v.status !== undefined || v['id-prefix'] !== undefined;
-  if (args.length && bulk) throw new CliUsageError('Give either a workflow id or --type/--status/--id-prefix filters, not both');
-  if (!args.length && !bulk) throw new CliUsageError('"weft cancel" needs a workflow id, or --type/--status/--id-prefix for a bulk cancel');
+  const bulk = hasFilter(v);
+  if (args.length && bulk) throw new CliUsageError('Give either a workflow id or --type/--status/--id-prefix/--where filters, not both');
+  if (!args.length && !bulk)
+    throw new CliUsageError('"weft cancel" needs a workflow id, or --type/--status/--id-prefix/--where for a bulk cancel');
   return bulk ? bulkCancel(v) : transition('cancel', args, v);
 }
 

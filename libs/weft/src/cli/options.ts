@@ -1,5 +1,8 @@
 // What the commands share: their I/O, the option checks, and the workflow filter as a query.
 import { validateName, validateReason } from '../engine/validation.js';
+import { attributeQuery, parseWhere } from '../engine/attribute-filter.js';
+import { attributePredicates } from '../storage/repositories/workflow-list.js';
+import type { AttributeFilter } from '../common/types.js';
 import { LIVE_STATUSES, WORKFLOW_STATUSES, WorkflowStatus } from '../common/types.js';
 import type { Parsed } from './args.js';
 import { CliUsageError } from './errors.js';
@@ -62,6 +65,8 @@ export interface Filter {
   statuses?: WorkflowStatus[];
   type?: string;
   idPrefix?: string;
+  /** --where, as list({ attributes }) takes it. */
+  attributes?: AttributeFilter;
 }
 
 export function filterOptions(v: Values): Filter {
@@ -69,8 +74,15 @@ export function filterOptions(v: Values): Filter {
   const idPrefix = str(v, 'id-prefix');
   if (type !== undefined) validateName('--type', type);
   if (idPrefix !== undefined) validateName('--id-prefix', idPrefix); // as engine.list() checks it: "." may begin ids
-  return { statuses: statusOption(v), type, idPrefix };
+  const where = v.where as string[] | undefined;
+  const attributes = where?.length ? parseWhere(where) : undefined;
+  attributeQuery(attributes); // checked now: a bad condition is bad usage, before any connection
+  return { statuses: statusOption(v), type, idPrefix, attributes };
 }
+
+/** Any of the bulk filters given. */
+export const hasFilter = (v: Values) =>
+  v.type !== undefined || v.status !== undefined || v['id-prefix'] !== undefined || v.where !== undefined;
 
 const likePrefix = (p: string) => `${p.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
@@ -80,6 +92,17 @@ export function matching(session: Session, f: Filter) {
   if (f.statuses?.length) qb.andWhere('w.status IN (:...statuses)', { statuses: f.statuses });
   if (f.type !== undefined) qb.andWhere('w.type = :type', { type: f.type });
   if (f.idPrefix !== undefined) qb.andWhere(`w.id LIKE :prefix ESCAPE '\\'`, { prefix: likePrefix(f.idPrefix) });
+  const attributes = attributeQuery(f.attributes);
+  if (attributes) {
+    const params: Record<string, unknown> = {};
+    const p = (value: unknown) => {
+      const name = `attr${Object.keys(params).length}`;
+      params[name] = value;
+      return `:${name}`;
+    };
+    for (const predicate of attributePredicates(attributes, p, 'w.attributes')) qb.andWhere(predicate);
+    qb.setParameters(params);
+  }
   return qb;
 }
 

@@ -3,10 +3,12 @@
 import { MoreThan, IsNull } from 'typeorm';
 import { WorkflowNotFoundError } from '../common/errors.js';
 import { kindLabel } from '../common/operation-kinds.js';
-import type { WorkflowStatus } from '../common/types.js';
-import { decodeCursor, encodeCursor } from '../engine/results.js';
+import type { ListInclude } from '../common/types.js';
+import { decodeCursor } from '../engine/results.js';
+import { listWorkflows } from '../engine/inspect.js';
+import { CliUsageError } from './errors.js';
 import { validateWorkflowId } from '../engine/validation.js';
-import { failureText, filterOptions, intOption, iso, matching, num, str, type Prepared, type Values } from './options.js';
+import { failureText, filterOptions, intOption, iso, num, str, type Prepared, type Values } from './options.js';
 import type { Mode, Session } from './session.js';
 import { duration, keyValues, safe, table } from './table.js';
 
@@ -15,45 +17,49 @@ import { duration, keyValues, safe, table } from './table.js';
 export function list(v: Values): Prepared {
   const filter = filterOptions(v);
   const limit = intOption(v, 'limit', 1, 1000, 50);
-  const after = str(v, 'after') === undefined ? undefined : decodeCursor(str(v, 'after')!);
+  const order = str(v, 'order') ?? 'oldest';
+  if (order !== 'newest' && order !== 'oldest') throw new CliUsageError(`--order must be newest or oldest (got "${safe(order)}")`);
+  const include = ((v.include as string[] | undefined) ?? []).flatMap((s) => s.split(',')).map((s) => s.trim());
+  for (const i of include)
+    if (i !== 'input' && i !== 'output') throw new CliUsageError(`--include takes input and output (got "${safe(i)}")`);
+  const cursor = str(v, 'after');
+  if (cursor !== undefined) decodeCursor(cursor, order); // a bad cursor is bad usage, before any connection
   return async (session, io) => {
-    const qb = matching(session, filter)
-      .select('w.id', 'id')
-      .addSelect('w.type', 'type')
-      .addSelect('w.status', 'status')
-      .addSelect('w.parentId', 'parent_id')
-      .addSelect('w.createdAt', 'created_at')
-      .addSelect('w.updatedAt', 'updated_at')
-      .addSelect('w.completedAt', 'completed_at')
-      .addSelect('w.workflowVersion', 'workflow_version')
-      .addSelect('w.created_at::text', 'cursor_at')
-      .orderBy('w.createdAt', 'ASC')
-      .addOrderBy('w.id', 'ASC')
-      .limit(limit + 1);
-    // Keyset paging on (created_at, id), the engine's list() order: its cursors work here too.
-    if (after) qb.andWhere('(w.created_at, w.id) > (CAST(:at AS timestamptz), :afterId)', { at: after.at, afterId: after.id });
-    const rows = await qb.getRawMany<Record<string, unknown>>();
-    const page = rows.slice(0, limit);
-    const last = page[page.length - 1];
-    const nextCursor = rows.length > limit && last ? encodeCursor({ cursorAt: last.cursor_at as string, id: last.id as string }) : null;
-    const items = page.map((r) => ({
-      workflowId: r.id as string,
-      type: r.type as string,
-      status: r.status as WorkflowStatus,
-      parentId: (r.parent_id as string | null) ?? null,
-      createdAt: iso(r.created_at as Date),
-      updatedAt: iso(r.updated_at as Date),
-      completedAt: iso(r.completed_at as Date | null),
-      workflowVersion: (r.workflow_version as string | null) ?? null,
+    // The engine's own list (engine/inspect.ts): the same filter, order and cursors as the API's.
+    const page = await listWorkflows(session.store, {
+      status: filter.statuses,
+      type: filter.type,
+      idPrefix: filter.idPrefix,
+      attributes: filter.attributes,
+      order,
+      include: include as ListInclude[],
+      limit,
+      cursor,
+    });
+    const items = page.items.map((i) => ({
+      ...i,
+      createdAt: iso(i.createdAt),
+      updatedAt: iso(i.updatedAt),
+      completedAt: iso(i.completedAt),
     }));
-    if (nextCursor) io.stderr.write(`More: add --after ${nextCursor}\n`);
+    if (page.nextCursor) io.stderr.write(`More: add --after ${page.nextCursor}\n`);
+    // Columns for attributes, input and output only when there is something to show.
+    const extra = [...(items.some((i) => Object.keys(i.attributes).length) ? ['attributes' as const] : []), ...(include as ListInclude[])];
     const text = items.length
       ? table(
-          ['id', 'type', 'status', 'created', 'updated', 'parent'],
-          items.map((i) => [i.workflowId, i.type, i.status, i.createdAt, i.updatedAt, i.parentId]),
+          ['id', 'type', 'status', 'created', 'updated', 'parent', ...extra],
+          items.map((i) => [
+            i.workflowId,
+            i.type,
+            i.status,
+            i.createdAt,
+            i.updatedAt,
+            i.parentId,
+            ...extra.map((k) => JSON.stringify(i[k] ?? null)),
+          ]),
         )
       : 'No workflows match.\n';
-    return { json: { items, nextCursor }, text };
+    return { json: { items, nextCursor: page.nextCursor }, text };
   };
 }
 

@@ -72,7 +72,12 @@ export function bulkCancel(v: Values): Prepared {
   if (ended.length) throw new CliUsageError(`--status ${ended.join(',')}: ended workflows cannot be cancelled`);
   const f: Filter = { ...filter, statuses };
   const yes = v.yes === true;
-  const described = [f.type && `type ${f.type}`, `status ${statuses.join('|')}`, f.idPrefix && `id prefix "${f.idPrefix}"`]
+  const described = [
+    f.type && `type ${f.type}`,
+    `status ${statuses.join('|')}`,
+    f.idPrefix && `id prefix "${f.idPrefix}"`,
+    ...((v.where as string[] | undefined) ?? []),
+  ]
     .filter(Boolean)
     .join(', ');
   return async (session, io) => {

@@ -53,6 +53,9 @@ export interface OperationRecord {
 /** An attribute's value (ctx.setAttributes): filterable, so a scalar; null removes the key. */
 export type AttributeValue = string | number | boolean | null;
 
+/** What setAttributes and the start option take: a Date is stored as its ISO-8601 UTC text. */
+export type AttributeInput = AttributeValue | Date;
+
 /** A workflow's attributes by key, as `describe` returns them. */
 export type WorkflowAttributes = Readonly<Record<string, Exclude<AttributeValue, null>>>;
 
@@ -96,7 +99,7 @@ export interface WorkflowContext {
    * next commit and stored on the workflow, where describe shows them; a replay does not write
    * them again. At most 32 keys; a continued or restarted run starts with none (docs/api.md).
    */
-  setAttributes(attrs: Record<string, AttributeValue>): void;
+  setAttributes(attrs: Record<string, AttributeInput>): void;
   /** The recorded clock: the same on every replay. */
   now(): Date;
   /** A recorded random number in [0, 1). */
@@ -173,6 +176,8 @@ export interface StartOptions {
    * ('return-existing', the default) or fails with SingletonConflictError ('reject') (docs/queues.md).
    */
   singleton?: string | { key: string; onConflict?: 'return-existing' | 'reject' };
+  /** The run's first attributes, bounded as ctx.setAttributes (docs/api.md, "Attributes"). */
+  attributes?: Record<string, AttributeInput>;
 }
 
 /** signal()'s options. */
@@ -290,13 +295,41 @@ export interface WorkflowDescription {
   history: OperationRecord[];
 }
 
+/**
+ * One attribute's condition in `list({ attributes })`: a value (equal to it), or an object of
+ * `eq`, `in` (any of), and ranges `gt`, `gte`, `lt`, `lte` on a number or a timestamp (a Date, or
+ * ISO-8601 text); all given must hold (docs/api.md, "Attributes").
+ */
+export type AttributeCondition =
+  | AttributeInput
+  | {
+      eq?: AttributeInput;
+      in?: AttributeInput[];
+      gt?: number | Date | string;
+      gte?: number | Date | string;
+      lt?: number | Date | string;
+      lte?: number | Date | string;
+    };
+
+/** Conditions by attribute key; a workflow is listed when it meets every one. */
+export type AttributeFilter = Record<string, AttributeCondition>;
+
+/** What `list` can add to each item: the run's input and its output (null until it completes). */
+export type ListInclude = 'input' | 'output';
+
 export interface ListFilter {
   status?: WorkflowStatus | WorkflowStatus[];
   type?: string;
   /** Only workflow ids that start with this text (1 to 255 characters). */
   idPrefix?: string;
+  /** Only workflows whose attributes meet every condition (docs/api.md, "Attributes"). */
+  attributes?: AttributeFilter;
+  /** By creation time: 'oldest' first (default) or 'newest' first. */
+  order?: 'newest' | 'oldest';
+  /** Adds each item's input and/or output. */
+  include?: ListInclude[];
   limit?: number;
-  /** Opaque cursor from a previous page's `nextCursor`. */
+  /** Opaque cursor from a previous page's `nextCursor` (of a list in the same order). */
   cursor?: string;
 }
 
@@ -311,6 +344,12 @@ export interface WorkflowSummary {
   workflowVersion: string | null;
   queue: string | null;
   priority: number;
+  runNumber: number;
+  attributes: WorkflowAttributes;
+  /** With `include: ['input']`. */
+  input?: unknown;
+  /** With `include: ['output']`: the output of a completed run, else null. */
+  output?: unknown;
 }
 
 export interface ListPage {

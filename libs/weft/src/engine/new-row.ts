@@ -5,6 +5,7 @@ import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common
 import type { StartOptions } from '../common/types.js';
 import type { QueuedStart } from './queues/options.js';
 import { nameProblem, toStoredJson, validateWorkflowId } from './validation.js';
+import { startAttributes } from './attributes.js';
 import { WorkflowStatus } from '../common/types.js';
 
 const START_OPTIONS = new Set<string>([
@@ -19,6 +20,7 @@ const START_OPTIONS = new Set<string>([
   'manager',
   'partitionKey',
   'singleton',
+  'attributes',
 ]);
 
 const ON_CONFLICT = ['return-existing', 'reject'];
@@ -84,6 +86,7 @@ export function newRow(
     startInMs: delayed ? startIn : null,
     timers,
   };
+  row.attributes = startAttributes(opts.attributes);
   if (queued) Object.assign(row, queued);
   return withSingleton(row, opts);
 }

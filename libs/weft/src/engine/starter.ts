@@ -227,6 +227,7 @@ export class Starter {
             version: run.version,
             parentId: row.parentId,
             storedTimers: row.timers.length > 0,
+            attributes: row.attributes,
           },
           inbox,
         ),

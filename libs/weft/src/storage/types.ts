@@ -141,4 +141,15 @@ export interface InsertWorkflow {
   partitionKey?: string;
   /** At most one live workflow of its type holds this key (WorkflowRepository.startSingleton). */
   singletonKey?: string;
+  /** start(..., { attributes }), checked; absent when none. */
+  attributes?: WorkflowAttributes;
+}
+
+/**
+ * `list({ attributes })` as the repository runs it: every group of `contains` must hold (the
+ * attributes contain one of its objects: the GIN index answers it), and every range.
+ */
+export interface AttributeQuery {
+  contains: Array<Array<Record<string, AttributeValue>>>;
+  ranges: Array<{ key: string; op: '>' | '>=' | '<' | '<='; on: 'number' | 'timestamp'; value: number | string }>;
 }

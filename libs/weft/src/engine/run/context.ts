@@ -12,7 +12,7 @@ import { Duration, parseDuration } from '../../common/duration.js';
 import type { OperationKind } from '../../common/operation-kinds.js';
 import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from '../retry.js';
-import { mergeAttributes } from '../attributes.js';
+import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
 import { runTransactionStep } from './transaction-step.js';
@@ -20,7 +20,7 @@ import { stepBodyStorage } from '../als.js';
 import type { EntityManager } from 'typeorm';
 import { ISOLATION_LEVELS } from '../../storage/app-transaction.js';
 import type {
-  AttributeValue,
+  AttributeInput,
   ChildHandle,
   OperationRecord,
   StepArgs,
@@ -302,7 +302,7 @@ export class WorkflowContextImpl implements WorkflowContext {
    * recorded with the run's next commit, which merges it into the row; replayed, folded into the
    * run's attributes and not written again.
    */
-  setAttributes(attrs: Record<string, AttributeValue>): void {
+  setAttributes(attrs: Record<string, AttributeInput>): void {
     this.active('setAttributes');
     const exec = this.exec;
     const next = mergeAttributes(exec.attributes, attrs);
@@ -311,7 +311,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     if (rec === 'mismatch') throw new NonDeterminismStop();
     exec.attributesSet(next);
     if (rec || exec.readOnly || exec.state !== 'active') return;
-    const patch = { ...attrs }; // as checked: the caller may change its object later
+    const patch = storedPatch(attrs); // as checked: the caller may change its object later
     void exec.record({ seq, kind: 'setAttributes', name: 'setAttributes', status: 'completed', result: patch }, { attributes: patch });
   }
 

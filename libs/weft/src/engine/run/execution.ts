@@ -103,6 +103,8 @@ export interface ExecutionRun {
   readOnly?: boolean;
   /** Loaded or continued: the traceparent its span links to (or null); undefined otherwise. */
   traceContext?: string | null;
+  /** The attributes the run begins with (its start's), before any recorded setAttributes. */
+  attributes?: WorkflowAttributes;
 }
 
 /**
@@ -171,6 +173,7 @@ export class Execution implements ReplayTarget {
     this.parentId = run.parentId;
     this.readOnly = run.readOnly ?? false;
     this.traceContext = run.traceContext;
+    if (run.attributes) this._attributes = run.attributes;
     const history = (this._history = run.history ?? new Map());
     this._timers = run.timers ?? new Map();
     this.loadedAtDbNow = run.loadedAtDbNow ?? new Date(0);

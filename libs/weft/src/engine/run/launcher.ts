@@ -4,6 +4,7 @@ import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { WorkflowDefinition } from '../../common/types.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
+import { attributesBeforeHistory } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { toStoredJson } from '../validation.js';
 import { NonDeterminismStop } from './context.js';
@@ -81,6 +82,7 @@ export class RunLauncher {
       loadedAtDbNow: l.dbNow,
       readOnly,
       traceContext: l.traceContext, // loaded: its span links to the stored context
+      attributes: attributesBeforeHistory(l.row.attributes, l.history),
     });
     exec.inbox.add(l.inbox);
     return exec;

@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from '../../common/errors.js';
 import { Duration, parseDuration } from '../../common/duration.js';
+import { parseWhere } from '../../engine/attribute-filter.js';
 import { type IdPolicy, type ListFilter, type StartOptions, WORKFLOW_STATUSES, WorkflowStatus } from '../../common/types.js';
 
 // Hand-written validation of HTTP input: typed WeftErrors, mapped to 400 by the filter.
@@ -40,7 +41,7 @@ export interface StartRequest {
   options: StartOptions;
 }
 
-const START_FIELDS = ['type', 'input', 'workflowId', 'idPolicy', 'startAt', 'startAfter', 'executionTimeout'] as const;
+const START_FIELDS = ['type', 'input', 'workflowId', 'idPolicy', 'startAt', 'startAfter', 'executionTimeout', 'attributes'] as const;
 
 export function parseStartRequest(body: unknown): StartRequest {
   const b = objectBody(body, START_FIELDS);
@@ -62,15 +63,48 @@ export function parseStartRequest(body: unknown): StartRequest {
   if (startAfter !== undefined) options.startAfter = startAfter;
   const executionTimeout = optionalDuration(b.executionTimeout, 'executionTimeout');
   if (executionTimeout !== undefined) options.executionTimeout = executionTimeout;
+  if (b.attributes !== undefined) options.attributes = b.attributes as StartOptions['attributes']; // bounded by the engine
   return { type: b.type, input: b.input, options };
 }
 
-const LIST_FIELDS = ['status', 'type', 'idPrefix', 'limit', 'cursor'] as const;
+const LIST_FIELDS = ['status', 'type', 'idPrefix', 'where', 'order', 'include', 'limit', 'cursor'] as const;
+/** Conditions (`attr.<key>` and `where` together) one request may carry, before they are parsed. */
+const MAX_CONDITIONS = 64;
 
-/** `?status=running,failed&type=x&idPrefix=order-&limit=50&cursor=...`; status may also repeat. */
+/** A query value as its list of texts (a repeated parameter is an array). */
+function texts(v: unknown, name: string): string[] {
+  const all = Array.isArray(v) ? v : [v];
+  if (all.some((x) => typeof x !== 'string')) throw new InvalidArgumentError(name, 'must be text (a repeated query parameter)');
+  return all as string[];
+}
+
+/** `attr.<key>=<value>` and `where=` as --where conditions, and the other parameters. */
+function attributeConditions(query: unknown): { conditions: string[]; rest: Record<string, unknown> } {
+  const conditions: string[] = [];
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries((query ?? {}) as Record<string, unknown>)) {
+    if (k.startsWith('attr.')) for (const t of texts(v, k)) conditions.push(`${k.slice(5)}=${t}`);
+    else if (k === 'where') conditions.push(...texts(v, 'where'));
+    else rest[k] = v;
+  }
+  if (conditions.length > MAX_CONDITIONS)
+    throw new InvalidArgumentError('query string', `has ${conditions.length} attribute conditions (at most ${MAX_CONDITIONS})`);
+  return { conditions, rest };
+}
+
+/**
+ * `?status=running,failed&type=x&idPrefix=order-&limit=50&cursor=...`; status may also repeat.
+ * Attributes: `attr.<key>=<value>` (repeated for any of several values) and `where=<condition>`
+ * (`amount>100`, as `weft list --where`); `order=newest|oldest`; `include=input,output`.
+ */
 export function parseListQuery(query: unknown): ListFilter {
-  const q = objectBody(query, LIST_FIELDS, 'query string');
+  const { conditions, rest } = attributeConditions(query);
+  const q = objectBody(rest, LIST_FIELDS, 'query string');
   const filter: ListFilter = {};
+  if (conditions.length) filter.attributes = parseWhere(conditions); // keys and values checked by the engine
+  const order = optionalString(q.order, 'order');
+  if (order !== undefined) filter.order = order as ListFilter['order']; // checked by the engine
+  if (q.include !== undefined) filter.include = texts(q.include, 'include').flatMap((s) => s.split(',')) as ListFilter['include'];
   if (q.status !== undefined) {
     const raw = (Array.isArray(q.status) ? q.status : [q.status]).flatMap((s) => String(s).split(','));
     const statuses = raw.map((s) => s.trim()).filter(Boolean);

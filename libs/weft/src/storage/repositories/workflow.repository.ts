@@ -15,6 +15,7 @@ import { advanceOutcomes, AdvanceRow } from './workflow-advance.js';
 import { isLoneStart, LoneStarts } from './workflow-start-lone.js';
 import { singletonStartParams, singletonStartSql } from './workflow-start-singleton.js';
 import { LIVE, purgeStatements } from './workflow-purge.js';
+import { listStatement, type ListQuery } from './workflow-list.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -43,17 +44,18 @@ function statements(schema: string) {
         SELECT * FROM json_to_recordset($1::json) AS r(
           id text, type text, status text, input json, parent_id text, deadline_ms double precision,
           start_ms double precision, timers json, claim text, sig_name text, sig_payload json, trace_context text,
-          workflow_version text, queue text, priority integer, partition_key text)
+          workflow_version text, queue text, priority integer, partition_key text, attributes jsonb)
       ),
       ins AS (
         INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
-                           partition_key, fence_epoch)
+                           partition_key, fence_epoch, attributes)
         SELECT id, type, status, input, parent_id,
                CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
                CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
                1, trace_context, workflow_version, queue, COALESCE(priority, 0), partition_key,
                -- the epoch ins_claims gives a 'mine' claim: 1, or one past a row an earlier run of the id left
-               CASE WHEN claim = 'mine' THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = req.id), 0) + 1 END
+               CASE WHEN claim = 'mine' THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = req.id), 0) + 1 END,
+               attributes
         FROM req ORDER BY id
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, version, fence_epoch
@@ -106,7 +108,7 @@ function statements(schema: string) {
         start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
         run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
         completed_at = NULL, version = version + 1, trace_context = $9, workflow_version = $10,
-        queue = $11, priority = $12, partition_key = $13, admitted_at = NULL, attributes = NULL
+        queue = $11, priority = $12, partition_key = $13, admitted_at = NULL, attributes = $14::jsonb
       WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
       RETURNING id, status, version, run_number`,
     clearHistory: [
@@ -134,7 +136,7 @@ function statements(schema: string) {
     /** Everything a replay needs, in one round trip. */
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
                   w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now, w.trace_context,
-                  w.fence_epoch::text AS fence_epoch,
+                  w.fence_epoch::text AS fence_epoch, w.attributes,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
                       'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
                       ORDER BY o.seq)
@@ -149,13 +151,6 @@ function statements(schema: string) {
     get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
                  created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at, attributes
           FROM ${wf} WHERE id = $1`,
-    list: `SELECT id, type, status, parent_id, created_at, updated_at, completed_at, version, workflow_version, queue, priority,
-                  created_at::text AS cursor_at
-           FROM ${wf}
-           WHERE ($1::varchar[] IS NULL OR status = ANY($1)) AND ($2::varchar IS NULL OR type = $2)
-             AND ($3::timestamptz IS NULL OR (created_at, id) > ($3::timestamptz, $4))
-             AND ($6::varchar IS NULL OR left(id, char_length($6)) = $6)
-           ORDER BY created_at, id LIMIT $5`,
     runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND type = ANY($3::varchar[]) AND id > $1 ORDER BY id LIMIT $2`,
   };
 }
@@ -357,6 +352,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
               queue: w.queue, // absent from the JSON outside a queue, like trace_context
               priority: w.priority,
               partition_key: w.partitionKey, // absent outside a partitioned queue
+              attributes: w.attributes, // absent from the JSON when none
             })),
           ),
           // Unused without a claimer, but never NULL: NULLs folded into custom plans made them look
@@ -412,6 +408,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         w.queue ?? null,
         w.priority ?? 0,
         w.partitionKey ?? null,
+        w.attributes ? JSON.stringify(w.attributes) : null,
       ]);
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
@@ -452,24 +449,23 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return rows.length ? mapWorkflowRow(rows[0]) : null;
   }
 
-  /** Oldest first by creation time, `limit` at most, after a (createdAt, id) position. */
-  async list(filter: {
-    statuses?: WorkflowStatus[];
-    type?: string;
-    /** Ids starting with this text (compared as text, not as a LIKE pattern). */
-    idPrefix?: string;
-    after?: { at: string; id: string };
-    limit: number;
-  }): Promise<Array<WorkflowRow & { cursorAt: string }>> {
-    const rows = await this.db.query(this.wf.list, [
-      filter.statuses?.length ? filter.statuses : null,
-      filter.type ?? null,
-      filter.after?.at ?? null,
-      filter.after?.id ?? null,
-      filter.limit,
-      filter.idPrefix ?? null,
-    ]);
-    return rows.map((r) => ({ ...mapWorkflowRow(r), cursorAt: r.cursor_at as string }));
+  /**
+   * By creation time (oldest first, or newest with `newest`), `limit` at most, after a
+   * (createdAt, id) position in that order; filtered by attributes through their GIN index
+   * (workflow-list.ts builds the text: its shape from the filter's, every value a parameter).
+   */
+  async list(filter: ListQuery): Promise<Array<WorkflowRow & { cursorAt: string; input?: unknown; output?: unknown }>> {
+    const { sql, params } = listStatement(this.schema, filter);
+    const rows = await this.db.query(sql, params);
+    return rows.map((r) => {
+      const row: WorkflowRow & { cursorAt: string; input?: unknown; output?: unknown } = {
+        ...mapWorkflowRow(r),
+        cursorAt: r.cursor_at as string,
+      };
+      if (!filter.include?.includes('input')) delete row.input;
+      if (!filter.include?.includes('output')) delete row.output;
+      return row;
+    });
   }
 
   /** @internal */
