@@ -45,6 +45,7 @@ export {
   ScheduleAlreadyExistsError,
   WorkflowPurgeRefusedError,
   QueueNotDeclaredError,
+  ForkRefusedError,
 } from './common/errors.js';
 export type { RecordedError, WeftErrorClass } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
@@ -72,7 +73,7 @@ export { WeftExceptionFilter } from './nest/http/weft-exception.filter.js';
 
 // The engine, for Nest apps (injected) and plain Node programs (WeftEngine.create).
 export { WeftEngine } from './engine/engine.js';
-export type { EngineHealthSnapshot, QueueView } from './engine/engine.js';
+export type { EngineHealthSnapshot, ForkOptions, QueueView } from './engine/engine.js';
 export type { WeftEngineOptions } from './engine/options.js';
 export { WorkflowHandle } from './engine/handle.js';
 export { WorkflowReplayer } from './engine/replayer.js';

@@ -202,6 +202,28 @@ export class WorkflowNotRunningError extends WeftError {
   }
 }
 
+/**
+ * engine.fork or engine.retry: the kept part of the history does not replay on the current code
+ * (docs/api.md, "Repair"). `report` is the WorkflowReplayer's; nothing was written.
+ */
+export class ForkRefusedError extends WeftError {
+  static readonly code = 'WEFT_FORK_REFUSED';
+  static readonly category = ErrorCategory.Conflict;
+  constructor(
+    readonly workflowId: string,
+    readonly fromSeq: number,
+    readonly report: { ok: false; error: { name?: string; message: string } },
+    readonly operation: 'fork' | 'retry' = 'fork',
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `The ${operation} of workflow "${workflowId}" from seq ${fromSeq} was refused: the history it keeps does not replay on the ` +
+        `current code (${report.error.message}). Fork from an earlier step, or deploy code that replays it (docs/versioning.md).`,
+      options,
+    );
+  }
+}
+
 export class InvalidWorkflowIdError extends WeftError {
   static readonly code = 'WEFT_INVALID_WORKFLOW_ID';
   static readonly category = ErrorCategory.Input;

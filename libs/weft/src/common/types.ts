@@ -292,6 +292,10 @@ export interface WorkflowDescription {
   admittedAt: Date | null;
   /** What the current run set with ctx.setAttributes ({} when nothing). */
   attributes: WorkflowAttributes;
+  /** engine.fork made it: from this workflow's run, its operations before `fromSeq` kept. */
+  forkedFrom: { workflowId: string; runNumber: number; fromSeq: number } | null;
+  /** engine.retry made this run: the failed run it continues, from `fromSeq` on. */
+  retriedFrom: { runNumber: number; fromSeq: number } | null;
   history: OperationRecord[];
 }
 

@@ -45,11 +45,13 @@ import type {
 } from '../common/types.js';
 import { CallerTransactions, type CallerTransaction } from './caller-transaction.js';
 import type { EntityManager } from 'typeorm';
+import { Repair, type ForkOptions } from './repair.js';
 
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
 
 export type { EngineHealthSnapshot } from '../common/types.js';
 export type { QueueView } from './queues/options.js';
+export type { ForkOptions } from './repair.js';
 
 /** The durable workflow engine. Plain class: no Nest dependency. */
 export class WeftEngine {
@@ -80,6 +82,7 @@ export class WeftEngine {
   private readonly callerTransactions: CallerTransactions;
   private readonly timers: TimerLoop;
   private readonly transitions: Transitions;
+  private readonly repairs: Repair;
   private disposed: Promise<{ released: number; failed: number }> | undefined;
   private started = false;
   private bootstrapping: Promise<void> | undefined;
@@ -180,6 +183,7 @@ export class WeftEngine {
       assertOpen: () => this.assertOpen(),
       mayFire: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
+    this.repairs = new Repair({ store: this.store, registry: this.registry, runtime: this.runtime, ownership: this.ownership });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
     this.plans = new PlanFreshness(database.sql, database.schema);
     this.timers = new TimerLoop(
@@ -415,6 +419,25 @@ export class WeftEngine {
   async resume(workflowId: string): Promise<void> {
     await this.assertCanRun();
     await this.transitions.resume(workflowId);
+  }
+
+  /**
+   * A new workflow with `workflowId`'s history before `fromStep` (a seq, or a step name's first
+   * operation), running that step and the rest on the current code (docs/api.md, "Repair"). The
+   * kept part is replayed first: a divergence is ForkRefusedError with the replayer's report.
+   */
+  async fork(workflowId: string, opts: ForkOptions): Promise<WorkflowHandle> {
+    await this.assertCanRun();
+    return this.handle((await this.repairs.fork(workflowId, opts)).workflowId);
+  }
+
+  /**
+   * A failed workflow goes on from its failed step (run again on the current code) as its next
+   * run under the same id; the steps before it are not run again. Checked as fork is.
+   */
+  async retry(workflowId: string): Promise<WorkflowHandle> {
+    await this.assertCanRun();
+    return this.handle((await this.repairs.retry(workflowId)).workflowId);
   }
 
   /**

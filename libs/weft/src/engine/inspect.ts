@@ -43,6 +43,8 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
     priority: row.priority,
     admittedAt: row.admittedAt,
     attributes: row.attributes ?? {},
+    forkedFrom: row.forkedFrom ?? null,
+    retriedFrom: row.retriedFrom ?? null,
     history,
   };
 }

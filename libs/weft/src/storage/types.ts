@@ -104,6 +104,9 @@ export interface WorkflowRow {
   admittedAt: Date | null;
   /** Read by `get` only (describe); absent from the other reads. */
   attributes?: WorkflowAttributes;
+  /** Read by `get` only: engine.fork's source, engine.retry's run (null when neither). */
+  forkedFrom?: { workflowId: string; runNumber: number; fromSeq: number } | null;
+  retriedFrom?: { runNumber: number; fromSeq: number } | null;
 }
 
 export interface TimerRow {

@@ -64,6 +64,14 @@ export class WorkflowEntity {
   @Column({ type: 'jsonb', nullable: true })
   attributes!: Record<string, string | number | boolean> | null;
 
+  /** engine.fork: the workflow, run and seq this one was forked from. */
+  @Column({ name: 'forked_from', type: 'jsonb', nullable: true })
+  forkedFrom!: { workflowId: string; runNumber: number; fromSeq: number } | null;
+
+  /** engine.retry: the run this one retried and the seq it ran again from. */
+  @Column({ name: 'retried_from', type: 'jsonb', nullable: true })
+  retriedFrom!: { runNumber: number; fromSeq: number } | null;
+
   /** W3C traceparent of the run's latest workflow span that committed, or of its starter (tracing). */
   @Column({ name: 'trace_context', type: 'varchar', length: 64, nullable: true })
   traceContext!: string | null;

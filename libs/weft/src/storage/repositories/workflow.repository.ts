@@ -16,6 +16,7 @@ import { isLoneStart, LoneStarts } from './workflow-start-lone.js';
 import { singletonStartParams, singletonStartSql } from './workflow-start-singleton.js';
 import { LIVE, purgeStatements } from './workflow-purge.js';
 import { listStatement, type ListQuery } from './workflow-list.js';
+import { type ForkOrigin, type RetryOrigin, WorkflowRepair } from './workflow-repair.js';
 
 const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
 
@@ -149,7 +150,8 @@ function statements(schema: string) {
                     FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
            FROM ${wf} w WHERE w.id = ANY($1::text[])`,
     get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
-                 created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at, attributes
+                 created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at, attributes,
+                 forked_from, retried_from
           FROM ${wf} WHERE id = $1`,
     runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND type = ANY($3::varchar[]) AND id > $1 ORDER BY id LIMIT $2`,
   };
@@ -193,6 +195,8 @@ export function mapWorkflowRow(r: Record<string, unknown>): WorkflowRow {
     admittedAt: (r.admitted_at as Date | null | undefined) ?? null,
   };
   if (r.attributes !== undefined) row.attributes = (r.attributes as WorkflowAttributes | null) ?? {}; // `get` reads it
+  if (r.forked_from !== undefined) row.forkedFrom = (r.forked_from as ForkOrigin | null) ?? null;
+  if (r.retried_from !== undefined) row.retriedFrom = (r.retried_from as RetryOrigin | null) ?? null;
   return row;
 }
 
@@ -244,6 +248,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly advanceStatements: AdvanceStatements;
   private readonly loneStarts: LoneStarts;
   private readonly singletonSql: string;
+  /** @internal engine.fork and engine.retry. */
+  readonly repair: WorkflowRepair;
 
   /** @internal Built by the engine; inject it from WeftModule. */
   constructor(
@@ -256,6 +262,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     this.advanceStatements = new AdvanceStatements(schema);
     this.loneStarts = new LoneStarts(schema);
     this.singletonSql = singletonStartSql(schema);
+    this.repair = new WorkflowRepair(client, schema);
   }
 
   /** @internal The status of each id that exists. */
