@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { QueryHandler, SignalHandler, UpdateHandler, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
 
 @Workflow('echo')
 class EchoWorkflow {
@@ -124,6 +125,27 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
       .post('/weft/workflows')
       .send({ type: 'echo', attributes: { bad: { nested: 1 } } })
       .expect(400);
+  });
+
+  it('forks (201) and retries (200): a failed run goes on as its next run; bad requests are typed', async () => {
+    await http.post('/weft/workflows').send({ type: 'boom', workflowId: 'boom-r' }).expect(201);
+    await http.get('/weft/workflows/boom-r/result?timeout=10s').expect(200);
+    await http.post('/weft/workflows/boom-r/retry').send({}).expect(200, { workflowId: 'boom-r', status: 'running' });
+    await waitFor(async () => (await http.get('/weft/workflows/boom-r')).body.runNumber === 2, 'run 2');
+    const retried = await waitFor(async () => {
+      const d = (await http.get('/weft/workflows/boom-r')).body;
+      return d.status === 'failed' ? d : undefined;
+    }, 'run 2 failed again');
+    expect(retried).toMatchObject({ runNumber: 2, retriedFrom: { runNumber: 1, fromSeq: 0 } });
+    const forked = await http.post('/weft/workflows/echo-1/fork').send({ fromStep: 0, workflowId: 'echo-1-fork' }).expect(201);
+    expect(forked.body).toEqual({ workflowId: 'echo-1-fork', forkedFrom: 'echo-1' });
+    const result = await http.get('/weft/workflows/echo-1-fork/result?timeout=10s').expect(200);
+    expect(result.body).toMatchObject({ status: 'completed', output: { a: 1 } });
+    expect((await http.get('/weft/workflows/echo-1-fork')).body.forkedFrom).toEqual({ workflowId: 'echo-1', runNumber: 1, fromSeq: 0 });
+    expect((await http.post('/weft/workflows/echo-1/retry').send({}).expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
+    expect((await http.post('/weft/workflows/echo-1/fork').send({ fromStep: 'nope' }).expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
+    await http.post('/weft/workflows/echo-1/fork').send({}).expect(400);
+    await http.post('/weft/workflows/nope/retry').send({}).expect(404);
   });
 
   it('reports a failed workflow as the outcome of /result', async () => {

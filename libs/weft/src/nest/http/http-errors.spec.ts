@@ -27,6 +27,7 @@ const STATUS_BY_CODE: Record<string, number> = {
   WEFT_WORKFLOW_ALREADY_STARTED: 409,
   WEFT_SCHEDULE_ALREADY_EXISTS: 409,
   WEFT_PURGE_REFUSED: 409,
+  WEFT_FORK_REFUSED: 409,
   WEFT_WORKFLOW_NOT_RUNNING: 409,
   WEFT_WORKFLOW_CLAIM_UNAVAILABLE: 409,
   WEFT_VERSION_CONFLICT: 409,
@@ -77,6 +78,28 @@ describe('toHttpError', () => {
       ['WEFT_CLI_LEASE_MODE', 409],
       ['WEFT_SCHEMA_NOT_MIGRATED', 409],
     ]);
+  });
+
+  it("a refused fork carries the replayer's report, its error as name, code and message", () => {
+    const error = new commonErrors.NonDeterminismError('wf', 0, { kind: 'step', name: 'reserve' }, { kind: 'step', name: 'reserve-v2' });
+    const err = new commonErrors.ForkRefusedError('wf', 2, { workflowId: 'wf', type: 't', ok: false, error } as never);
+    expect(toHttpError(err)).toEqual({
+      status: 409,
+      body: {
+        statusCode: 409,
+        code: 'WEFT_FORK_REFUSED',
+        message: err.message,
+        workflowId: 'wf',
+        fromSeq: 2,
+        report: {
+          workflowId: 'wf',
+          type: 't',
+          ok: false,
+          error: { name: 'NonDeterminismError', code: error.code, message: error.message },
+        },
+      },
+      internal: false,
+    });
   });
 
   it('maps lost database connections to 503 without their details', () => {

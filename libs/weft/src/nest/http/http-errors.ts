@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import { ErrorCategory, WeftError, type WeftErrorClass } from '../../common/errors.js';
+import { ErrorCategory, ForkRefusedError, WeftError, type WeftErrorClass } from '../../common/errors.js';
 
 export interface HttpErrorBody {
   statusCode: number;
@@ -44,11 +44,20 @@ function withCode(err: HttpException): object {
   return typeof (body as { code?: unknown }).code === 'string' ? body : { ...body, code: `WEFT_HTTP_${status}` };
 }
 
+/** What an operator needs beyond the message: a refused fork's replay report (its error as name, code and message). */
+function detailsOf(err: WeftError): object {
+  if (!(err instanceof ForkRefusedError) || !err.report) return {};
+  const e = err.report.error as { name?: string; code?: string; message: string };
+  const report = { ...err.report, error: { name: e.name, code: e.code, message: e.message } };
+  return { workflowId: err.workflowId, fromSeq: err.fromSeq, report };
+}
+
 /** Status and body for an error thrown by the Weft HTTP API; `internal` marks the ones worth logging. */
 export function toHttpError(err: unknown): { status: number; body: HttpErrorBody | object; internal: boolean } {
   if (err instanceof WeftError) {
     const status = statusOf(err);
-    return { status, body: { statusCode: status, code: err.code, message: err.message }, internal: status === 500 };
+    const body = { statusCode: status, code: err.code, message: err.message, ...detailsOf(err) };
+    return { status, body, internal: status === 500 };
   }
   if (err instanceof HttpException) return { status: err.getStatus(), body: withCode(err), internal: false };
   if (isDatabaseUnavailable(err)) {

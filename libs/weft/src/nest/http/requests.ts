@@ -151,3 +151,12 @@ export function parseUpdateBody(body: unknown): { args: unknown; timeout: Durati
   }
   return { args: b.args, timeout };
 }
+
+/** `{ fromStep, workflowId? }` of fork: fromStep a seq or a step name (checked by the engine). */
+export function parseForkBody(body: unknown): { fromStep: number | string; workflowId?: string } {
+  const b = objectBody(body, ['fromStep', 'workflowId']);
+  if (typeof b.fromStep !== 'number' && typeof b.fromStep !== 'string')
+    throw new InvalidArgumentError('fromStep', 'must be a seq (a number) or a step name');
+  const workflowId = optionalString(b.workflowId, 'workflowId');
+  return workflowId === undefined ? { fromStep: b.fromStep } : { fromStep: b.fromStep, workflowId };
+}

@@ -7,7 +7,7 @@ import type { ClaimDescription } from '../../ownership/policy.js';
 import { WEFT_MODULE_EXTRAS } from '../weft.constants.js';
 import type { WeftModuleExtras } from '../weft-module.options.js';
 import { exposeErrorStacks, withoutStacks } from './http-options.js';
-import { objectBody, parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
+import { objectBody, parseForkBody, parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 import { WorkflowStatus } from '../../common/types.js';
 
@@ -16,7 +16,7 @@ export type WorkflowResultResponse =
   | { workflowId: string; done: true; status: string; error: unknown }
   | { workflowId: string; done: false };
 
-/** Start, describe, list, cancel, suspend, resume, result. Routed under `<prefix>/workflows` (see controllers.ts). */
+/** Start, describe, list, cancel, suspend, resume, fork, retry, result. Routed under `<prefix>/workflows` (see controllers.ts). */
 @UseFilters(WeftExceptionFilter)
 export class WeftWorkflowsController {
   /** Recorded errors keep their stacks only behind guards or with `http.exposeErrorStacks` (docs/operations.md). */
@@ -79,6 +79,23 @@ export class WeftWorkflowsController {
   async resume(@Param('id') id: string, @Body() body: unknown) {
     objectBody(body, []);
     await this.engine.resume(id);
+    return { workflowId: id, status: WorkflowStatus.Running };
+  }
+
+  /** A new workflow with this one's history before `fromStep` (a seq or a step name); 409 WEFT_FORK_REFUSED with the replay report. */
+  @Post(':id/fork')
+  @HttpCode(201)
+  async fork(@Param('id') id: string, @Body() body: unknown): Promise<{ workflowId: string; forkedFrom: string }> {
+    const handle = await this.engine.fork(id, parseForkBody(body));
+    return { workflowId: handle.workflowId, forkedFrom: id };
+  }
+
+  /** A failed workflow goes on from its failed step as its next run. */
+  @Post(':id/retry')
+  @HttpCode(200)
+  async retry(@Param('id') id: string, @Body() body: unknown) {
+    objectBody(body, []);
+    await this.engine.retry(id);
     return { workflowId: id, status: WorkflowStatus.Running };
   }
 
