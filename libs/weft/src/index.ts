@@ -91,7 +91,8 @@ export type { OperationKind, OperationKindSpec, Recording, Replaying, WaitKind }
 export { WeftRepository } from './storage/repositories/weft-repository.js';
 export { WorkflowRepository } from './storage/repositories/workflow.repository.js';
 export { OperationRepository } from './storage/repositories/operation.repository.js';
-export type { WorkflowRow } from './storage/types.js';
+export type { AttributeQuery, WorkflowRow } from './storage/types.js';
+export type { ListQuery } from './storage/repositories/workflow-list.js';
 export type { MessageKind, TimerKind } from './storage/entities/index.js';
 export {
   WorkflowEntity,

@@ -11,6 +11,7 @@ import { WeftMetricsController } from './metrics.controller.js';
 import { WeftSameOriginGuard } from './same-origin.guard.js';
 import { WeftSchedulesController } from './schedules.controller.js';
 import { WeftWorkflowsController } from './workflows.controller.js';
+import { openApiController } from './openapi.js';
 
 /** The route prefix for `http` (null when off); validated here because routes are fixed at definition time. */
 export function httpPrefix(http: WeftModuleExtras['http']): string | null {
@@ -65,6 +66,7 @@ export function weftControllers(extras: Pick<WeftModuleExtras, 'http' | 'metrics
       routed(WeftQueuesController, under('queues'), guards),
     );
     out.push(routed(WeftSchedulesController, under('schedules'), guards));
+    out.push(routed(openApiController(out), under('openapi.json'), guards)); // describes `out` as it is at the end
     const page = dashboardPath(extras.dashboard);
     if (page !== null) {
       assertDashboardPathFree(page, prefix);
