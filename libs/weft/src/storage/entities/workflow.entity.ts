@@ -7,7 +7,8 @@ import type { WorkflowStatus } from '../../common/types.js';
 @Index('weft_workflows_created_idx', ['createdAt', 'id'])
 @Index('weft_workflows_ended_idx', ['status', 'completedAt'], { where: 'completed_at IS NOT NULL' })
 @Index('weft_workflows_enqueued_idx', ['queue', 'priority', 'createdAt', 'id'], { where: "status = 'enqueued'" })
-@Index('weft_workflows_attributes_idx', ['attributes'], { type: 'gin', where: 'attributes IS NOT NULL' })
+// GIN with jsonb_path_ops, which TypeORM cannot declare: the migration creates it (migration 1734177840000).
+@Index('weft_workflows_attributes_idx', { synchronize: false })
 @Index('weft_workflows_queue_running_idx', ['queue'], { where: "status = 'running' AND queue IS NOT NULL" })
 @Index('weft_workflows_partition_enqueued_idx', ['queue', 'partitionKey', 'priority', 'createdAt', 'id'], {
   where: "status = 'enqueued' AND partition_key IS NOT NULL",
