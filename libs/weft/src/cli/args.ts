@@ -20,6 +20,8 @@ export type CommandName =
   | 'cancel'
   | 'suspend'
   | 'resume'
+  | 'retry'
+  | 'fork'
   | 'engines'
   | 'schedules list'
   | 'schedules describe'
@@ -41,6 +43,13 @@ interface CommandSpec {
 
 const STATUS = { type: 'string', multiple: true } as const;
 const WHERE = { type: 'string', multiple: true } as const;
+const BULK_FILTERS = { type: { type: 'string' }, status: STATUS, 'id-prefix': { type: 'string' }, where: WHERE } as const;
+const BULK_HELP = `  --type, --status, --id-prefix, --where
+               bulk: every workflow matching all of them. Prints the count and asks for
+               confirmation on a terminal; progress goes to stderr, a summary to stdout.
+  --as-of      the time a bulk run printed: re-run with it after an interruption to go on
+               with what is left of the set it counted (nothing is done twice)
+  --yes, -y    do not ask (required when stdin is not a terminal)`;
 const WHERE_HELP = `  --where      an attribute condition: key=value (repeat a key for any of its values; 42
                matches the number or the text, "42" only the text), key>N, key>=N,
                key<N, key<=N on numbers or ISO-8601 timestamps; every one must hold`;
@@ -102,6 +111,7 @@ ${WHERE_HELP}
       status: STATUS,
       'id-prefix': { type: 'string' },
       where: WHERE,
+      'as-of': { type: 'string' },
       yes: { type: 'boolean', short: 'y' },
     },
     summary: 'cancel one workflow, or every one matching filters',
@@ -126,6 +136,39 @@ weft cancel (--type T | --status S | --id-prefix P | --where COND)... [--reason 
     options: {},
     summary: 'let a suspended workflow run again (an engine running its type picks it up)',
     help: `weft resume <id>`,
+  },
+  retry: {
+    args: ['[id]'],
+    options: { workflows: { type: 'string' }, ...BULK_FILTERS, 'as-of': { type: 'string' }, yes: { type: 'boolean', short: 'y' } },
+    summary: 'run a failed workflow again from its failed step (one, or every one matching filters)',
+    help: `weft retry <id> --workflows MODULE
+weft retry (--type T | --id-prefix P | --where COND)... --workflows MODULE [--as-of TIME] [--yes]
+
+  The history before the failed step is replayed on the code --workflows gives first; a
+  divergence refuses with WEFT_FORK_REFUSED. The run goes on as the next run number of the
+  same id, on an engine that runs its type.
+  --workflows  a module exporting "workflows" (or a default): workflow definitions or
+               [name, Class] pairs, or a function returning them
+${BULK_HELP}`,
+  },
+  fork: {
+    args: ['[id]'],
+    options: {
+      workflows: { type: 'string' },
+      'from-step': { type: 'string' },
+      'workflow-id': { type: 'string' },
+      ...BULK_FILTERS,
+      'as-of': { type: 'string' },
+      yes: { type: 'boolean', short: 'y' },
+    },
+    summary: 'a new workflow with the history before a step, the rest run on the current code',
+    help: `weft fork <id> --from-step STEP --workflows MODULE [--workflow-id ID]
+weft fork --from-step STEP (--type T | --status S | --id-prefix P | --where COND)... --workflows MODULE [--as-of TIME] [--yes]
+
+  --from-step    a seq, or a step name (its first operation): it and everything after run again
+  --workflow-id  the new workflow's id (default generated; in bulk each is <id>~fork-<step>)
+  --workflows    as for retry
+${BULK_HELP}`,
   },
   engines: {
     args: [],

@@ -6,6 +6,7 @@ import { hasFilter, type Prepared, type Values } from './options.js';
 import { describe, engines, history, list } from './read-commands.js';
 import { scheduleDescribe, scheduleList, schedulePause, scheduleTrigger } from './schedule-commands.js';
 import { bulkCancel, signal, transition } from './write-commands.js';
+import { fork, retry } from './repair-commands.js';
 
 export type { CliIo, Output, Prepared } from './options.js';
 
@@ -25,6 +26,8 @@ const PREPARE: Record<CommandName, (args: string[], v: Values) => Prepared> = {
   cancel,
   suspend: (args, v) => transition('suspend', args, v),
   resume: (args, v) => transition('resume', args, v),
+  retry,
+  fork,
   engines: (_, v) => engines(v),
   'schedules list': (_, v) => scheduleList(v),
   'schedules describe': (args) => scheduleDescribe(args),

@@ -46,6 +46,7 @@ import type {
 import { CallerTransactions, type CallerTransaction } from './caller-transaction.js';
 import type { EntityManager } from 'typeorm';
 import { Repair, type ForkOptions } from './repair.js';
+import { WorkflowReplayer } from './replayer.js';
 
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
 
@@ -438,6 +439,15 @@ export class WeftEngine {
   async retry(workflowId: string): Promise<WorkflowHandle> {
     await this.assertCanRun();
     return this.handle((await this.repairs.retry(workflowId)).workflowId);
+  }
+
+  /**
+   * @internal The CLI's fork and retry: checked against `workflows` (the app's code), the repaired
+   * run left to the engines that run its type.
+   */
+  repairsWith(workflows: ConstructorParameters<typeof WorkflowReplayer>[0]): Repair {
+    const deps = { store: this.store, registry: this.registry, runtime: this.runtime, ownership: this.ownership };
+    return new Repair(deps, new WorkflowReplayer(workflows));
   }
 
   /**

@@ -41,7 +41,19 @@ export interface RepairDependencies {
 }
 
 export class Repair {
-  constructor(private readonly deps: RepairDependencies) {}
+  /**
+   * `checker`: the workflow types to check with when this engine does not run them (the CLI,
+   * given the app's code with --workflows): the repaired run is then left to the engines that do.
+   */
+  constructor(
+    private readonly deps: RepairDependencies,
+    private readonly checker?: WorkflowReplayer,
+  ) {}
+
+  /** Runs the repaired run here (claimed, then driven), or leaves it `running` for an engine that runs its type. */
+  private runsHere(type: string): boolean {
+    return this.deps.registry.has(type);
+  }
 
   /** A failed workflow goes on from its failed step as its next run; returns that run's number. */
   async retry(workflowId: string): Promise<{ workflowId: string; runNumber: number; fromSeq: number }> {
@@ -50,7 +62,8 @@ export class Repair {
     if (row.status !== WorkflowStatus.Failed) throw new WorkflowNotRunningError(workflowId, row.status, WorkflowStatus.Failed);
     const fromSeq = failedStepSeq(history);
     await this.check(row, history, fromSeq, 'retry');
-    const { claims } = this.deps.ownership;
+    const here = this.runsHere(row.type);
+    const claims = here ? this.deps.ownership.claims : NO_CLAIMS;
     await claims.claimForCommand(workflowId); // WorkflowClaimUnavailableError if held elsewhere
     const done = await this.deps.store.workflows.repair
       .retry(workflowId, row.version, { runNumber: row.runNumber, fromSeq })
@@ -63,7 +76,7 @@ export class Repair {
       const now = await this.deps.store.workflows.get(workflowId);
       throw new WorkflowNotRunningError(workflowId, now?.status ?? 'gone', WorkflowStatus.Failed);
     }
-    await this.deps.runtime.drive(workflowId);
+    if (here) await this.deps.runtime.drive(workflowId);
     return { workflowId, runNumber: done.runNumber, fromSeq };
   }
 
@@ -78,11 +91,13 @@ export class Repair {
     const attributes = keptAttributes(row, history, kept);
     const { claims } = this.deps.ownership;
     const origin = { workflowId: sourceId, runNumber: row.runNumber, fromSeq };
+    const here = this.runsHere(row.type);
     const forked = { type: row.type, input: row.input, workflowVersion: row.workflowVersion, attributes };
     if (!(await this.deps.store.workflows.repair.fork(newId, forked, origin, claims.childClaim === 'free'))) {
       const existing = await this.deps.store.workflows.get(newId);
       throw new WorkflowAlreadyStartedError(newId, existing?.status ?? 'running');
     }
+    if (!here) return { workflowId: newId, fromSeq };
     try {
       await claims.claimForCommand(newId);
     } catch (err) {
@@ -97,19 +112,22 @@ export class Repair {
   private async read(workflowId: string): Promise<{ row: WorkflowRow; history: OperationRecord[] }> {
     const row = await this.deps.store.workflows.get(workflowId);
     if (!row) throw new WorkflowNotFoundError(workflowId);
-    this.deps.registry.get(row.type); // WorkflowTypeNotRegisteredError: the check needs its code
+    if (!this.checker) this.deps.registry.get(row.type); // WorkflowTypeNotRegisteredError: the check needs its code
     return { row, history: await this.deps.store.operations.history(workflowId) };
   }
 
   /** The kept part (seq < fromSeq), replayed on the current code: a divergence refuses. */
   private async check(row: WorkflowRow, history: OperationRecord[], fromSeq: number, what: 'fork' | 'retry'): Promise<OperationRecord[]> {
     const kept = history.filter((op) => op.seq < fromSeq);
-    const replayer = new WorkflowReplayer(this.deps.registry.all());
+    const replayer = this.checker ?? new WorkflowReplayer(this.deps.registry.all());
     const report = await replayer.replay({ workflowId: row.id, type: row.type, input: row.input, runNumber: row.runNumber, history: kept });
     if (!report.ok) throw new ForkRefusedError(row.id, fromSeq, report, what, { cause: report.error });
     return kept;
   }
 }
+
+/** Claims of a run this engine leaves to others: none taken, none to release. */
+const NO_CLAIMS = { claimForCommand: async () => undefined, release: async () => undefined };
 
 function checkForkOptions(opts: ForkOptions): void {
   if (opts === null || typeof opts !== 'object') throw new InvalidArgumentError('fork options', 'must be an object with fromStep');

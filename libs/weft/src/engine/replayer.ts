@@ -4,7 +4,6 @@ import { replayDelivery } from './run/delivery.js';
 import { Execution, ExecutionHost, NEVER } from './run/execution.js';
 import { startRun } from './run/run-start.js';
 import type { WorkflowClass } from './registry.js';
-import type { WeftEngine } from './engine.js';
 import { NOOP_TRACER, type EngineTracing } from '../observability/tracing.js';
 
 /** A recorded run as `describe` returns it (`engine.describe`, `GET <prefix>/workflows/:id`, `weft describe --json`). */
@@ -38,7 +37,7 @@ export class WorkflowReplayer {
   }
 
   /** The types an engine (a Nest app's `WeftEngine`, with its injected dependencies) runs. */
-  static forEngine(engine: WeftEngine): WorkflowReplayer {
+  static forEngine(engine: { definitions(): WorkflowDefinition[] }): WorkflowReplayer {
     return new WorkflowReplayer(engine.definitions());
   }
 
