@@ -211,6 +211,36 @@ describe('the dashboard in Chromium, on the demo app', () => {
     expect(await status('order-o-xsite')).toBe('running');
   });
 
+  it('forks a workflow from a step on its page; the fork shows where it came from', async () => {
+    await open('#/workflow/order-o-small', '#view[data-status="completed"] [data-action="fork"]');
+    expect(await page.$eval('[data-action="retry"]', (el) => (el as unknown as { disabled: boolean }).disabled)).toBe(true); // not failed
+    await page.type('#fork-step', 'PaymentsService.charge');
+    await page.type('#fork-id', 'order-o-small-fork');
+    await page.click('[data-action="fork"]');
+    await page.waitForSelector('.flash.ok', { timeout: UI_TIMEOUT });
+    await waitFor(async () => (await status('order-o-small-fork')) === 'completed', 'the fork completed', 20_000);
+    await open('#/workflow/order-o-small-fork', '#view[data-status="completed"] #wf-summary a[href="#/workflow/order-o-small"]');
+    expect(await page.$eval('#wf-summary', (el) => el.textContent)).toContain('forked from');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('cancels every workflow a filter matches: the count, a second click to confirm, progress and a summary', async () => {
+    for (const id of ['o-bulk-1', 'o-bulk-2']) {
+      await post('/orders', order(id, { amount: 90_000 }));
+      await awaitingApproval(id);
+    }
+    await open('#/workflows?prefix=order-o-bulk-&order=newest', '#wf-table tr[data-id="order-o-bulk-1"]');
+    await page.select('#bulk-action', 'cancel');
+    await page.click('#bulk-go');
+    await page.waitForFunction("document.querySelector('#bulk-go').textContent.startsWith('2 match')", { timeout: UI_TIMEOUT });
+    expect(await status('order-o-bulk-1')).toBe('running'); // nothing done before the confirmation
+    await page.click('#bulk-go');
+    await page.waitForFunction("document.querySelector('#bulk-progress').textContent === '2/2 cancelled'", { timeout: UI_TIMEOUT });
+    expect(await page.$eval('.flash.ok span', (el) => el.textContent)).toBe('Cancelled 2 of 2.');
+    expect([await status('order-o-bulk-1'), await status('order-o-bulk-2')]).toEqual(['cancelled', 'cancelled']);
+    expect(pageErrors).toEqual([]);
+  });
+
   it("shows the API's typed error", async () => {
     await open('#/workflow/no-such-workflow', '.flash.error');
     expect(await page.$eval('.flash.error', (el) => el.textContent)).toContain('404 WEFT_WORKFLOW_NOT_FOUND');

@@ -350,6 +350,10 @@ export interface WorkflowSummary {
   priority: number;
   runNumber: number;
   attributes: WorkflowAttributes;
+  /** engine.fork made it (see WorkflowDescription). */
+  forkedFrom: { workflowId: string; runNumber: number; fromSeq: number } | null;
+  /** engine.retry made its current run (see WorkflowDescription). */
+  retriedFrom: { runNumber: number; fromSeq: number } | null;
   /** With `include: ['input']`. */
   input?: unknown;
   /** With `include: ['output']`: the output of a completed run, else null. */

@@ -115,6 +115,8 @@ function summaryOf(r: WorkflowRow, include: ListInclude[]): WorkflowSummary {
     queue: r.queue,
     priority: r.priority,
     attributes: r.attributes ?? {},
+    forkedFrom: r.forkedFrom ?? null,
+    retriedFrom: r.retriedFrom ?? null,
   };
   if (include.includes('input')) item.input = r.input ?? null;
   if (include.includes('output')) item.output = r.status === 'completed' ? (r.output ?? null) : null;

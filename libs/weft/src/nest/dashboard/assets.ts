@@ -3,6 +3,7 @@
 // the same bytes with no copy step and nothing for the user to build.
 import { createHash } from 'node:crypto';
 import { API_JS } from './client/api.js';
+import { BULK_JS } from './client/bulk.js';
 import { APP_JS } from './client/app.js';
 import { DOM_JS } from './client/dom.js';
 import { ENGINES_JS } from './client/engines.js';
@@ -33,6 +34,7 @@ export const DASHBOARD_ASSETS: ReadonlyMap<string, DashboardAsset> = new Map([
   ['dom.js', asset(JS, DOM_JS)],
   ['workflows.js', asset(JS, WORKFLOWS_JS)],
   ['workflow.js', asset(JS, WORKFLOW_JS)],
+  ['bulk.js', asset(JS, BULK_JS)],
   ['kinds.js', asset(JS, KINDS_JS)],
   ['engines.js', asset(JS, ENGINES_JS)],
   ['schedules.js', asset(JS, SCHEDULES_JS)],

@@ -107,6 +107,8 @@ export class WeftTimelineController {
       output: this.recorded(row.output),
       error: this.recorded(row.error),
       attributes: row.attributes ?? {},
+      forkedFrom: row.forkedFrom ?? null,
+      retriedFrom: row.retriedFrom ?? null,
       operations: ops.slice(0, limit).map((o) => ({
         seq: o.seq,
         kind: o.kind,

@@ -64,7 +64,7 @@ export function listStatement(schema: string, q: ListQuery): { sql: string; para
   const dir = q.newest ? 'DESC' : 'ASC';
   const extra = (['input', 'output'] as const).filter((c) => q.include?.includes(c));
   const sql = `SELECT id, type, status, parent_id, run_number, created_at, updated_at, completed_at, version, workflow_version, queue,
-                priority, attributes${extra.map((c) => `, ${c}`).join('')}, created_at::text AS cursor_at
+                priority, attributes, forked_from, retried_from${extra.map((c) => `, ${c}`).join('')}, created_at::text AS cursor_at
          FROM ${wf}
          WHERE ($1::varchar[] IS NULL OR status = ANY($1)) AND ($2::varchar IS NULL OR type = $2)
            AND ($3::timestamptz IS NULL OR (created_at, id) ${cmp} ($3::timestamptz, $4))

@@ -48,7 +48,10 @@ export async function api(path, options) {
 
 export function query(params) {
   const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  for (const [k, v] of Object.entries(params)) {
+    if (Array.isArray(v)) for (const x of v) q.append(k, String(x)); // a repeated parameter (where=)
+    else if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  }
   const s = q.toString();
   return s ? '?' + s : '';
 }

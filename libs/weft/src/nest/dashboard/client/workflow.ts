@@ -1,6 +1,6 @@
 // Browser module `workflow.js` of the dashboard: one workflow. Its timeline (operations in order,
 // with times, durations, attempts, result or error), messages, children and parent, run number
-// and claim; and the operator actions: signal, cancel, suspend, resume.
+// and claim; and the operator actions: signal, cancel, suspend, resume, retry and fork.
 export const WORKFLOW_JS = String.raw`
 import { h, badge, time, clockTime, duration, workflowLink, mono, jsonBlock, jsonInline, errorText, table, empty, facts, syncClock, serverNow } from './dom.js';
 import { api, id as enc } from './api.js';
@@ -34,6 +34,19 @@ function actions(workflowId, ui) {
   suspend.addEventListener('click', () => ui.action(suspend, () => post('suspend', body()), 'Suspended ' + workflowId));
   const resume = h('button', { type: 'button', dataset: { action: 'resume' } }, 'Resume');
   resume.addEventListener('click', () => ui.action(resume, () => post('resume', {}), 'Resumed ' + workflowId));
+  // Repair: retry a failed run from its failed step; fork from a step (its name or seq).
+  const retry = h('button', { type: 'button', dataset: { action: 'retry' } }, 'Retry from the failed step');
+  retry.addEventListener('click', () => ui.action(retry, () => post('retry', {}), 'Retried ' + workflowId + ': it goes on as its next run'));
+  const fromStep = h('input', { id: 'fork-step', type: 'text', maxlength: 255, placeholder: 'step name or seq', 'aria-label': 'Fork from step' });
+  const forkId = h('input', { id: 'fork-id', type: 'text', maxlength: 255, placeholder: 'new id (optional)', 'aria-label': 'New workflow id' });
+  const fork = h('button', { type: 'button', dataset: { action: 'fork' } }, 'Fork');
+  fork.addEventListener('click', () => {
+    const raw = fromStep.value.trim();
+    if (!raw) return ui.flash('Give the step to fork from (its name or seq).', 'error');
+    const body = { fromStep: /^\d+$/.test(raw) ? Number(raw) : raw };
+    if (forkId.value.trim()) body.workflowId = forkId.value.trim();
+    ui.action(fork, () => post('fork', body), (r) => 'Forked ' + workflowId + ' as ' + r.workflowId);
+  });
 
   const name = h('input', { id: 'signal-name', type: 'text', required: true, maxlength: 255, placeholder: 'signal name', 'aria-label': 'Signal name' });
   const payload = h('textarea', { id: 'signal-payload', rows: 2, placeholder: 'payload as JSON, e.g. {"approved": true} (empty: null)', 'aria-label': 'Signal payload (JSON)' });
@@ -59,6 +72,8 @@ function actions(workflowId, ui) {
   const card = h('section', { class: 'card actions' },
     h('h2', null, 'Actions'),
     h('div', { class: 'row' }, reason, cancel, suspend, resume),
+    h('h3', null, 'Repair'),
+    h('div', { class: 'row' }, retry, fromStep, forkId, fork),
     h('h3', null, 'Signal'),
     form);
   return {
@@ -68,6 +83,7 @@ function actions(workflowId, ui) {
       cancel.disabled = ended;
       suspend.disabled = status !== 'running';
       resume.disabled = status !== 'suspended';
+      retry.disabled = status !== 'failed';
       send.disabled = ended;
     },
   };
@@ -201,6 +217,8 @@ export const workflowView = {
           ['deadline', t.deadline ? time(t.deadline) : 'none'],
           ['version', t.version],
           ['attributes', Object.keys(t.attributes || {}).length ? jsonInline(t.attributes) : 'none'],
+          t.forkedFrom ? ['forked from', [workflowLink(t.forkedFrom.workflowId), ' run #' + t.forkedFrom.runNumber + ', from seq ' + t.forkedFrom.fromSeq]] : null,
+          t.retriedFrom ? ['retried from', 'run #' + t.retriedFrom.runNumber + ', from seq ' + t.retriedFrom.fromSeq] : null,
         ]));
         owner.replaceChildren(claim(t.claim));
         ops.replaceChildren(...[timeline(t)].flat().filter(Boolean));

@@ -1,8 +1,9 @@
-// Browser module `workflows.js` of the dashboard: the workflow list, filtered by status, type and
-// id prefix, paged with the API's cursor. The filters live in the address (#/workflows?status=...).
+// Browser module `workflows.js` of the dashboard: the workflow list, filtered by status, type, id
+// prefix and attributes, oldest or newest first, paged with the API's cursor; and its bulk actions. The filters live in the address (#/workflows?status=...).
 export const WORKFLOWS_JS = String.raw`
-import { h, badge, time, workflowLink, table, empty } from './dom.js';
+import { h, badge, time, workflowLink, table, empty, jsonInline } from './dom.js';
 import { api, query } from './api.js';
+import { bulkBar } from './bulk.js';
 
 const STATUSES = ['pending', 'enqueued', 'running', 'suspended', 'completed', 'failed', 'cancelled', 'timed_out'];
 const PAGE_SIZES = [25, 50, 100, 200];
@@ -14,9 +15,14 @@ function filtersFrom(params) {
     status: STATUSES.includes(status) ? status : '',
     type: params.get('type') || '',
     idPrefix: params.get('prefix') || '',
+    where: params.get('where') || '',
+    order: params.get('order') === 'newest' ? 'newest' : 'oldest',
     limit: PAGE_SIZES.includes(limit) ? limit : 50,
   };
 }
+
+/** The attribute conditions of the filter box: separated by spaces or commas (tenant=42 amount>100). */
+const conditions = (text) => text.split(/[\s,]+/).filter(Boolean);
 
 export const workflowsView = {
   name: 'workflows',
@@ -35,6 +41,9 @@ export const workflowsView = {
     status.value = filters.status;
     const type = h('input', { id: 'filter-type', type: 'search', placeholder: 'type', maxlength: 255, value: filters.type, 'aria-label': 'Workflow type' });
     const prefix = h('input', { id: 'filter-prefix', type: 'search', placeholder: 'id prefix', maxlength: 255, value: filters.idPrefix, 'aria-label': 'Workflow id prefix' });
+    const where = h('input', { id: 'filter-where', type: 'search', placeholder: 'attributes: tenant=42 amount>100', maxlength: 1000, value: filters.where, 'aria-label': 'Attribute conditions' });
+    const order = h('select', { id: 'filter-order', 'aria-label': 'Order' }, h('option', { value: 'oldest' }, 'oldest first'), h('option', { value: 'newest' }, 'newest first'));
+    order.value = filters.order;
     const size = h('select', { id: 'filter-limit', 'aria-label': 'Page size' }, PAGE_SIZES.map((n) => h('option', { value: String(n) }, n + ' a page')));
     size.value = String(filters.limit);
     const prev = h('button', { type: 'button', id: 'page-prev', onclick: () => go(page - 1) }, '\u2190 Previous');
@@ -51,11 +60,13 @@ export const workflowsView = {
       filters.status = status.value;
       filters.type = type.value.trim();
       filters.idPrefix = prefix.value.trim();
+      filters.where = where.value.trim();
+      filters.order = order.value;
       filters.limit = Number(size.value);
       cursors = [null];
       page = 0;
       // The address keeps the filters (shareable, kept on reload) without re-mounting the view.
-      const q = query({ status: filters.status, type: filters.type, prefix: filters.idPrefix, limit: filters.limit === 50 ? '' : filters.limit });
+      const q = query({ status: filters.status, type: filters.type, prefix: filters.idPrefix, where: filters.where, order: filters.order === 'newest' ? 'newest' : '', limit: filters.limit === 50 ? '' : filters.limit });
       history.replaceState(null, '', '#/workflows' + q);
       ui.refresh();
     }
@@ -67,25 +78,30 @@ export const workflowsView = {
     }
     status.addEventListener('change', apply);
     size.addEventListener('change', apply);
+    order.addEventListener('change', apply);
+    where.addEventListener('input', changed);
     type.addEventListener('input', changed);
     prefix.addEventListener('input', changed);
 
     root.append(
       h('div', { class: 'toolbar' }, h('h1', null, 'Workflows'),
-        h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); apply(); } }, status, type, prefix, size)),
+        h('form', { class: 'filters', onsubmit: (e) => { e.preventDefault(); apply(); } }, status, type, prefix, where, order, size)),
+      bulkBar(() => apiFilters(), ui),
       body,
       h('div', { class: 'pager' }, prev, pageLabel, more),
     );
 
+    /** The list's filters as the API takes them (the bulk actions use the same). */
+    const apiFilters = () => ({
+      status: filters.status,
+      type: filters.type,
+      idPrefix: filters.idPrefix,
+      where: conditions(filters.where),
+      order: filters.order === 'newest' ? 'newest' : '',
+    });
     const instance = {
       async refresh() {
-        const answer = await api('/workflows' + query({
-          status: filters.status,
-          type: filters.type,
-          idPrefix: filters.idPrefix,
-          limit: filters.limit,
-          cursor: cursors[page],
-        }));
+        const answer = await api('/workflows' + query({ ...apiFilters(), limit: filters.limit, cursor: cursors[page] }));
         next = answer.nextCursor;
         prev.disabled = page === 0;
         more.disabled = !next;
@@ -102,8 +118,9 @@ export const workflowsView = {
             h('td', null, time(w.createdAt)),
             h('td', null, time(w.updatedAt)),
             h('td', null, w.completedAt ? time(w.completedAt) : ''),
-            h('td', null, w.parentId ? workflowLink(w.parentId) : '')));
-        body.replaceChildren(table(['id', 'type', 'status', 'created', 'updated', 'ended', 'parent'], rows, { id: 'wf-table', class: 'grid' }));
+            h('td', null, w.parentId ? workflowLink(w.parentId) : ''),
+            h('td', null, Object.keys(w.attributes || {}).length ? jsonInline(w.attributes) : '')));
+        body.replaceChildren(table(['id', 'type', 'status', 'created', 'updated', 'ended', 'parent', 'attributes'], rows, { id: 'wf-table', class: 'grid' }));
       },
       unmount() {
         clearTimeout(debounce);
