@@ -1,6 +1,6 @@
 // list({ attributes }) reaches its rows through the GIN index on weft_workflows.attributes (the
 // partial index of migration 1734177840000), in the plan a pooled connection runs: custom and
-// generic. With 50,000 workflows of 500 tenants a sequential scan would read every row per page.
+// generic. With 50,000 workflows of 5,000 tenants a sequential scan would read every row per page.
 import pg from 'pg';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase } from './data-source.js';
@@ -32,7 +32,7 @@ describe('list by attribute: the plan uses the GIN index (real PostgreSQL)', () 
     await db.connect();
     await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, attributes, created_at)
                     SELECT 'w' || g, 'order', CASE WHEN g % 4 = 0 THEN 'failed' ELSE 'completed' END, 'null', 1,
-                           jsonb_build_object('tenant', g % 500, 'amount', g % 1000),
+                           jsonb_build_object('tenant', g % 5000, 'amount', g % 1000),
                            now() - (g || ' seconds')::interval
                     FROM generate_series(1, ${ROWS}) g`);
     await db.query('ANALYZE');
