@@ -102,6 +102,6 @@ describe('WeftEngine public methods at the edges', () => {
     expect(await rejectionOf(() => engine.list({ status: [] }))).toBeInstanceOf(InvalidArgumentError);
     const unknown = await rejectionOf(() => engine.list({ statuses: ['running'] } as unknown as ListFilter));
     expect(unknown).toBeInstanceOf(InvalidArgumentError);
-    expect((unknown as Error).message).toContain('status, type, idPrefix, limit, cursor');
+    expect((unknown as Error).message).toContain('status, type, idPrefix, attributes, order, include, limit, cursor');
   });
 });
