@@ -61,6 +61,7 @@ export const OPERATION_KINDS = {
   uuid: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'uuid' },
   patch: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'patch marker' },
   setAttributes: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set attributes' },
+  setEvent: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set event' },
 } as const satisfies Record<string, OperationKindSpec>;
 
 export type OperationKind = keyof typeof OPERATION_KINDS;

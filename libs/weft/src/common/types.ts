@@ -100,6 +100,12 @@ export interface WorkflowContext {
    * them again. At most 32 keys; a continued or restarted run starts with none (docs/api.md).
    */
   setAttributes(attrs: Record<string, AttributeInput>): void;
+  /**
+   * Publishes `value` under `key` (the latest value per key) for `engine.getEvent`: recorded with
+   * the run's next commit and visible when it lands; a replay does not write it again. Events
+   * belong to the workflow id: a continued or restarted run keeps them (docs/events-and-streams.md).
+   */
+  setEvent(key: string, value: unknown): Promise<void>;
   /** The recorded clock: the same on every replay. */
   now(): Date;
   /** A recorded random number in [0, 1). */
@@ -297,6 +303,15 @@ export interface WorkflowDescription {
   /** engine.retry made this run: the failed run it continues, from `fromSeq` on. */
   retriedFrom: { runNumber: number; fromSeq: number } | null;
   history: OperationRecord[];
+  /** What the workflow published with ctx.setEvent: each key's latest value, by key. */
+  events: WorkflowEventRecord[];
+}
+
+/** One key's event as describe shows it. */
+export interface WorkflowEventRecord {
+  key: string;
+  value: unknown;
+  updatedAt: Date;
 }
 
 /**

@@ -47,6 +47,8 @@ import { CallerTransactions, type CallerTransaction } from './caller-transaction
 import type { EntityManager } from 'typeorm';
 import { Repair, type ForkOptions } from './repair.js';
 import { WorkflowReplayer } from './replayer.js';
+import { getEvent } from './events.js';
+import { TalkWaiters } from './talk-waiters.js';
 
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
 
@@ -76,6 +78,7 @@ export class WeftEngine {
   private readonly plans: PlanFreshness;
   private readonly queues: QueueAdmission;
   private readonly messaging: Messaging;
+  private readonly waiters = new TalkWaiters();
   private readonly runtime: Runtime;
   /** Libraries' ambient transactions that transactional bodies and starts join (docs/transactions.md). */
   private readonly ambient: AmbientTransactions;
@@ -153,6 +156,7 @@ export class WeftEngine {
       sql: database.sql,
       ownership: this.ownership,
       isDisposed: () => this.disposed !== undefined,
+      waiters: this.waiters,
     });
     this.queues = new QueueAdmission({
       store: this.store,
@@ -344,6 +348,16 @@ export class WeftEngine {
     return this.messaging.query<R>(workflowId, name, args);
   }
 
+  /**
+   * The value a workflow published with ctx.setEvent under `key`, waiting for it up to `timeout`
+   * (default 60 s), woken by the NOTIFY of the commit that writes it; null on timeout, or at once
+   * when the workflow ended without it (docs/events-and-streams.md).
+   */
+  async getEvent<T = unknown>(workflowId: string, key: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
+    this.assertOpen();
+    return getEvent<T>({ store: this.store, waiters: this.waiters, isClosed: () => this.disposed !== undefined }, workflowId, key, opts);
+  }
+
   handle(workflowId: string): WorkflowHandle {
     return new WorkflowHandle(this, workflowId);
   }
@@ -513,6 +527,7 @@ export class WeftEngine {
   dispose(): Promise<{ released: number; failed: number }> {
     this.disposed ??= (async () => {
       this.runtime.beginDrain();
+      this.waiters.wakeAll(); // getEvent and readStream callers end now, before the database closes
       await this.ownership.maintenance.stop();
       await this.timers.stop();
       await this.queues.stop();

@@ -23,6 +23,7 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
   const row = await store.workflows.get(workflowId);
   if (!row) throw new WorkflowNotFoundError(workflowId);
   const history = await store.operations.history(workflowId);
+  const events = await store.events.list(workflowId);
   return {
     workflowId: row.id,
     type: row.type,
@@ -46,6 +47,7 @@ export async function describeWorkflow(store: WorkflowStore, workflowId: string)
     forkedFrom: row.forkedFrom ?? null,
     retriedFrom: row.retriedFrom ?? null,
     history,
+    events,
   };
 }
 

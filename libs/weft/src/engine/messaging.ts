@@ -9,6 +9,8 @@ import {
   WorkflowNotRunningError,
 } from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
+import { parseTalkNotice } from '../storage/talk-notice.js';
+import type { TalkWaiters } from './talk-waiters.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import type { UpdateOutcome } from './run/delivery.js';
@@ -36,6 +38,8 @@ export interface MessagingDependencies {
   /** Who may drive a woken workflow, answer a query live, and which claims bound the poll. */
   ownership: OwnershipPolicy;
   isDisposed(): boolean;
+  /** Who waits for events and stream entries here: the LISTEN connection wakes them too. */
+  waiters: TalkWaiters;
 }
 
 /**
@@ -57,10 +61,11 @@ export class Messaging {
   private readonly sql: SqlClient;
   private readonly ownership: OwnershipPolicy;
   private readonly isDisposed: () => boolean;
+  private readonly waiters: TalkWaiters;
 
   constructor(deps: MessagingDependencies) {
     ({ store: this.store, runtime: this.runtime, registry: this.registry, options: this.options } = deps);
-    ({ sql: this.sql, ownership: this.ownership, isDisposed: this.isDisposed } = deps);
+    ({ sql: this.sql, ownership: this.ownership, isDisposed: this.isDisposed, waiters: this.waiters } = deps);
   }
 
   /** `tx`: sent in the caller's transaction; the owner is woken when it commits (its NOTIFY goes out then too). */
@@ -184,6 +189,13 @@ export class Messaging {
     }
   }
 
+  /** A notification: an event or stream entry's (storage/talk-notice.ts), or a message's (the workflow id). */
+  private onPayload(payload: string): void {
+    const talk = parseTalkNotice(payload);
+    if (talk) this.waiters.notified(talk.workflowId, talk.key);
+    else this.onNotify(payload);
+  }
+
   /** One query for all: buffered messages of the workflows this engine may drive. */
   async poll(): Promise<number> {
     const rows = await this.store.messages.poll(this.ownership.claims.pollOwner, this.registry.names(), POLL_LIMIT);
@@ -212,7 +224,7 @@ export class Messaging {
     try {
       client = await this.sql.pool.connect();
       const mine = client;
-      client.on('notification', (n) => n.payload && this.onNotify(n.payload));
+      client.on('notification', (n) => n.payload && this.onPayload(n.payload));
       client.on('error', () => this.reconnect(mine));
       client.on('end', () => this.reconnect(mine));
       await this.store.messages.listen(client);

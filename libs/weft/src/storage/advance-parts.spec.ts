@@ -38,6 +38,7 @@ const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expecte
   cont: { continueAsNew: { input: { n: 2 }, workflowVersion: null } },
   trace: { traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
   byStatus: { ifStatus: 'running', status: 'cancelled' },
+  events: { events: [{ key: 'ready', value: { n: 1 }, seq: 3 }] },
 };
 
 /** The columns a statement's `cmd` declares. */

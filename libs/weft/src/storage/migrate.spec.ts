@@ -20,6 +20,7 @@ describe('migrations', () => {
         `SELECT table_name FROM information_schema.tables WHERE table_schema = 'replica_s' ORDER BY table_name`,
       );
       expect(tables.map((t) => t.table_name)).toEqual([
+        'weft_events',
         'weft_global_lease',
         'weft_messages',
         'weft_operations',

@@ -14,6 +14,14 @@ export interface MessageInsert {
   payload: unknown;
 }
 
+/** ctx.setEvent: the key's latest value, upserted with the commit that carries the call. */
+export interface EventWrite {
+  key: string;
+  value: unknown;
+  /** The setEvent operation's seq. */
+  seq: number;
+}
+
 export interface InboxMessage {
   id: string;
   kind: 'signal' | 'update' | 'child';
@@ -71,6 +79,8 @@ export interface AdvanceCommand {
   traceContext?: string;
   /** ctx.setAttributes: merged into the row's attributes; a null value removes its key. */
   attributes?: Readonly<Record<string, AttributeValue>>;
+  /** ctx.setEvent: each key's value upserted into weft_events (the last per key wins), with a NOTIFY. */
+  events?: EventWrite[];
 }
 
 /**

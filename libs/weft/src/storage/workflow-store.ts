@@ -2,6 +2,7 @@
 // only code that reads or writes its table. The claim, lease and marker repositories are used by
 // ownership/ directly (see docs/architecture.md).
 import type { SqlClient } from './sql-client.js';
+import { EventRepository } from './repositories/event.repository.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
@@ -16,6 +17,7 @@ export class WorkflowStore {
   readonly timers: TimerRepository;
   readonly schedules: ScheduleRepository;
   readonly queues: QueueRepository;
+  readonly events: EventRepository;
 
   constructor(
     readonly sql: SqlClient,
@@ -27,5 +29,6 @@ export class WorkflowStore {
     this.timers = new TimerRepository(sql, schema);
     this.schedules = new ScheduleRepository(sql, schema);
     this.queues = new QueueRepository(sql, schema);
+    this.events = new EventRepository(sql, schema);
   }
 }

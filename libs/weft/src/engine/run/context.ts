@@ -315,6 +315,26 @@ export class WorkflowContextImpl implements WorkflowContext {
     void exec.record({ seq, kind: 'setAttributes', name: 'setAttributes', status: 'completed', result: patch }, { attributes: patch });
   }
 
+  /**
+   * Publishes `value` under `key` for engine.getEvent (docs/events-and-streams.md): checked before
+   * anything is taken or written; live, recorded with the run's next commit, which upserts the
+   * event and notifies in the same statement, so it is visible when that commit lands; replayed,
+   * not written again. Resolves at once, live or replayed, so both take the same turns.
+   */
+  setEvent(key: string, value: unknown): Promise<void> {
+    this.active('setEvent');
+    validateName('event key', key);
+    const exec = this.exec;
+    const stored = toStoredJson(value, `Value of event "${key}"`, exec.host.maxPayloadBytes);
+    const seq = exec.takeSeq();
+    const rec = this.replayed(seq, 'setEvent', key);
+    if (rec === 'mismatch') throw new NonDeterminismStop();
+    if (!rec && !exec.readOnly && exec.state === 'active') {
+      void exec.record({ seq, kind: 'setEvent', name: key, status: 'completed', result: null }, { events: [{ key, value: stored, seq }] });
+    }
+    return Promise.resolve();
+  }
+
   now(): Date {
     return new Date(this.recorded('now', () => Date.now()) as number);
   }

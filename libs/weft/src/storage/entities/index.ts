@@ -1,3 +1,4 @@
+import { EventEntity } from './event.entity.js';
 import { MessageEntity } from './message.entity.js';
 import { OperationEntity } from './operation.entity.js';
 import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities.js';
@@ -6,6 +7,7 @@ import { ScheduleEntity } from './schedule.entity.js';
 import { TimerEntity } from './timer.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
 
+export * from './event.entity.js';
 export * from './message.entity.js';
 export * from './operation.entity.js';
 export * from './ownership.entities.js';
@@ -24,4 +26,5 @@ export const WEFT_ENTITIES = [
   OwnershipMarkerEntity,
   ScheduleEntity,
   QueueEntity,
+  EventEntity,
 ];

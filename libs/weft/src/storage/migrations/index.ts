@@ -11,6 +11,7 @@ import { fenceEpochMigration } from './1733831200000-fence-epoch.js';
 import { claimsWithoutEngineIndexMigration } from './1733918000000-claims-without-engine-index.js';
 import { schedulePendingTriggersMigration } from './1734005000000-schedule-pending-triggers.js';
 import { workflowAttributesMigration } from './1734091400000-workflow-attributes.js';
+import { eventsMigration } from './1734177800000-events.js';
 import { attributesIndexMigration } from './1734177840000-attributes-index.js';
 import { repairOriginsMigration } from './1734177850000-repair-origins.js';
 import { queuePartitionsMigration } from './1734178039000-queue-partitions.js';
@@ -30,6 +31,7 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1733918000000, migration: claimsWithoutEngineIndexMigration(schema) },
     { id: 1734005000000, migration: schedulePendingTriggersMigration(schema) },
     { id: 1734091400000, migration: workflowAttributesMigration(schema) },
+    { id: 1734177800000, migration: eventsMigration(schema) },
     { id: 1734177840000, migration: attributesIndexMigration(schema) },
     { id: 1734177850000, migration: repairOriginsMigration(schema) },
     { id: 1734178039000, migration: queuePartitionsMigration(schema) },

@@ -10,6 +10,7 @@ import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
 import { notifyChannel } from './message.repository.js';
+import { talkNoticeSql } from '../talk-notice.js';
 
 type Json = Record<string, unknown>;
 
@@ -44,6 +45,11 @@ export interface AdvancePart {
    * another part changes the run (a continue-as-new clears the attributes). Absent or '': none.
    */
   sets?(shape: Readonly<Record<string, boolean>>): string;
+  /**
+   * Columns it adds to the statement's final SELECT (`, expr AS name`): a CTE that only SELECTs
+   * (a pg_notify) runs only when something reads it. Absent: none.
+   */
+  readonly returns?: string;
   /** Absent: a shape with the part takes the general statement. */
   readonly lone?: LoneParams;
 }
@@ -208,6 +214,7 @@ export const ADVANCE_PARTS = {
       // NOTIFY in the same transaction as the insert: the owner wakes as soon as it commits.
       `notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', workflow_id)) AS n FROM ins_msgs)`,
     ],
+    returns: ', (SELECT n FROM notified) AS notified',
   },
   consume: {
     columns: 'consume json',
@@ -356,6 +363,30 @@ export const ADVANCE_PARTS = {
         attributes = ${shape.cont ? `CASE WHEN c.cont THEN NULL ELSE ${merged} END` : merged},`;
     },
   },
+  /**
+   * ctx.setEvent: each key's value upserted into weft_events (the last of a key in one commit wins),
+   * and a NOTIFY in the same statement that wakes getEvent's waiters on every engine once it commits
+   * (storage/talk-notice.ts). Written by a continuing command too: events belong to the workflow id
+   * and outlive its runs. Only a shape that sets one names the column.
+   */
+  events: {
+    columns: 'events json',
+    declared: 'used',
+    uses: (c) => !!c.events?.length,
+    toJson: (c, out) => {
+      if (c.events?.length) out.events = [...new Map(c.events.map((e) => [e.key, e])).values()];
+    },
+    writes: ({ schema }) => [
+      `ins_events AS (
+      INSERT INTO ${qualify(schema, 'weft_events')} AS e (workflow_id, key, value, seq, updated_at)
+      SELECT ok.id, x.key, x.value, x.seq, clock_timestamp()
+      FROM ok, json_to_recordset(ok.events) AS x(key text, value json, seq int)
+      ON CONFLICT (workflow_id, key) DO UPDATE SET value = EXCLUDED.value, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
+      RETURNING e.workflow_id, e.key)`,
+      `events_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${talkNoticeSql('workflow_id', 'key')})) AS n FROM ins_events)`,
+    ],
+    returns: ', (SELECT n FROM events_notified) AS events_notified',
+  },
 } satisfies Record<string, AdvancePart>;
 
 export type AdvancePartName = keyof typeof ADVANCE_PARTS;
@@ -435,6 +466,12 @@ export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[
 
 /** The CTEs a part writes for the `ok` rows in the general statement (none for most parts' absence). */
 export const partWrites = (k: AdvancePartName, q: PartSql): string[] => (ADVANCE_PARTS[k] as AdvancePart).writes?.(q) ?? [];
+
+/** What the parts of a shape add to the statement's final SELECT, in the parts' order. */
+export const partReturns = (shape: AdvanceShape): string =>
+  PART_NAMES.filter((k) => shape[k])
+    .map((k) => (ADVANCE_PARTS[k] as AdvancePart).returns ?? '')
+    .join('');
 
 /** The row columns every part sets in the versioned UPDATE for a shape, in the parts' order. */
 export const partSets = (shape: AdvanceShape): string => PARTS.map((p) => p.sets?.(shape) ?? '').join('');

@@ -6,7 +6,7 @@
 // description (advance-parts.ts).
 import { qualify } from '../schema-name.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../types.js';
-import { commandColumns, PART_NAMES, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
+import { commandColumns, PART_NAMES, partReturns, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
 
 /**
  * Every join against a table also filters on the batch's ids: json_to_recordset is estimated at
@@ -125,7 +125,7 @@ ${commandColumns(shape, '        ')}))`,
   const writes = PART_NAMES.filter((k) => shape[k]).flatMap((k) => partWrites(k, { schema, continues: shape.cont, ids }));
   if (writes.length) parts.push(`ok AS (SELECT c.* FROM cmd c JOIN upd ON upd.id = c.id)`, ...writes);
   return `WITH ${parts.join(',\n')}
-    SELECT c.id, upd.version, ${fenced.length ? fenced.join(' AND ') : 'true'} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${shape.msgs ? ', (SELECT n FROM notified) AS notified' : ''}
+    SELECT c.id, upd.version, ${fenced.length ? fenced.join(' AND ') : 'true'} AS fenced, ${shape.consume ? CONSUMED : 'true'} AS consumed${partReturns(shape)}
     FROM cmd c LEFT JOIN upd ON upd.id = c.id`;
 }
 

@@ -1,0 +1,181 @@
+// ctx.setEvent and engine.getEvent (docs/events-and-streams.md), on a real PostgreSQL.
+import { Client } from 'pg';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { InvalidArgumentError, PayloadNotSerializableError, PayloadTooLargeError, WorkflowNotFoundError } from '../common/errors.js';
+import type { WorkflowContext } from '../common/types.js';
+import type { WeftEngine } from './engine.js';
+
+/** Publishes 'stage' after a step, then, once told to go, 'stage' again and 'done'. */
+class Publisher {
+  async run(ctx: WorkflowContext) {
+    await ctx.step('work', () => 1);
+    await ctx.setEvent('stage', { at: 'first' });
+    await ctx.waitForSignal('go');
+    await ctx.setEvent('stage', { at: 'second' });
+    await ctx.setEvent('done', true);
+    return 'ok';
+  }
+}
+
+/** Publishes 'once' a single time, then 'done' once told to go. */
+class Once {
+  async run(ctx: WorkflowContext) {
+    await ctx.step('work', () => 1);
+    await ctx.setEvent('once', 1);
+    await ctx.waitForSignal('go');
+    await ctx.setEvent('done', true);
+    return 'ok';
+  }
+}
+
+/** Run 1 publishes 'first' and continues; run 2 publishes 'second'. */
+class Chain {
+  async run(ctx: WorkflowContext, input: { second?: boolean }) {
+    if (input.second) {
+      await ctx.setEvent('second', 2);
+      return ctx.step('second', () => 'ok');
+    }
+    await ctx.setEvent('first', 1);
+    await ctx.step('first', () => 'ok');
+    return ctx.continueAsNew({ second: true });
+  }
+}
+
+/** Every refused call writes nothing: the codes it got, then one that passes. */
+class Refused {
+  async run(ctx: WorkflowContext) {
+    const codes: string[] = [];
+    const attempt = (key: string, value: unknown) => {
+      try {
+        void ctx.setEvent(key, value);
+      } catch (err) {
+        codes.push((err as { code?: string }).code ?? String(err));
+      }
+    };
+    attempt('k', 'a\u0000b');
+    attempt('k', { deep: '\ud800' });
+    attempt('k', 'x'.repeat(5000));
+    attempt('', 1);
+    attempt('k'.repeat(256), 1);
+    attempt('k', () => 1);
+    await ctx.setEvent('ok', 1);
+    return ctx.step('after', () => codes);
+  }
+}
+
+describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
+  const env = useTestEngines();
+
+  const engine = async () => {
+    const e = await env.pool.create({ maxPayloadBytes: 4096 }, (x: WeftEngine) =>
+      x.register('publisher', Publisher).register('chain', Chain).register('refused', Refused).register('once', Once),
+    );
+    await e.bootstrap();
+    return e;
+  };
+  const eventRows = (id: string) =>
+    env.tdb.query<{ key: string; value: unknown }>('SELECT key, value FROM weft.weft_events WHERE workflow_id = $1 ORDER BY key', [id]);
+
+  it('same engine: a waiting getEvent gets the value once the commit lands; describe shows the events', async () => {
+    const e = await engine();
+    const h = await e.start('publisher', {}, { workflowId: 'pub-1' });
+    expect(await e.getEvent(h.workflowId, 'stage', { timeout: '10s' })).toEqual({ at: 'first' });
+    const done = e.getEvent(h.workflowId, 'done', { timeout: '10s' }); // waits: not set yet
+    await h.signal('go');
+    expect(await done).toBe(true);
+    expect(await e.getEvent(h.workflowId, 'stage')).toEqual({ at: 'second' });
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
+    const d = await e.describe(h.workflowId);
+    expect(d.events.map((x) => [x.key, x.value])).toEqual([
+      ['done', true],
+      ['stage', { at: 'second' }],
+    ]);
+    expect(d.history.filter((o) => o.kind === 'setEvent').map((o) => o.name)).toEqual(['stage', 'stage', 'done']);
+  });
+
+  it('another engine: its getEvent is woken by the NOTIFY sent in the statement that writes the event', async () => {
+    const a = await engine();
+    const b = await engine();
+    const listener = new Client({ connectionString: env.tdb.url });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => n.payload && heard.push(n.payload));
+    await listener.query('LISTEN "weft_weft"');
+    try {
+      const h = await a.start('publisher', {}, { workflowId: 'pub-2' });
+      await b.getEvent(h.workflowId, 'stage', { timeout: '10s' });
+      const done = b.getEvent(h.workflowId, 'done', { timeout: '10s' });
+      await a.signal(h.workflowId, 'go');
+      expect(await done).toBe(true);
+      await waitFor(() => heard.includes('\u0001pub-2\u0001done'), 'the notification of the event');
+      expect(heard).toContain('\u0001pub-2\u0001stage');
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('null on timeout, null at once when the workflow ended without it, and not-found for no workflow', async () => {
+    const e = await engine();
+    const h = await e.start('publisher', {}, { workflowId: 'pub-3' });
+    await e.getEvent(h.workflowId, 'stage', { timeout: '10s' });
+    expect(await e.getEvent(h.workflowId, 'done', { timeout: 150 })).toBeNull();
+    await h.cancel();
+    const t0 = Date.now();
+    expect(await e.getEvent(h.workflowId, 'done', { timeout: '1h' })).toBeNull();
+    expect(Date.now() - t0).toBeLessThan(60_000); // not the hour: the ended workflow answers at once
+    await expect(e.getEvent('no-such', 'x', { timeout: 10 })).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    await expect(e.getEvent(h.workflowId, '', { timeout: 10 })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+
+  it('a replay does not write the event again', async () => {
+    const a = await engine();
+    const h = await a.start('once', {}, { workflowId: 'once-1' });
+    await a.getEvent(h.workflowId, 'once', { timeout: '10s' });
+    await a.dispose();
+    // Changed behind the engine's back: a replay that wrote its recorded event again would put it back.
+    await env.tdb.query(`UPDATE weft.weft_events SET value = '"marker"' WHERE workflow_id = $1 AND key = 'once'`, [h.workflowId]);
+    const b = await engine();
+    await b.signal(h.workflowId, 'go');
+    expect(await b.result(h.workflowId, { timeout: 20_000 })).toBe('ok');
+    expect(await eventRows(h.workflowId)).toEqual([
+      { key: 'done', value: true },
+      { key: 'once', value: 'marker' },
+    ]);
+    expect((await b.describe(h.workflowId)).history.filter((o) => o.kind === 'setEvent').map((o) => o.name)).toEqual(['once', 'done']);
+  });
+
+  it('continue-as-new keeps the events: they belong to the workflow id', async () => {
+    const e = await engine();
+    const h = await e.start('chain', {}, { workflowId: 'chain-1' });
+    expect(await h.result({ timeout: 20_000 })).toBe('ok');
+    expect((await e.describe(h.workflowId)).runNumber).toBe(2);
+    expect(await eventRows(h.workflowId)).toEqual([
+      { key: 'first', value: 1 },
+      { key: 'second', value: 2 },
+    ]);
+  });
+
+  it('purge removes them with the workflow', async () => {
+    const e = await engine();
+    const h = await e.start('chain', {}, { workflowId: 'chain-2' });
+    await h.result({ timeout: 20_000 });
+    await e.purge(h.workflowId);
+    expect(await eventRows(h.workflowId)).toEqual([]);
+  });
+
+  it('a value or key it cannot store is refused at the call, before anything is recorded', async () => {
+    const e = await engine();
+    const h = await e.start('refused', {}, { workflowId: 'refused-1' });
+    const codes = await h.result({ timeout: 20_000 });
+    expect(codes).toEqual([
+      new PayloadNotSerializableError('x', '$', 'x').code,
+      new PayloadNotSerializableError('x', '$', 'x').code,
+      new PayloadTooLargeError('x', 2, 1).code,
+      new InvalidArgumentError('x', 'x').code,
+      new InvalidArgumentError('x', 'x').code,
+      new PayloadNotSerializableError('x', '$', 'x').code,
+    ]);
+    expect(await eventRows(h.workflowId)).toEqual([{ key: 'ok', value: 1 }]);
+    expect((await e.describe(h.workflowId)).history.map((o) => o.kind)).toEqual(['setEvent', 'step']);
+  });
+});
