@@ -224,6 +224,15 @@ describe('weft CLI', () => {
       expect(t.stdout).toMatch(/^owner\s+engine-a \(epoch \d+, expires in [\d.]+m?s\)$/m);
     });
 
+    it("describe shows the workflow's events (ctx.setEvent), by key", async () => {
+      // As the advance statement writes one; the CLI only reads.
+      await tdb.query(`INSERT INTO weft.weft_events (workflow_id, key, value, seq) VALUES ('t-2', 'stage', '{"n":1}', 0)`);
+      const d = await json<{ events: Array<{ key: string; value: unknown }>; eventsTotal: number }>('describe', 't-2');
+      expect(d.events.map((e) => [e.key, e.value])).toEqual([['stage', { n: 1 }]]);
+      expect(d.eventsTotal).toBe(1);
+      expect((await w('describe', 't-2')).stdout).toMatch(/^stage\s+\{"n":1\}\s+\d{4}-/m);
+    });
+
     it('describe and history of a missing workflow: exit 1 with the typed code and message', async () => {
       for (const cmd of ['describe', 'history']) {
         const r = await w(cmd, 'missing-wf');

@@ -43,6 +43,15 @@ class GateWorkflow {
   }
 }
 
+@Workflow('publisher')
+class PublisherWorkflow {
+  async run(ctx: WorkflowContext) {
+    await ctx.setEvent('stage', { n: 1 });
+    await ctx.waitForSignal('go');
+    await ctx.setEvent('done', true);
+  }
+}
+
 @Workflow('boom')
 class BoomWorkflow {
   async run(): Promise<never> {
@@ -61,7 +70,7 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     tdb = await createTestDatabase('weft_nest_http');
     const moduleRef = await Test.createTestingModule({
       imports: [WeftModule.forRoot({ ...base(tdb), http: true, metrics: true })],
-      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow, GateWorkflow],
+      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow, GateWorkflow, PublisherWorkflow],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -229,6 +238,27 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     expect((await http.get('/weft/workflows/gate-1/result?timeout=10s').expect(200)).body).toMatchObject({ output: { limit: 7 } });
     expect((await http.post('/weft/workflows/gate-1/signal/open').send({}).expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
     expect((await http.post('/weft/workflows/none-such/signal/open').send({}).expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+  });
+
+  it('events: GET /:id/events/:key answers the value, or waits up to ?timeout= for it', async () => {
+    await http.post('/weft/workflows').send({ type: 'publisher', input: {}, workflowId: 'pub-1' }).expect(201);
+    const stage = await http.get('/weft/workflows/pub-1/events/stage?timeout=10s').expect(200);
+    expect(stage.body).toEqual({ workflowId: 'pub-1', key: 'stage', value: { n: 1 } });
+    expect((await http.get('/weft/workflows/pub-1/events/done').expect(200)).body.value).toBeNull();
+    const done = http.get('/weft/workflows/pub-1/events/done?timeout=10s').then((r) => r);
+    await http.post('/weft/workflows/pub-1/signal/go').send({}).expect(202);
+    expect((await done).body).toEqual({ workflowId: 'pub-1', key: 'done', value: true });
+    expect((await http.get('/weft/workflows/pub-1/events/done?timeout=2m').expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect((await http.get('/weft/workflows/none-such/events/x').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+    const described = await http.get('/weft/workflows/pub-1').expect(200);
+    expect(described.body.events.map((e: { key: string }) => e.key)).toEqual(['done', 'stage']);
+    // What the dashboard's workflow page shows in its Events card.
+    const timeline = await http.get('/weft/workflows/pub-1/timeline').expect(200);
+    expect(timeline.body.events.map((e: { key: string; value: unknown }) => [e.key, e.value])).toEqual([
+      ['done', true],
+      ['stage', { n: 1 }],
+    ]);
+    expect(timeline.body.eventsTotal).toBe(2);
   });
 
   it('serves Prometheus metrics at /metrics', async () => {

@@ -103,6 +103,7 @@ export {
   GlobalLeaseEntity,
   OwnershipMarkerEntity,
   ScheduleEntity,
+  EventEntity,
 } from './storage/entities/index.js';
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.

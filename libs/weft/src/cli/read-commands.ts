@@ -66,6 +66,7 @@ export function list(v: Values): Prepared {
 // --- describe -------------------------------------------------------------------------------------
 
 const CHILDREN_SHOWN = 100;
+const EVENTS_SHOWN = 100;
 
 interface Holder {
   holder: string | null;
@@ -121,7 +122,7 @@ export function describe(args: string[]): Prepared {
   return async (session) => {
     const row = await session.store.workflows.get(id);
     if (!row) throw new WorkflowNotFoundError(id);
-    const [ownership, operations, children, childrenTotal, pendingMessages] = await Promise.all([
+    const [ownership, operations, children, childrenTotal, pendingMessages, events, eventsTotal] = await Promise.all([
       ownerOf(session, id),
       session.store.operations.countBy({ workflowId: id }),
       session.store.workflows.find({
@@ -132,6 +133,8 @@ export function describe(args: string[]): Prepared {
       }),
       session.store.workflows.countBy({ parentId: id }),
       session.store.messages.countBy({ workflowId: id, status: 'pending', consumedSeq: IsNull() }),
+      session.store.events.find({ where: { workflowId: id }, order: { key: 'ASC' }, take: EVENTS_SHOWN }),
+      session.store.events.countBy({ workflowId: id }),
     ]);
     const json = {
       workflowId: row.id,
@@ -155,6 +158,8 @@ export function describe(args: string[]): Prepared {
       ownership,
       children: children.map((c) => ({ workflowId: c.id, type: c.type, status: c.status })),
       childrenTotal,
+      events: events.map((e) => ({ key: e.key, value: e.value ?? null, updatedAt: iso(e.updatedAt) })),
+      eventsTotal,
     };
     return { json, text: describeText(json) };
   };
@@ -164,6 +169,8 @@ function describeText(d: {
   workflowId: string;
   children: Array<{ workflowId: string; type: string; status: string }>;
   childrenTotal: number;
+  events: Array<{ key: string; value: unknown; updatedAt: string | null }>;
+  eventsTotal: number;
   ownership: Holder & { mode: Mode };
   [field: string]: unknown;
 }): string {
@@ -195,6 +202,12 @@ function describeText(d: {
     text += `\n${table(['child', 'type', 'status'], rows)}`;
   }
   if (d.childrenTotal > d.children.length) text += `(${d.childrenTotal - d.children.length} more children not shown)\n`;
+  if (d.events.length)
+    text += `\n${table(
+      ['event', 'value', 'set'],
+      d.events.map((e) => [e.key, e.value, e.updatedAt]),
+    )}`;
+  if (d.eventsTotal > d.events.length) text += `(${d.eventsTotal - d.events.length} more events not shown)\n`;
   return text;
 }
 

@@ -17,6 +17,7 @@ import { WeftExceptionFilter } from './weft-exception.filter.js';
 
 const MESSAGES_SHOWN = 200;
 const CHILDREN_SHOWN = 100;
+const EVENTS_SHOWN = 200;
 const ENGINES_SHOWN = 1000;
 /** A recorded value longer than this (as JSON) is sent as a preview: one answer stays small. */
 const PREVIEW_CHARS = 4096;
@@ -76,7 +77,7 @@ export class WeftTimelineController {
     // The row first: an ended row's history read after it is complete (as in describe).
     const row = await store.workflows.get(id);
     if (!row) throw new WorkflowNotFoundError(id);
-    const [ops, messages, messagesTotal, children, childrenTotal, claim] = await Promise.all([
+    const [ops, messages, messagesTotal, children, childrenTotal, claim, events, eventsTotal] = await Promise.all([
       store.operations.find({ where: { workflowId: id, seq: MoreThan(after) }, order: { seq: 'ASC' }, take: limit + 1 }),
       store.messages.find({ where: { workflowId: id }, order: { id: 'DESC' }, take: MESSAGES_SHOWN }),
       store.messages.countBy({ workflowId: id }),
@@ -88,6 +89,8 @@ export class WeftTimelineController {
       }),
       store.workflows.countBy({ parentId: id }),
       this.engine.ownership.describe(id),
+      store.events.find({ where: { workflowId: id }, order: { key: 'ASC' }, take: EVENTS_SHOWN }),
+      store.events.countBy({ workflowId: id }),
     ]);
     return {
       serverTime: new Date(),
@@ -137,6 +140,9 @@ export class WeftTimelineController {
       children: children.map((c) => ({ workflowId: c.id, type: c.type, status: c.status as WorkflowStatus, createdAt: c.createdAt })),
       childrenTotal,
       claim,
+      // ctx.setEvent: each key's latest value, by key.
+      events: events.map((e) => ({ key: e.key, value: this.recorded(e.value), updatedAt: e.updatedAt })),
+      eventsTotal,
     };
   }
 }

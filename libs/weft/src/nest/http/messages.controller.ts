@@ -1,9 +1,9 @@
-import { Body, Get, HttpCode, Param, Post, UseFilters } from '@nestjs/common';
+import { Body, Get, HttpCode, Param, Post, Query, UseFilters } from '@nestjs/common';
 import { WeftEngine } from '../../engine/engine.js';
-import { objectBody, parseUpdateBody } from './requests.js';
+import { objectBody, parseResultTimeout, parseUpdateBody } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 
-/** Signal, update and query routes. */
+/** Signal, update, query and event routes. */
 @UseFilters(WeftExceptionFilter)
 export class WeftMessagesController {
   constructor(private readonly engine: WeftEngine) {}
@@ -34,5 +34,12 @@ export class WeftMessagesController {
   @Get(':id/query/:name')
   async queryNoArgs(@Param('id') id: string, @Param('name') name: string) {
     return { workflowId: id, query: name, result: await this.engine.query(id, name) };
+  }
+
+  /** The key's event (ctx.setEvent), waiting up to `?timeout=` (0 to 60 s); `value` null when there is none. */
+  @Get(':id/events/:key')
+  async event(@Param('id') id: string, @Param('key') key: string, @Query('timeout') timeout: unknown) {
+    const value = await this.engine.getEvent(id, key, { timeout: parseResultTimeout(timeout) });
+    return { workflowId: id, key, value };
   }
 }

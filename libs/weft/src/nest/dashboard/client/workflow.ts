@@ -139,6 +139,17 @@ function messages(t) {
   return [table(['id', 'kind', 'name', 'state', 'arrived', 'payload'], rows, { id: 'messages', class: 'grid' }), more];
 }
 
+function events(t) {
+  if (!t.events || t.events.length === 0) return empty('No events (ctx.setEvent).');
+  const rows = t.events.map((e) =>
+    h('tr', { dataset: { key: e.key } },
+      h('td', { class: 'mono' }, e.key),
+      h('td', null, time(e.updatedAt)),
+      h('td', null, jsonInline(e.value))));
+  const more = t.eventsTotal > t.events.length ? h('p', { class: 'muted' }, 'The first ' + t.events.length + ' of ' + t.eventsTotal + ', by key.') : null;
+  return [table(['key', 'set', 'value'], rows, { id: 'events', class: 'grid' }), more];
+}
+
 function children(t) {
   if (t.childrenTotal === 0) return empty('No children.');
   const rows = t.children.map((c) => h('tr', null, h('td', null, workflowLink(c.workflowId)), h('td', null, c.type), h('td', null, badge(c.status)), h('td', null, time(c.createdAt))));
@@ -180,6 +191,7 @@ export const workflowView = {
     const ops = h('div', { id: 'wf-timeline' });
     const msgs = h('div', { id: 'wf-messages' });
     const kids = h('div', { id: 'wf-children' });
+    const evs = h('div', { id: 'wf-events' });
     const values = h('div', { id: 'wf-values' });
     root.append(
       h('div', { class: 'toolbar' }, h('a', { href: '#/workflows', class: 'back' }, '\u2190 Workflows'),
@@ -190,6 +202,7 @@ export const workflowView = {
         act.card),
       h('section', { class: 'card wide' }, h('h2', null, 'Timeline'), ops),
       h('section', { class: 'card wide' }, h('h2', null, 'Messages'), msgs),
+      h('section', { class: 'card wide' }, h('h2', null, 'Events'), evs),
       h('section', { class: 'card wide' }, h('h2', null, 'Children'), kids),
       h('section', { class: 'card wide' }, h('h2', null, 'Input, output, error'), values),
     );
@@ -223,6 +236,7 @@ export const workflowView = {
         owner.replaceChildren(claim(t.claim));
         ops.replaceChildren(...[timeline(t)].flat().filter(Boolean));
         msgs.replaceChildren(...[messages(t)].flat().filter(Boolean));
+        evs.replaceChildren(...[events(t)].flat().filter(Boolean));
         kids.replaceChildren(...[children(t)].flat().filter(Boolean));
         values.replaceChildren(
           ...[
