@@ -52,6 +52,16 @@ class PublisherWorkflow {
   }
 }
 
+@Workflow('streamer')
+class StreamerWorkflow {
+  async run(ctx: WorkflowContext) {
+    await ctx.writeStream('out', 'a');
+    await ctx.waitForSignal('go');
+    await ctx.writeStream('out', { b: 2 });
+    await ctx.closeStream('out');
+  }
+}
+
 @Workflow('boom')
 class BoomWorkflow {
   async run(): Promise<never> {
@@ -70,7 +80,7 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     tdb = await createTestDatabase('weft_nest_http');
     const moduleRef = await Test.createTestingModule({
       imports: [WeftModule.forRoot({ ...base(tdb), http: true, metrics: true })],
-      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow, GateWorkflow, PublisherWorkflow],
+      providers: [EchoWorkflow, SlowWorkflow, BoomWorkflow, GateWorkflow, PublisherWorkflow, StreamerWorkflow],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -259,6 +269,35 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
       ['stage', { n: 1 }],
     ]);
     expect(timeline.body.eventsTotal).toBe(2);
+  });
+
+  it('streams: GET /:id/streams/:key sends server-sent events until the close; Last-Event-ID resumes', async () => {
+    await http.post('/weft/workflows').send({ type: 'streamer', input: {}, workflowId: 'str-1' }).expect(201);
+    const all = http
+      .get('/weft/workflows/str-1/streams/out')
+      .buffer(true)
+      .then((r) => r);
+    await http.post('/weft/workflows/str-1/signal/go').send({}).expect(202);
+    const res = await all;
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+    const events = (res.text as string)
+      .trim()
+      .split('\n\n')
+      .map((block) => Object.fromEntries(block.split('\n').map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 2)])));
+    expect(events.map((e) => [e.event, e.id, JSON.parse(e.data).value])).toEqual([
+      ['entry', '0', 'a'],
+      ['entry', '1', { b: 2 }],
+      ['end', '1', undefined], // the offset read up to: a client that reconnects resumes after it
+    ]);
+    const resumed = await http.get('/weft/workflows/str-1/streams/out').set('Last-Event-ID', '0').buffer(true);
+    expect(resumed.text).not.toContain('id: 0');
+    expect(resumed.text).toContain('id: 1');
+    const from = await http.get('/weft/workflows/str-1/streams/out?from=1').buffer(true);
+    expect(from.text).toContain('id: 1');
+    expect(from.text).not.toContain('id: 0');
+    expect((await http.get('/weft/workflows/str-1/streams/out?from=-1').expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect((await http.get('/weft/workflows/none-such/streams/out').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
   });
 
   it('serves Prometheus metrics at /metrics', async () => {

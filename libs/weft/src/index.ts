@@ -104,6 +104,8 @@ export {
   OwnershipMarkerEntity,
   ScheduleEntity,
   EventEntity,
+  StreamEntity,
+  StreamEntryEntity,
 } from './storage/entities/index.js';
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.

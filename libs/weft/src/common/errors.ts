@@ -224,6 +224,18 @@ export class ForkRefusedError extends WeftError {
   }
 }
 
+/** A stream entry was written after the stream's close (ctx.closeStream): a closed stream takes no more. */
+export class StreamClosedError extends WeftError {
+  static readonly code = 'WEFT_STREAM_CLOSED';
+  static readonly category = ErrorCategory.Conflict;
+  constructor(
+    readonly workflowId: string,
+    readonly key: string,
+  ) {
+    super(`Stream "${key}" of workflow "${workflowId}" is closed; write to another key, or write before ctx.closeStream("${key}").`);
+  }
+}
+
 export class InvalidWorkflowIdError extends WeftError {
   static readonly code = 'WEFT_INVALID_WORKFLOW_ID';
   static readonly category = ErrorCategory.Input;

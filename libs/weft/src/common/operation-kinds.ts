@@ -62,6 +62,8 @@ export const OPERATION_KINDS = {
   patch: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'patch marker' },
   setAttributes: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set attributes' },
   setEvent: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set event' },
+  writeStream: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'stream entry' },
+  closeStream: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'close stream' },
 } as const satisfies Record<string, OperationKindSpec>;
 
 export type OperationKind = keyof typeof OPERATION_KINDS;

@@ -106,6 +106,14 @@ export interface WorkflowContext {
    * belong to the workflow id: a continued or restarted run keeps them (docs/events-and-streams.md).
    */
   setEvent(key: string, value: unknown): Promise<void>;
+  /**
+   * Appends `value` to stream `key` for `engine.readStream`. From workflow code it is recorded with
+   * the run's next commit (exactly once); from a step body it is appended at once, tagged with the
+   * attempt (at least once: a retried body writes again). Refused after `closeStream(key)`.
+   */
+  writeStream(key: string, value: unknown): Promise<void>;
+  /** Closes stream `key` (workflow code only): its readers end after its last entry. */
+  closeStream(key: string): Promise<void>;
   /** The recorded clock: the same on every replay. */
   now(): Date;
   /** A recorded random number in [0, 1). */
@@ -305,6 +313,17 @@ export interface WorkflowDescription {
   history: OperationRecord[];
   /** What the workflow published with ctx.setEvent: each key's latest value, by key. */
   events: WorkflowEventRecord[];
+}
+
+/** One entry of a stream (engine.readStream). */
+export interface StreamEntry {
+  /** Dense from 0 per (workflow, key). */
+  offset: number;
+  value: unknown;
+  /** When it was stored (database time). */
+  at: Date;
+  /** The step attempt that wrote it (a step body's write, at least once); null from workflow code. */
+  attempt: number | null;
 }
 
 /** One key's event as describe shows it. */

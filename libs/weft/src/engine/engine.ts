@@ -40,6 +40,7 @@ import type {
   ListPage,
   SignalOptions,
   StartOptions,
+  StreamEntry,
   WorkflowDefinition,
   WorkflowDescription,
 } from '../common/types.js';
@@ -48,6 +49,7 @@ import type { EntityManager } from 'typeorm';
 import { Repair, type ForkOptions } from './repair.js';
 import { WorkflowReplayer } from './replayer.js';
 import { getEvent } from './events.js';
+import { checkStreamArgs, readStream } from './streams.js';
 import { TalkWaiters } from './talk-waiters.js';
 
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
@@ -356,6 +358,17 @@ export class WeftEngine {
   async getEvent<T = unknown>(workflowId: string, key: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
     this.assertOpen();
     return getEvent<T>({ store: this.store, waiters: this.waiters, isClosed: () => this.disposed !== undefined }, workflowId, key, opts);
+  }
+
+  /**
+   * The entries of a workflow's stream `key` from offset `from` (inclusive, default 0), as an async
+   * iterator that waits for new entries and ends once the stream is closed or the workflow ended
+   * (docs/events-and-streams.md). Breaking out of the loop stops it.
+   */
+  readStream(workflowId: string, key: string, opts: { from?: number } = {}): AsyncIterable<StreamEntry> {
+    this.assertOpen();
+    const from = checkStreamArgs(workflowId, key, opts.from);
+    return readStream({ store: this.store, waiters: this.waiters, isClosed: () => this.disposed !== undefined }, workflowId, key, from);
   }
 
   handle(workflowId: string): WorkflowHandle {

@@ -109,6 +109,7 @@ function replayHost(): ExecutionHost {
     rebuild: () => undefined,
     applyDelivery: (exec, rec) => replayDelivery(exec, rec),
     startChild: () => NEVER,
+    appendStream: () => NEVER,
     continueAsNew: () => undefined,
     transactions: { beginTransaction: () => NEVER, commitInTransaction: () => NEVER, withinAmbient: (_m, fn) => fn() },
     maxPayloadBytes: Number.MAX_SAFE_INTEGER,

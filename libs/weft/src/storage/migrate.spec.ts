@@ -28,6 +28,8 @@ describe('migrations', () => {
         'weft_queues',
         'weft_schedules',
         'weft_schema_migrations',
+        'weft_stream_entries',
+        'weft_streams',
         'weft_timers',
         'weft_workflow_claims',
         'weft_workflows',

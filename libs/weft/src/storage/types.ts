@@ -22,6 +22,13 @@ export interface EventWrite {
   seq: number;
 }
 
+/** ctx.writeStream (an entry) or ctx.closeStream (`close`), from workflow code, in call order. */
+export interface StreamWrite {
+  key: string;
+  value?: unknown;
+  close?: boolean;
+}
+
 export interface InboxMessage {
   id: string;
   kind: 'signal' | 'update' | 'child';
@@ -81,6 +88,8 @@ export interface AdvanceCommand {
   attributes?: Readonly<Record<string, AttributeValue>>;
   /** ctx.setEvent: each key's value upserted into weft_events (the last per key wins), with a NOTIFY. */
   events?: EventWrite[];
+  /** ctx.writeStream / ctx.closeStream from workflow code: appended at the stream's next offsets, with a NOTIFY. */
+  streams?: StreamWrite[];
 }
 
 /**

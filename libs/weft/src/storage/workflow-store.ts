@@ -3,6 +3,7 @@
 // ownership/ directly (see docs/architecture.md).
 import type { SqlClient } from './sql-client.js';
 import { EventRepository } from './repositories/event.repository.js';
+import { StreamRepository } from './repositories/stream.repository.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
@@ -18,6 +19,7 @@ export class WorkflowStore {
   readonly schedules: ScheduleRepository;
   readonly queues: QueueRepository;
   readonly events: EventRepository;
+  readonly streams: StreamRepository;
 
   constructor(
     readonly sql: SqlClient,
@@ -30,5 +32,6 @@ export class WorkflowStore {
     this.schedules = new ScheduleRepository(sql, schema);
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema);
+    this.streams = new StreamRepository(sql, schema);
   }
 }

@@ -7,7 +7,10 @@ import {
   OutsideWorkflowError,
   recordedError,
   StepFailedError,
+  StreamClosedError,
 } from '../../common/errors.js';
+import { currentStep, insideStepBody } from '../als.js';
+import type { StreamWrite } from '../../storage/types.js';
 import { Duration, parseDuration } from '../../common/duration.js';
 import type { OperationKind } from '../../common/operation-kinds.js';
 import { Execution, NEVER, Wait } from './execution.js';
@@ -35,6 +38,8 @@ import { WorkflowStatus } from '../../common/types.js';
 /** The `ctx` of one run: every call takes the next sequence number and is recorded or replayed. */
 export class WorkflowContextImpl implements WorkflowContext {
   readonly logger: WeftLogger;
+  /** The streams this run closed (live or replayed): a later write to one is refused at the call. */
+  private readonly closedStreams = new Set<string>();
 
   /** @internal The engine builds one per run. */
   constructor(private readonly exec: Execution) {
@@ -333,6 +338,45 @@ export class WorkflowContextImpl implements WorkflowContext {
       void exec.record({ seq, kind: 'setEvent', name: key, status: 'completed', result: null }, { events: [{ key, value: stored, seq }] });
     }
     return Promise.resolve();
+  }
+
+  /**
+   * An entry of stream `key` (docs/events-and-streams.md). From workflow code: recorded with the
+   * run's next commit, which appends it (exactly once; a replay does not write it again). From a
+   * step body: appended at once, tagged with the attempt, so at least once (a retried or re-run body
+   * writes again). Refused after this run closed the key.
+   */
+  writeStream(key: string, value: unknown): Promise<void> {
+    this.active('writeStream');
+    validateName('stream key', key);
+    const exec = this.exec;
+    const stored = toStoredJson(value, `Entry of stream "${key}"`, exec.host.maxPayloadBytes);
+    const step = currentStep();
+    if (step) return exec.host.appendStream(exec.workflowId, key, stored, step.attempt);
+    if (this.closedStreams.has(key)) throw new StreamClosedError(exec.workflowId, key);
+    this.recordStream('writeStream', key, { key, value: stored });
+    return Promise.resolve();
+  }
+
+  /** Closes stream `key`: its readers end after its last entry; recorded like writeStream. A second close does nothing. */
+  closeStream(key: string): Promise<void> {
+    this.active('closeStream');
+    validateName('stream key', key);
+    if (insideStepBody()) throw new InvalidArgumentError('ctx.closeStream', 'is called from workflow code, not from a step body');
+    if (!this.closedStreams.has(key)) {
+      this.closedStreams.add(key);
+      this.recordStream('closeStream', key, { key, close: true });
+    }
+    return Promise.resolve();
+  }
+
+  private recordStream(kind: 'writeStream' | 'closeStream', key: string, write: StreamWrite): void {
+    const exec = this.exec;
+    const seq = exec.takeSeq();
+    const rec = this.replayed(seq, kind, key);
+    if (rec === 'mismatch') throw new NonDeterminismStop();
+    if (rec || exec.readOnly || exec.state !== 'active') return;
+    void exec.record({ seq, kind, name: key, status: 'completed', result: null }, { streams: [write] });
   }
 
   now(): Date {

@@ -58,6 +58,8 @@ export interface ExecutionHost {
   /** Starts a child workflow for ctx.startChild; resolves with its id. */
   startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string>;
   readonly transactions: TransactionHost;
+  /** ctx.writeStream from a step body: appended at once (at least once); throws when the stream is closed. */
+  appendStream(workflowId: string, key: string, value: unknown, attempt: number): Promise<void>;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
   readonly options: { readonly tracing: EngineTracing };

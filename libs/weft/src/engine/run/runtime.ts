@@ -1,5 +1,6 @@
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
 import type { Queryable } from '../../storage/sql-client.js';
+import { StreamClosedError, WorkflowNotRunningError } from '../../common/errors.js';
 import type { OperationRecord, WorkflowDefinition } from '../../common/types.js';
 import { Batcher } from '../../storage/batcher.js';
 import type { LoadedWorkflow } from '../../storage/repositories/workflow.repository.js';
@@ -233,6 +234,12 @@ export class Runtime implements ExecutionHost, ContinueHost {
   }
 
   /** ctx.startChild's start (child-start.ts). */
+  async appendStream(workflowId: string, key: string, value: unknown, attempt: number): Promise<void> {
+    const out = await this.store.streams.append(workflowId, key, value, attempt);
+    if (out === 'closed') throw new StreamClosedError(workflowId, key);
+    if (out === 'not-live') throw new WorkflowNotRunningError(workflowId, 'not running');
+  }
+
   startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
     return startChildOf(this.children, (e, err) => this.onStale(e, 'error', err), exec, seq, type, input, opts);
   }

@@ -135,6 +135,18 @@ export function parseResultTimeout(v: unknown): number {
   return ms;
 }
 
+/** Where a stream's events start: after `Last-Event-ID` (an offset) when a client resumes, else `?from=` (inclusive, default 0). */
+export function parseStreamStart(from: unknown, lastEventId: unknown): number {
+  const offset = (v: unknown, name: string): number => {
+    if (typeof v !== 'string' || !/^\d{1,10}$/.test(v) || Number(v) > 2 ** 31 - 2) {
+      throw new InvalidArgumentError(name, 'must be a stream offset: an integer from 0');
+    }
+    return Number(v);
+  };
+  if (lastEventId !== undefined && lastEventId !== '') return offset(lastEventId, 'Last-Event-ID') + 1;
+  return from === undefined || from === '' ? 0 : offset(from, 'from');
+}
+
 /** `{ reason? }` of cancel and suspend. */
 export function parseReason(body: unknown): string | undefined {
   const b = objectBody(body, ['reason']);

@@ -3,6 +3,7 @@ import { MessageEntity } from './message.entity.js';
 import { OperationEntity } from './operation.entity.js';
 import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities.js';
 import { QueueEntity } from './queue.entity.js';
+import { StreamEntity, StreamEntryEntity } from './stream.entity.js';
 import { ScheduleEntity } from './schedule.entity.js';
 import { TimerEntity } from './timer.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
@@ -13,6 +14,7 @@ export * from './operation.entity.js';
 export * from './ownership.entities.js';
 export * from './queue.entity.js';
 export * from './schedule.entity.js';
+export * from './stream.entity.js';
 export * from './timer.entity.js';
 export * from './workflow.entity.js';
 
@@ -27,4 +29,6 @@ export const WEFT_ENTITIES = [
   ScheduleEntity,
   QueueEntity,
   EventEntity,
+  StreamEntity,
+  StreamEntryEntity,
 ];

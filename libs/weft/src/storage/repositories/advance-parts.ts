@@ -387,6 +387,43 @@ export const ADVANCE_PARTS = {
     ],
     returns: ', (SELECT n FROM events_notified) AS events_notified',
   },
+  /**
+   * ctx.writeStream / ctx.closeStream from workflow code (exactly once: only with the commit that
+   * records the call). The stream's counter row is upserted first (ON CONFLICT DO UPDATE works on its
+   * latest version, so a step body's concurrent append cannot take the same offsets), then the
+   * entries take the offsets it handed out, in call order; a NOTIFY per stream wakes its readers.
+   * A stream an earlier run of the chain closed stays closed: its entries here are not stored.
+   */
+  streams: {
+    columns: 'streams json',
+    declared: 'used',
+    uses: (c) => !!c.streams?.length,
+    toJson: (c, out) => {
+      if (c.streams?.length) out.streams = c.streams.map((w, n) => ({ key: w.key, value: w.value ?? null, close: w.close === true, n }));
+    },
+    writes: ({ schema }) => {
+      const rows = 'FROM ok, json_to_recordset(ok.streams) AS x(key text, value json, close boolean, n int)';
+      return [
+        `st_heads AS (
+      INSERT INTO ${qualify(schema, 'weft_streams')} AS s (workflow_id, key, next_offset, closed)
+      SELECT ok.id, x.key, count(*) FILTER (WHERE NOT x.close), bool_or(x.close)
+      ${rows}
+      GROUP BY ok.id, x.key
+      ON CONFLICT (workflow_id, key) DO UPDATE SET next_offset = s.next_offset + EXCLUDED.next_offset, closed = s.closed OR EXCLUDED.closed
+        WHERE NOT s.closed
+      RETURNING s.workflow_id, s.key, s.next_offset)`,
+        `st_entries AS (
+      INSERT INTO ${qualify(schema, 'weft_stream_entries')} (workflow_id, key, "offset", value, at)
+      SELECT e.id, e.key, h.next_offset - e.cnt + e.i, e.value, clock_timestamp()
+      FROM (SELECT ok.id, x.key, x.value, row_number() OVER w - 1 AS i, count(*) OVER w AS cnt
+            ${rows} WHERE NOT x.close WINDOW w AS (PARTITION BY ok.id, x.key ORDER BY x.n
+              ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)) e
+      JOIN st_heads h ON h.workflow_id = e.id AND h.key = e.key)`,
+        `st_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${talkNoticeSql('workflow_id', 'key')})) AS n FROM st_heads)`,
+      ];
+    },
+    returns: ', (SELECT n FROM st_notified) AS st_notified',
+  },
 } satisfies Record<string, AdvancePart>;
 
 export type AdvancePartName = keyof typeof ADVANCE_PARTS;

@@ -1,0 +1,177 @@
+// ctx.writeStream / ctx.closeStream and engine.readStream (docs/events-and-streams.md), on a real PostgreSQL.
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import type { StreamEntry, WorkflowContext } from '../common/types.js';
+import type { WeftEngine } from './engine.js';
+
+/** Writes 'a', then 'b' and 'c' once told to go, then closes. */
+class Writer {
+  async run(ctx: WorkflowContext) {
+    await ctx.writeStream('out', 'a');
+    await ctx.step('work', () => 1);
+    await ctx.waitForSignal('go');
+    await ctx.writeStream('out', 'b');
+    await ctx.writeStream('out', { c: true });
+    await ctx.closeStream('out');
+    const codes: string[] = [];
+    try {
+      await ctx.writeStream('out', 'late');
+    } catch (err) {
+      codes.push((err as { code: string }).code);
+    }
+    return codes;
+  }
+}
+
+/** A step body writes an entry per attempt, failing its first attempt: at least once. */
+class StepWriter {
+  async run(ctx: WorkflowContext) {
+    await ctx.step(
+      'tokens',
+      async ({ attempt }) => {
+        await ctx.writeStream('tokens', `t1-attempt${attempt}`);
+        if (attempt === 1) throw new Error('flaky');
+        await ctx.writeStream('tokens', 't2');
+        return attempt;
+      },
+      { retry: { maxAttempts: 3, initialInterval: 10 } },
+    );
+    return 'ok';
+  }
+}
+
+/** Workflow code and three step bodies write one stream at once: offsets stay dense. */
+class Crowd {
+  async run(ctx: WorkflowContext) {
+    const body = (name: string) => async () => {
+      for (let i = 0; i < 20; i++) await ctx.writeStream('crowd', `${name}-${i}`);
+      return name;
+    };
+    const steps = Promise.all(['s1', 's2', 's3'].map((n) => ctx.step(n, body(n))));
+    for (let i = 0; i < 10; i++) await ctx.writeStream('crowd', `wf-${i}`);
+    await steps;
+    for (let i = 10; i < 20; i++) await ctx.writeStream('crowd', `wf-${i}`);
+    return 'ok';
+  }
+}
+
+/** Run 1 writes 'r1' and continues; run 2 writes 'r2' and ends without closing. */
+class Chain {
+  async run(ctx: WorkflowContext, input: { second?: boolean }) {
+    if (input.second) {
+      await ctx.writeStream('log', 'r2');
+      return ctx.step('second', () => 'ok');
+    }
+    await ctx.writeStream('log', 'r1');
+    await ctx.step('first', () => 'ok');
+    return ctx.continueAsNew({ second: true });
+  }
+}
+
+async function collect(it: AsyncIterable<StreamEntry>): Promise<StreamEntry[]> {
+  const out: StreamEntry[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+
+describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
+  const env = useTestEngines();
+
+  const engine = async () => {
+    const e = await env.pool.create({}, (x: WeftEngine) =>
+      x.register('writer', Writer).register('step-writer', StepWriter).register('crowd', Crowd).register('chain', Chain),
+    );
+    await e.bootstrap();
+    return e;
+  };
+  const rows = (id: string, key: string) =>
+    env.tdb.query<{ offset: number; value: unknown; attempt: number | null }>(
+      'SELECT "offset", value, attempt FROM weft.weft_stream_entries WHERE workflow_id = $1 AND key = $2 ORDER BY "offset"',
+      [id, key],
+    );
+
+  it('workflow code: a reader on another engine follows the entries as they commit and ends at the close', async () => {
+    const a = await engine();
+    const b = await engine();
+    const h = await a.start('writer', {}, { workflowId: 'w-1' });
+    const read = collect(b.readStream(h.workflowId, 'out'));
+    await waitFor(async () => (await rows(h.workflowId, 'out')).length === 1, 'the first entry');
+    await h.signal('go');
+    const entries = await read;
+    expect(entries.map((e) => [e.offset, e.value, e.attempt])).toEqual([
+      [0, 'a', null],
+      [1, 'b', null],
+      [2, { c: true }, null],
+    ]);
+    expect(entries.every((e) => e.at instanceof Date)).toBe(true);
+    // A write after the close is refused at the call.
+    expect(await h.result({ timeout: 10_000 })).toEqual(['WEFT_STREAM_CLOSED']);
+    // `from` is inclusive; a reader that comes after the close gets the rest and ends.
+    expect((await collect(a.readStream(h.workflowId, 'out', { from: 1 }))).map((e) => e.offset)).toEqual([1, 2]);
+    const d = await a.describe(h.workflowId);
+    expect(d.history.filter((o) => o.kind === 'writeStream' || o.kind === 'closeStream').map((o) => o.kind)).toEqual([
+      'writeStream',
+      'writeStream',
+      'writeStream',
+      'closeStream',
+    ]);
+  });
+
+  it('a replay does not append again: exactly once from workflow code across a restart', async () => {
+    const a = await engine();
+    const h = await a.start('writer', {}, { workflowId: 'w-2' });
+    await waitFor(async () => (await rows(h.workflowId, 'out')).length === 1, 'the first entry');
+    await waitFor(() => a.describe(h.workflowId).then((d) => d.history.some((o) => o.kind === 'step')), 'the step recorded');
+    await a.dispose();
+    const b = await engine();
+    await b.signal(h.workflowId, 'go');
+    await b.result(h.workflowId, { timeout: 10_000 });
+    expect((await rows(h.workflowId, 'out')).map((r) => r.value)).toEqual(['a', 'b', { c: true }]);
+  });
+
+  it('a step body: appended at once, tagged with the attempt, at least once (a retried body writes again)', async () => {
+    const e = await engine();
+    const h = await e.start('step-writer', {}, { workflowId: 'sw-1' });
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
+    expect((await rows(h.workflowId, 'tokens')).map((r) => [r.offset, r.value, r.attempt])).toEqual([
+      [0, 't1-attempt1', 1],
+      [1, 't1-attempt2', 2],
+      [2, 't2', 2],
+    ]);
+    // Not closed: the reader ends because the workflow ended.
+    expect((await collect(e.readStream(h.workflowId, 'tokens'))).map((x) => x.offset)).toEqual([0, 1, 2]);
+  });
+
+  it('workflow code and concurrent step bodies on one stream: offsets dense from 0, each entry once', async () => {
+    const e = await engine();
+    const h = await e.start('crowd', {}, { workflowId: 'crowd-1' });
+    expect(await h.result({ timeout: 20_000 })).toBe('ok');
+    const all = await rows(h.workflowId, 'crowd');
+    expect(all.map((r) => r.offset)).toEqual(Array.from({ length: 80 }, (_, i) => i));
+    expect(new Set(all.map((r) => r.value)).size).toBe(80);
+    // Each writer's own entries keep its order.
+    const of = (p: string) => all.map((r) => r.value as string).filter((v) => v.startsWith(`${p}-`));
+    expect(of('wf')).toEqual(Array.from({ length: 20 }, (_, i) => `wf-${i}`));
+    expect(of('s2')).toEqual(Array.from({ length: 20 }, (_, i) => `s2-${i}`));
+  });
+
+  it('continue-as-new keeps the stream: the next run appends after the last offset; purge removes it', async () => {
+    const e = await engine();
+    const h = await e.start('chain', {}, { workflowId: 'chain-1' });
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
+    expect((await e.describe(h.workflowId)).runNumber).toBe(2);
+    expect((await collect(e.readStream(h.workflowId, 'log'))).map((x) => [x.offset, x.value])).toEqual([
+      [0, 'r1'],
+      [1, 'r2'],
+    ]);
+    await e.purge(h.workflowId);
+    expect(await rows(h.workflowId, 'log')).toEqual([]);
+    expect(await env.tdb.query('SELECT 1 FROM weft.weft_streams WHERE workflow_id = $1', [h.workflowId])).toEqual([]);
+  });
+
+  it('refuses a bad offset or key at the call, and a stream of no workflow', async () => {
+    const e = await engine();
+    expect(() => e.readStream('x', 'k', { from: -1 })).toThrow(/offset/);
+    expect(() => e.readStream('x', '', {})).toThrow(/stream key/);
+    await expect(collect(e.readStream('no-such', 'k'))).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
+  });
+});
