@@ -64,6 +64,9 @@ export const OPERATION_KINDS = {
   setEvent: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'set event' },
   writeStream: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'stream entry' },
   closeStream: { recorded: 'commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'close stream' },
+  signalWorkflow: { recorded: 'commit', replayed: 'in-order', resolvedBy: 'body', waits: false, label: 'signal workflow' },
+  cancelWorkflow: { recorded: 'commit', replayed: 'in-order', resolvedBy: 'body', waits: false, label: 'cancel workflow' },
+  startWorkflow: { recorded: 'commit', replayed: 'in-order', resolvedBy: 'start', waits: false, label: 'start workflow' },
 } as const satisfies Record<string, OperationKindSpec>;
 
 export type OperationKind = keyof typeof OPERATION_KINDS;

@@ -114,6 +114,12 @@ export interface WorkflowContext {
   writeStream(key: string, value: unknown): Promise<void>;
   /** Closes stream `key` (workflow code only): its readers end after its last entry. */
   closeStream(key: string): Promise<void>;
+  /** Signals another workflow: recorded once, delivered exactly once across a restart or takeover of this one. */
+  signalWorkflow(workflowId: string, name: string, payload?: unknown): Promise<void>;
+  /** Cancels another workflow (nothing when it already ended): recorded once, takes effect once. */
+  cancelWorkflow(workflowId: string): Promise<void>;
+  /** Starts a workflow that outlives this one (not a child): recorded once; `workflowId` defaults to one derived from this call. */
+  startWorkflow(type: string, input: unknown, opts?: { workflowId?: string }): Promise<{ workflowId: string }>;
   /** The recorded clock: the same on every replay. */
   now(): Date;
   /** A recorded random number in [0, 1). */

@@ -6,6 +6,7 @@ import {
   InvalidArgumentError,
   ResultTimeoutError,
   WorkflowNotFoundError,
+  WorkflowNotRunningError,
   WorkflowPurgeRefusedError,
 } from '../common/errors.js';
 import { resolveOwnership } from '../ownership/config.js';
@@ -138,6 +139,18 @@ export class WeftEngine {
           this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
           if (!children || children.length) this.transitions.closeChildren(id, children);
         },
+      },
+      external: {
+        start: (type, input, workflowId) => this.starter.start({ type, input, opts: { workflowId } }),
+        cancel: (id, reason) =>
+          this.transitions.cancel(id, reason).then(
+            () => undefined,
+            (err: unknown) => {
+              // Already ended (by an earlier try of this very call, say): nothing left to cancel.
+              if (!(err instanceof WorkflowNotRunningError)) throw err;
+            },
+          ),
+        status: async (id) => (await this.store.workflows.get(id))?.status ?? null,
       },
       fireOwnTimer: (id, seq) => this.transitions.fireOwn(id, seq),
       ambient: this.ambient,

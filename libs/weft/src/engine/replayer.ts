@@ -110,6 +110,7 @@ function replayHost(): ExecutionHost {
     applyDelivery: (exec, rec) => replayDelivery(exec, rec),
     startChild: () => NEVER,
     appendStream: () => NEVER,
+    external: { start: () => NEVER, cancel: () => NEVER, status: () => NEVER },
     continueAsNew: () => undefined,
     transactions: { beginTransaction: () => NEVER, commitInTransaction: () => NEVER, withinAmbient: (_m, fn) => fn() },
     maxPayloadBytes: Number.MAX_SAFE_INTEGER,

@@ -39,6 +39,7 @@ const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expecte
   trace: { traceContext: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
   byStatus: { ifStatus: 'running', status: 'cancelled' },
   events: { events: [{ key: 'ready', value: { n: 1 }, seq: 3 }] },
+  sends: { sends: [{ workflowId: 'other', name: 'go', payload: { n: 1 } }] },
   streams: {
     streams: [
       { key: 'tokens', value: 'a' },

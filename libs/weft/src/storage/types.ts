@@ -88,6 +88,8 @@ export interface AdvanceCommand {
   attributes?: Readonly<Record<string, AttributeValue>>;
   /** ctx.setEvent: each key's value upserted into weft_events (the last per key wins), with a NOTIFY. */
   events?: EventWrite[];
+  /** ctx.signalWorkflow: signals stored with this commit, for targets that still take signals then. */
+  sends?: Array<{ workflowId: string; name: string; payload: unknown }>;
   /** ctx.writeStream / ctx.closeStream from workflow code: appended at the stream's next offsets, with a NOTIFY. */
   streams?: StreamWrite[];
 }

@@ -21,7 +21,7 @@ export interface QueueHost {
   onStale(owner: QueueOwner, reason: 'version' | 'fence'): void;
 }
 
-const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume', 'events', 'streams'] as const;
+const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume', 'events', 'streams', 'sends'] as const;
 
 function merge(into: Change, c: Change): Change {
   const out: Change = { ...into };

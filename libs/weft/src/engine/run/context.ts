@@ -8,7 +8,10 @@ import {
   recordedError,
   StepFailedError,
   StreamClosedError,
+  WorkflowNotFoundError,
+  WorkflowNotRunningError,
 } from '../../common/errors.js';
+import type { Change } from './commit-queue.js';
 import { currentStep, insideStepBody } from '../als.js';
 import type { StreamWrite } from '../../storage/types.js';
 import { Duration, parseDuration } from '../../common/duration.js';
@@ -33,7 +36,7 @@ import type {
   WorkflowContext,
 } from '../../common/types.js';
 import { toStoredJson, validateName, validateWorkflowId } from '../validation.js';
-import { WorkflowStatus } from '../../common/types.js';
+import { TERMINAL_STATUSES, WorkflowStatus } from '../../common/types.js';
 
 /** The `ctx` of one run: every call takes the next sequence number and is recorded or replayed. */
 export class WorkflowContextImpl implements WorkflowContext {
@@ -281,6 +284,86 @@ export class WorkflowContextImpl implements WorkflowContext {
     const r = await outcome;
     if (r.status === WorkflowStatus.Completed) return r.output as O;
     throw new ChildWorkflowFailedError(childId, r.status, r.error ? recordedError(r.error) : undefined);
+  }
+
+  /**
+   * Signals another workflow (or this one): recorded once, like a step, and the signal is stored in
+   * the very commit that records the call, so it is delivered exactly once across a restart or a
+   * takeover of this run. A target that does not exist or has ended is a recorded failure (thrown
+   * as StepFailedError, its cause the typed error); one that ends between the check and the commit
+   * does not get it, as with engine.signal (docs/events-and-streams.md).
+   */
+  async signalWorkflow(workflowId: string, name: string, payload?: unknown): Promise<void> {
+    this.active('signalWorkflow');
+    validateWorkflowId(workflowId);
+    validateName('signal name', name);
+    const stored = toStoredJson(payload ?? null, `Payload of signal "${name}"`, this.exec.host.maxPayloadBytes);
+    await this.external('signalWorkflow', `${workflowId}:${name}`, async () => {
+      const status = await this.exec.host.external.status(workflowId);
+      if (status === null) throw new WorkflowNotFoundError(workflowId);
+      if (TERMINAL_STATUSES.includes(status as WorkflowStatus)) throw new WorkflowNotRunningError(workflowId, status);
+      return { value: null, change: { sends: [{ workflowId, name, payload: stored }] } };
+    });
+  }
+
+  /**
+   * Cancels another workflow, recorded once like a step. Cancelling is idempotent, so a call run
+   * again after a crash before its record finds it cancelled and does nothing more: the cancel
+   * takes effect once. A target that already ended is left as it is.
+   */
+  async cancelWorkflow(workflowId: string): Promise<void> {
+    this.active('cancelWorkflow');
+    validateWorkflowId(workflowId);
+    const reason = `Cancelled by workflow "${this.exec.workflowId}"`;
+    await this.external('cancelWorkflow', workflowId, async () => {
+      await this.exec.host.external.cancel(workflowId, reason);
+      return { value: null };
+    });
+  }
+
+  /**
+   * Starts a workflow that is not a child (it outlives this one; no parent-close policy), recorded
+   * once like a step. Its id, when not given, is derived from this run and call, and the start is
+   * 'return-existing', so a call run again after a crash finds the workflow it started.
+   */
+  async startWorkflow(type: string, input: unknown, opts: { workflowId?: string } = {}): Promise<{ workflowId: string }> {
+    this.active('startWorkflow');
+    validateName('workflow type', type);
+    if (opts.workflowId !== undefined) validateWorkflowId(opts.workflowId);
+    const exec = this.exec;
+    const stored = toStoredJson(input, `Input of workflow "${type}"`, exec.host.maxPayloadBytes);
+    return (await this.external('startWorkflow', type, async (seq) => {
+      const id = opts.workflowId ?? `${exec.workflowId}${exec.runNumber > 1 ? `#${exec.runNumber}` : ''}~${seq}`;
+      return { value: { workflowId: await exec.host.external.start(type, stored, id) } };
+    })) as { workflowId: string };
+  }
+
+  /** A call on another workflow, recorded like a step's result (replayed in order, never run again once recorded). */
+  private async external(
+    kind: 'signalWorkflow' | 'cancelWorkflow' | 'startWorkflow',
+    name: string,
+    act: (seq: number) => Promise<{ value: unknown; change?: Change }>,
+  ): Promise<unknown> {
+    const { seq, replay, live } = this.begin(kind, name);
+    if (replay) return replay;
+    if (!live) return NEVER;
+    const exec = this.exec;
+    await exec.durable();
+    if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
+    let op: OperationRecord;
+    let change: Change | undefined;
+    try {
+      const out = await act(seq);
+      op = { seq, kind, name, status: 'completed', result: out.value };
+      change = out.change;
+    } catch (err) {
+      op = { seq, kind, name, status: 'failed', error: describeError(err) };
+    }
+    if (exec.state !== 'active') return NEVER;
+    void exec.record(op, change);
+    const replayed = exec.afterReplay();
+    if (replayed) await replayed;
+    return fromRecord(op);
   }
 
   /** Registers a live wait, with its timer when it has a timeout; a due timer resolves it at once. */

@@ -22,6 +22,16 @@ export interface TransactionHost {
   withinAmbient<T>(manager: EntityManager, fn: () => T): T;
 }
 
+/** What workflow code reaches of other workflows (ctx.startWorkflow, ctx.cancelWorkflow, ctx.signalWorkflow). */
+export interface ExternalHooks {
+  /** A detached start (idPolicy 'return-existing'): resolves with its id. */
+  start(type: string, input: unknown, workflowId: string): Promise<string>;
+  /** Cancels it unless it already ended (then nothing); WorkflowNotFoundError when there is none. */
+  cancel(workflowId: string, reason: string): Promise<void>;
+  /** Its status, or null when there is no such workflow. */
+  status(workflowId: string): Promise<string | null>;
+}
+
 /** What an execution needs from its engine. */
 export interface ExecutionHost {
   /** The one commit path: the host adds the fence and sends it through the group committer. */
@@ -60,6 +70,7 @@ export interface ExecutionHost {
   readonly transactions: TransactionHost;
   /** ctx.writeStream from a step body: appended at once (at least once); throws when the stream is closed. */
   appendStream(workflowId: string, key: string, value: unknown, attempt: number): Promise<void>;
+  readonly external: ExternalHooks;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
   readonly options: { readonly tracing: EngineTracing };

@@ -16,7 +16,7 @@ import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
 import type { Settled } from '../settled.js';
 import { ChildHooks, startChildOf } from './child-start.js';
 import { CommitPath } from './commit-path.js';
-import type { Execution, ExecutionHost, ExecutionRun } from './execution.js';
+import type { Execution, ExecutionHost, ExecutionRun, ExternalHooks } from './execution.js';
 import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
 import { Retries } from './retries.js';
@@ -33,6 +33,8 @@ export interface RuntimeDependencies {
   children: ChildHooks;
   /** Libraries' ambient transactions a transactional body joins. */
   ambient: AmbientTransactions;
+  /** ctx.startWorkflow, ctx.cancelWorkflow and signalWorkflow's check: the engine's own calls. */
+  external: ExternalHooks;
   /** Takes and fires one of this engine's own timers (Transitions.fireOwn): see LocalTimerOptions.fire. */
   fireOwnTimer(workflowId: string, seq: number): Promise<number | null>;
 }
@@ -64,6 +66,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   readonly options: ResolvedEngineOptions;
   private readonly ownership: OwnershipPolicy;
   private readonly children: ChildHooks;
+  /** @internal ctx.startWorkflow / cancelWorkflow / signalWorkflow reach other workflows through these. */
+  readonly external: ExternalHooks;
   /** Its runs' timers, each armed to its due time here (local-timers.ts). */
   readonly timers: LocalTimers;
   /** Transactional steps' connections and commits (step-transactions.ts). */
@@ -76,6 +80,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.options = deps.options;
     this.ownership = deps.ownership;
     this.children = deps.children;
+    this.external = deps.external;
     this.timers = new LocalTimers({
       fire: (id, seq) => (this.draining ? Promise.resolve(null) : deps.fireOwnTimer(id, seq)),
       enabled: this.options.backgroundTasks === 'auto',
@@ -233,13 +238,14 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.options.metrics.stepDuration?.(seconds);
   }
 
-  /** ctx.startChild's start (child-start.ts). */
+  /** ctx.writeStream from a step body (streams.ts reads what it appends). */
   async appendStream(workflowId: string, key: string, value: unknown, attempt: number): Promise<void> {
     const out = await this.store.streams.append(workflowId, key, value, attempt);
     if (out === 'closed') throw new StreamClosedError(workflowId, key);
     if (out === 'not-live') throw new WorkflowNotRunningError(workflowId, 'not running');
   }
 
+  /** ctx.startChild's start (child-start.ts). */
   startChild(exec: Execution, seq: number, type: string, input: unknown, opts: { workflowId?: string }): Promise<string> {
     return startChildOf(this.children, (e, err) => this.onStale(e, 'error', err), exec, seq, type, input, opts);
   }

@@ -424,6 +424,29 @@ export const ADVANCE_PARTS = {
     },
     returns: ', (SELECT n FROM st_notified) AS st_notified',
   },
+  /**
+   * ctx.signalWorkflow: stored with the commit that records the call, so exactly once, and only for
+   * a target that still takes signals (as engine.signal's); a NOTIFY wakes its owner. Sent by a
+   * continuing command too: the call happened.
+   */
+  sends: {
+    columns: 'sends json',
+    declared: 'used',
+    uses: (c) => !!c.sends?.length,
+    toJson: (c, out) => {
+      if (c.sends?.length) out.sends = c.sends.map((m) => ({ workflow_id: m.workflowId, name: m.name, payload: m.payload ?? null }));
+    },
+    writes: ({ schema }) => [
+      `ins_sends AS (
+      INSERT INTO ${qualify(schema, 'weft_messages')} (workflow_id, kind, name, payload)
+      SELECT t.id, 'signal', m.name, m.payload
+      FROM ok, json_to_recordset(ok.sends) AS m(workflow_id text, name text, payload json)
+      JOIN ${qualify(schema, 'weft_workflows')} t ON t.id = m.workflow_id AND t.status IN ('pending', 'enqueued', 'running', 'suspended')
+      RETURNING workflow_id)`,
+      `sends_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', workflow_id)) AS n FROM ins_sends)`,
+    ],
+    returns: ', (SELECT n FROM sends_notified) AS sends_notified',
+  },
 } satisfies Record<string, AdvancePart>;
 
 export type AdvancePartName = keyof typeof ADVANCE_PARTS;
