@@ -7,6 +7,8 @@
 // getEvent / readStream takes its clock when the value reaches it. So each figure is the run's
 // commit (its round trip, group commit included) plus the NOTIFY's delivery plus B's read. The
 // bare NOTIFY figure: pg_notify on one connection until LISTEN on another hears it.
+// Ownership 'workflow-lease': under 'none' the reader engine would also try to drive the workflow
+// on every signal (it holds everything), loading its growing history each time (p50 13 ms then).
 // Not measured here: across two processes (the same path, plus the other process's event loop).
 import { Client } from 'pg';
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
@@ -46,7 +48,14 @@ async function bareNotify(url: string, n: number): Promise<number[]> {
 }
 
 const result = await withFreshDatabase(async (url) => {
-  const make = () => WeftEngine.create({ database: { url, poolSize: 10 }, schema: 'weft', logger: silent, shutdownGracePeriod: 0 });
+  const make = () =>
+    WeftEngine.create({
+      database: { url, poolSize: 10 },
+      schema: 'weft',
+      logger: silent,
+      shutdownGracePeriod: 0,
+      ownership: 'workflow-lease',
+    });
   const a = await make();
   a.register('publisher', Publisher);
   await a.bootstrap();
