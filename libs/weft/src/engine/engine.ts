@@ -105,7 +105,8 @@ export class WeftEngine {
     this.database = database;
     this.engineId = options.engineId ?? randomUUID();
     this.options = resolveEngineOptions(options, this.engineId);
-    this.store = new WorkflowStore(database.sql, database.schema);
+    const clock = this.options.clock;
+    this.store = new WorkflowStore(database.sql, database.schema, () => clock.offsetMs());
     this.ambient = new AmbientTransactions(options.ambientTransactions);
     this.callerTransactions = new CallerTransactions({ dataSource: database.dataSource, via: database.sql }, this.ambient);
     this.resultPoll = new ResultPoll((ids) => this.store.workflows.statuses(ids));
@@ -220,6 +221,7 @@ export class WeftEngine {
       },
       this.options.timerPollMs,
       (err) => this.options.logger.warn(`Timer poll failed: ${(err as Error).message}`),
+      clock,
     );
   }
 
@@ -540,6 +542,32 @@ export class WeftEngine {
     // Without a maintenance pass of the policy (ownership 'none'), the owner-side poll is here.
     if (!this.ownership.maintenance.pollsMessages) await this.messaging.poll();
     return { pass, timersFired, schedulesFired, purged, admitted };
+  }
+
+  /**
+   * @internal For the testing kit's clock (testing/): fires what is due on workflow time now
+   * (timers, delayed starts, deadlines, schedules), admits queued runs and delivers buffered
+   * messages, as a background tick does.
+   */
+  async fireDue(): Promise<void> {
+    this.assertOpen();
+    if (this.ownership.gate.isHalted) return;
+    await this.transitions.processDueTimers();
+    await this.schedules.fireDue();
+    await this.queues.pass();
+    await this.messaging.poll();
+  }
+
+  /** @internal Every run live here waits (parked or in a retry backoff) and nothing is being fired or loaded. */
+  get isQuiet(): boolean {
+    return this.runtime.isQuiet;
+  }
+
+  /** @internal The earliest timer or schedule fire of this database, workflow time (epoch ms), or null. */
+  async nextDueAt(): Promise<number | null> {
+    const [t, s] = await Promise.all([this.store.timers.nextFireAt(), this.store.schedules.nextFireAt()]);
+    const times = [t, s].filter((d): d is Date => d !== null).map((d) => d.getTime());
+    return times.length ? Math.min(...times) : null;
   }
 
   /**

@@ -1,8 +1,9 @@
-import { LongTimeout, setLongTimeout } from './long-timeout.js';
+import type { ClockTimer, WorkflowClock } from '../common/clock.js';
+import { systemClock } from './clock.js';
 
 /** What a run tells its engine about the timers of its waits (ExecutionHost.timers). */
 export interface TimerHooks {
-  /** A wait with a timer is pending here; its row is written and due at `fireAt` (epoch ms). */
+  /** A wait with a timer is pending here; its row is written and due at `fireAt` (epoch ms, workflow time). */
   armed(workflowId: string, seq: number, fireAt: number): void;
   /** The wait ended (a message, its own fire): its timer needs no fire from here. */
   cleared(workflowId: string, seq: number): void;
@@ -19,6 +20,8 @@ export interface LocalTimerOptions {
   /** False under backgroundTasks 'manual': every timer waits for runMaintenance(). */
   enabled: boolean;
   onError(err: unknown): void;
+  /** Workflow time (default real time): the testing kit's clock fires them when it skips. */
+  clock?: WorkflowClock;
 }
 
 /** About 20 MB of handles: more timers than that wait for the poll. */
@@ -33,20 +36,29 @@ export const LOCAL_TIMER_CAP = 100_000;
  * (the fire reloads it); it goes when its wait ends, and all of them at close().
  */
 export class LocalTimers implements TimerHooks {
-  private readonly byWorkflow = new Map<string, Map<number, LongTimeout>>();
+  private readonly byWorkflow = new Map<string, Map<number, ClockTimer>>();
   private count = 0;
+  private firing = 0;
   private closed = false;
+  private readonly clock: WorkflowClock;
 
-  constructor(private readonly o: LocalTimerOptions) {}
+  constructor(private readonly o: LocalTimerOptions) {
+    this.clock = o.clock ?? systemClock;
+  }
 
   get size(): number {
     return this.count;
   }
 
+  /** Fires under way (taking the row, waking the run): the testing kit waits for them. */
+  get inFlight(): number {
+    return this.firing;
+  }
+
   armed(workflowId: string, seq: number, fireAt: number): void {
     this.cleared(workflowId, seq);
     if (!this.o.enabled || this.closed || this.count >= (this.o.cap ?? LOCAL_TIMER_CAP)) return;
-    const handle = setLongTimeout(() => this.due(workflowId, seq), Math.max(0, fireAt - Date.now()));
+    const handle = this.clock.setTimer(() => this.due(workflowId, seq), Math.max(0, fireAt - this.clock.now()));
     let seqs = this.byWorkflow.get(workflowId);
     if (!seqs) this.byWorkflow.set(workflowId, (seqs = new Map()));
     seqs.set(seq, handle);
@@ -73,10 +85,12 @@ export class LocalTimers implements TimerHooks {
   private due(workflowId: string, seq: number): void {
     this.cleared(workflowId, seq);
     if (this.closed) return;
+    this.firing++;
     this.o
       .fire(workflowId, seq)
       // Not due by the database clock yet (this machine's clock runs ahead): armed again for the rest.
-      .then((waitMs) => waitMs !== null && this.armed(workflowId, seq, Date.now() + waitMs))
-      .catch(this.o.onError); // the poll fires it later
+      .then((waitMs) => waitMs !== null && this.armed(workflowId, seq, this.clock.now() + waitMs))
+      .catch(this.o.onError) // the poll fires it later
+      .finally(() => this.firing--);
   }
 }

@@ -4,6 +4,7 @@ import type { InsertWorkflow } from '../storage/types.js';
 import { MAX_DURATION_MS, parseDuration, parseOptionalDuration } from '../common/duration.js';
 import type { StartOptions } from '../common/types.js';
 import type { QueuedStart } from './queues/options.js';
+import type { WorkflowClock } from '../common/clock.js';
 import { nameProblem, toStoredJson, validateWorkflowId } from './validation.js';
 import { startAttributes } from './attributes.js';
 import { WorkflowStatus } from '../common/types.js';
@@ -55,7 +56,7 @@ export function newRow(
   type: string,
   input: unknown,
   opts: StartOptions,
-  maxPayloadBytes: number,
+  { maxPayloadBytes, clock }: { maxPayloadBytes: number; clock: Pick<WorkflowClock, 'now'> },
   queued: QueuedStart | null = null,
 ): InsertWorkflow {
   // A misspelt option (`timeout` for `executionTimeout`) would otherwise be ignored without a word.
@@ -69,7 +70,7 @@ export function newRow(
   const id = opts.workflowId === undefined ? uuidv7() : validateWorkflowId(opts.workflowId);
   const parentId = opts.parentId === undefined ? null : validateWorkflowId(opts.parentId);
   const stored = toStoredJson(input, 'Workflow input', maxPayloadBytes);
-  const startIn = startDelay(opts);
+  const startIn = startDelay(opts, clock.now());
   const timeoutMs = parseOptionalDuration(opts.executionTimeout, 'executionTimeout');
   const delayed = startIn > 0;
   const timers: InsertWorkflow['timers'] = [];
@@ -97,7 +98,8 @@ function withSingleton(row: InsertWorkflow, opts: StartOptions): InsertWorkflow 
   return row;
 }
 
-function startDelay(opts: StartOptions): number {
+/** ms from now (`nowMs`, workflow time) to the start. */
+function startDelay(opts: StartOptions, nowMs: number): number {
   if (opts.startAt !== undefined && opts.startAfter !== undefined) {
     throw new InvalidArgumentError('start options', 'give startAt or startAfter, not both');
   }
@@ -105,7 +107,7 @@ function startDelay(opts: StartOptions): number {
     if (!(opts.startAt instanceof Date) || Number.isNaN(opts.startAt.getTime())) {
       throw new InvalidArgumentError('startAt', 'must be a valid Date');
     }
-    const delay = Math.max(0, opts.startAt.getTime() - Date.now());
+    const delay = Math.max(0, opts.startAt.getTime() - nowMs);
     // The same bound as startAfter: the delay becomes a timestamp in PostgreSQL.
     if (delay > MAX_DURATION_MS) throw new InvalidArgumentError('startAt', 'must be at most 100 years from now');
     return delay;

@@ -5,6 +5,8 @@ import { EngineTracing } from '../observability/tracing.js';
 import type { OwnershipOptions } from '../ownership/config.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import type { AmbientTransaction, QueueOptions, RetentionOptions, WeftLogger } from '../common/types.js';
+import type { WorkflowClock } from '../common/clock.js';
+import { systemClock } from './clock.js';
 import { nameProblem } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
 
@@ -41,6 +43,12 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
    * adds @nestjs-cls/transactional's.
    */
   ambientTransactions?: AmbientTransaction[];
+  /**
+   * Where workflow time comes from (ctx.now(), timers, deadlines, delayed starts, schedules, step
+   * retry backoff); default real time. The testing kit (`@weft/nest/testing`) gives one that skips
+   * time (docs/testing.md).
+   */
+  clock?: WorkflowClock;
   /** @internal Imports `@opentelemetry/api`; tests inject an absent one. */
   loadTracingApi?: () => Promise<unknown>;
 }
@@ -59,6 +67,7 @@ export interface ResolvedEngineOptions {
   retention: Array<{ status: WorkflowStatus; keepMs: number }>;
   /** NOOP until loaded by bootstrap() or the first start. */
   tracing: EngineTracing;
+  clock: WorkflowClock;
 }
 
 const RETENTION_STATUSES: Record<keyof RetentionOptions, WorkflowStatus> = {
@@ -105,6 +114,13 @@ export function validatePoolSize(database: WeftOptions['database']): void {
   }
 }
 
+function resolveClock(c: WorkflowClock | undefined): WorkflowClock {
+  if (c === undefined) return systemClock;
+  const ok = typeof c === 'object' && c !== null && ['now', 'offsetMs', 'setTimer'].every((k) => typeof (c as unknown as Record<string, unknown>)[k] === 'function');
+  if (!ok) throw new InvalidConfigurationError('clock', 'must have now(), offsetMs() and setTimer(fn, ms) (see docs/testing.md)');
+  return c;
+}
+
 const consoleLogger: WeftLogger = {
   log: (m) => console.log(`[weft] ${m}`),
   warn: (m) => console.warn(`[weft] ${m}`),
@@ -131,6 +147,7 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
     shutdownGraceMs: parseDuration(o.shutdownGracePeriod ?? 5000, 'shutdownGracePeriod'),
     notify: o.notify !== false,
     retention: resolveRetention(o.retention),
+    clock: resolveClock(o.clock),
     tracing: new EngineTracing({ enabled: o.tracing !== false, engineId, logger: o.logger ?? consoleLogger, load: o.loadTracingApi }),
   };
 }

@@ -5,6 +5,7 @@ import { Execution, ExecutionHost, NEVER } from './run/execution.js';
 import { startRun } from './run/run-start.js';
 import type { WorkflowClass } from './registry.js';
 import { NOOP_TRACER, type EngineTracing } from '../observability/tracing.js';
+import { systemClock } from './clock.js';
 
 /** A recorded run as `describe` returns it (`engine.describe`, `GET <prefix>/workflows/:id`, `weft describe --json`). */
 export interface RecordedWorkflow {
@@ -116,6 +117,6 @@ function replayHost(): ExecutionHost {
     maxPayloadBytes: Number.MAX_SAFE_INTEGER,
     logger: silent,
     // Nothing ran, so nothing is traced.
-    options: { tracing: { tracer: NOOP_TRACER } as unknown as EngineTracing },
+    options: { tracing: { tracer: NOOP_TRACER } as unknown as EngineTracing, clock: systemClock },
   };
 }

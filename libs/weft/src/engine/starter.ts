@@ -65,7 +65,7 @@ export class Starter {
     const def = registry.get(validateName('workflow type', type)); // a bad name is a 400, not a 404 that echoes it
     const policy = opts.idPolicy ?? 'return-existing';
     if (!ID_POLICIES.includes(policy)) throw new InvalidArgumentError('idPolicy', `must be one of ${ID_POLICIES.join(', ')}`);
-    const row = newRow(def.name, input, opts, options.maxPayloadBytes, inParentSlot ? null : this.deps.queues.startOf(opts, def, input));
+    const row = newRow(def.name, input, opts, options, inParentSlot ? null : this.deps.queues.startOf(opts, def, input));
     // The claim and the start signal go in the start's own statement (docs/decisions/0005).
     row.claim = ownership.claims.claimer() && row.status === WorkflowStatus.Running ? 'mine' : null;
     row.signal = signal ?? null;
@@ -169,7 +169,7 @@ export class Starter {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
     if (this.deps.registry.has(type))
       return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type), parentSeq: seq });
-    const row = newRow(type, input, opts, this.deps.options.maxPayloadBytes);
+    const row = newRow(type, input, opts, this.deps.options);
     row.claim = this.deps.ownership.claims.childClaim;
     await this.batch.submit(row);
     return childId;
@@ -210,7 +210,7 @@ export class Starter {
   ): void {
     const { ownership, runtime } = this.deps;
     // A queued run is launched by its queue's admission, here or on another engine.
-    if (row.startInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.startInMs);
+    if (row.startInMs !== null) this.deps.nudgeTimersAt(this.deps.options.clock.now() + row.startInMs);
     else if (row.status === WorkflowStatus.Enqueued) this.deps.queues.nudge(0, row.queue);
     else if (ownership.claims.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
       // Without the claim (another engine holds a row left under this id) the run is not launched
@@ -233,6 +233,6 @@ export class Starter {
         ),
       );
     }
-    if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.deadlineInMs);
+    if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(this.deps.options.clock.now() + row.deadlineInMs);
   }
 }

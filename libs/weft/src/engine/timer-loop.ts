@@ -1,3 +1,4 @@
+import type { WorkflowClock } from '../common/clock.js';
 import { LongTimeout, setLongTimeout } from './long-timeout.js';
 
 /**
@@ -15,6 +16,8 @@ export class TimerLoop {
     private readonly tick: () => Promise<void>,
     private readonly intervalMs: number,
     private readonly onError: (err: unknown) => void,
+    /** Nudges are in workflow time; the interval is real time. */
+    private readonly clock: Pick<WorkflowClock, 'now'> = { now: () => Date.now() },
   ) {}
 
   start(): void {
@@ -22,12 +25,12 @@ export class TimerLoop {
     this.schedule(0);
   }
 
-  /** Makes sure a tick runs at or soon after `at` (epoch ms). */
+  /** Makes sure a tick runs at or soon after `at` (epoch ms, workflow time). */
   nudgeAt(at: number): void {
     if (this.stopped) return;
     // Never later than the regular interval: a nudge during a tick replaces the interval's
     // schedule, and a far-off timer (a long sleep) must not hold every other timer back.
-    if (at < this.nextAt) this.schedule(Math.min(this.intervalMs, Math.max(0, at - Date.now())));
+    if (at < this.nextAt) this.schedule(Math.min(this.intervalMs, Math.max(0, at - this.clock.now())));
   }
 
   async stop(): Promise<void> {

@@ -1,6 +1,7 @@
 // The storage the engine works with: one repository per table (storage/repositories/), each the
 // only code that reads or writes its table. The claim, lease and marker repositories are used by
 // ownership/ directly (see docs/architecture.md).
+import type { ClockOffset } from '../common/clock.js';
 import type { SqlClient } from './sql-client.js';
 import { EventRepository } from './repositories/event.repository.js';
 import { StreamRepository } from './repositories/stream.repository.js';
@@ -24,12 +25,14 @@ export class WorkflowStore {
   constructor(
     readonly sql: SqlClient,
     readonly schema: string,
+    /** The workflow clock's offset (common/clock.ts): workflow times are written and judged on it. */
+    readonly clockOffset: ClockOffset = () => 0,
   ) {
     this.messages = new MessageRepository(sql, schema);
-    this.workflows = new WorkflowRepository(sql, schema, this.messages);
+    this.workflows = new WorkflowRepository(sql, schema, this.messages, clockOffset);
     this.operations = new OperationRepository(sql, schema);
-    this.timers = new TimerRepository(sql, schema);
-    this.schedules = new ScheduleRepository(sql, schema);
+    this.timers = new TimerRepository(sql, schema, clockOffset);
+    this.schedules = new ScheduleRepository(sql, schema, clockOffset);
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema);
     this.streams = new StreamRepository(sql, schema);

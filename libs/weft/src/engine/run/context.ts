@@ -143,6 +143,8 @@ export class WorkflowContextImpl implements WorkflowContext {
         timeoutMs,
         signal: exec.abort.signal,
         mayStart,
+        clock: exec.host.options.clock,
+        onBackoff: (waiting) => exec.stepBackoff(waiting ? 1 : -1),
         accept: (value) => toStoredJson(value, `Result of step "${name}"`, exec.host.maxPayloadBytes),
       });
       span?.end(out);
@@ -376,8 +378,9 @@ export class WorkflowContextImpl implements WorkflowContext {
         exec.fireTimer(seq);
       } else if (!timer) {
         await exec.commit({ timers: [{ kind: wait.timer, seq, delayMs: timeoutMs }] });
-        exec.timerStored(seq, new Date(Date.now() + timeoutMs));
-        if (exec.waits.has(seq)) exec.host.timers.armed(exec.workflowId, seq, Date.now() + timeoutMs);
+        const fireAt = exec.host.options.clock.now() + timeoutMs;
+        exec.timerStored(seq, new Date(fireAt));
+        if (exec.waits.has(seq)) exec.host.timers.armed(exec.workflowId, seq, fireAt);
       } else if (!exec.readOnly) {
         exec.host.timers.armed(exec.workflowId, seq, timer.getTime()); // loaded: armed again by its new run
       }
@@ -463,7 +466,8 @@ export class WorkflowContextImpl implements WorkflowContext {
   }
 
   now(): Date {
-    return new Date(this.recorded('now', () => Date.now()) as number);
+    const clock = this.exec.host.options.clock;
+    return new Date(this.recorded('now', () => clock.now()) as number);
   }
 
   random(): number {

@@ -7,6 +7,7 @@ import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import type { TimerHooks } from '../local-timers.js';
+import type { WorkflowClock } from '../../common/clock.js';
 import type { TransactionIsolation, WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
 import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
 
@@ -73,7 +74,7 @@ export interface ExecutionHost {
   readonly external: ExternalHooks;
   readonly maxPayloadBytes: number;
   readonly logger: WeftLogger;
-  readonly options: { readonly tracing: EngineTracing };
+  readonly options: { readonly tracing: EngineTracing; readonly clock: WorkflowClock };
 }
 
 /** A pending live wait at one sequence number. `resolve` gets the recorded result. */
@@ -131,6 +132,7 @@ export class Execution implements ReplayTarget {
   private _epoch: string | undefined;
   private _nextSeq = 0;
   private _inflightSteps = 0;
+  private _backingOff = 0;
   private _parked = false;
   private readonly _waits = new Map<number, Wait>();
   private readonly _firedTimers = new Set<number>();
@@ -320,6 +322,16 @@ export class Execution implements ReplayTarget {
 
   stepBegins(): void {
     this._inflightSteps++;
+  }
+
+  /** A step waits out its retry backoff on the workflow clock (+1) or stopped waiting (-1). */
+  stepBackoff(delta: 1 | -1): void {
+    this._backingOff += delta;
+  }
+
+  /** Step bodies running now (not waiting out a backoff): the testing kit waits for them. */
+  get busySteps(): number {
+    return this._inflightSteps - this._backingOff;
   }
 
   stepEnds(): void {

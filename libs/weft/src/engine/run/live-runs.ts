@@ -41,6 +41,18 @@ export class LiveRuns {
     return false;
   }
 
+  /**
+   * Every live run waits: parked, or only waiting out steps' retry backoff, with nothing to
+   * commit. The testing kit's clock skips time only then (testing/).
+   */
+  allWaiting(): boolean {
+    for (const e of this.runs.values()) {
+      if (e.hasPendingCommits || e.busySteps > 0) return false;
+      if (e.state === 'active' && !e.parked && e.inflightSteps === 0) return false;
+    }
+    return true;
+  }
+
   /** The run parked: it becomes the newest parked one; the oldest past the cap are evicted. */
   parked(exec: Execution): void {
     this.parkedLru.delete(exec.workflowId);

@@ -84,6 +84,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.timers = new LocalTimers({
       fire: (id, seq) => (this.draining ? Promise.resolve(null) : deps.fireOwnTimer(id, seq)),
       enabled: this.options.backgroundTasks === 'auto',
+      clock: this.options.clock,
       onError: (err) => this.logger.warn(`A local timer failed to fire (the poll fires it): ${(err as Error).message}`),
     });
     this.loader = new Batcher(
@@ -386,6 +387,11 @@ export class Runtime implements ExecutionHost, ContinueHost {
     // A first run not begun yet keeps its start's messages before run(); a later run may be a
     // continued one, whose messages were carried over and wait for its first wait.
     void this.launcher.launch(exec.definition, exec, exec.runNumber === 1);
+  }
+
+  /** @internal Nothing here runs but waits: no load, no timer fire, no busy run (the testing kit's clock). */
+  get isQuiet(): boolean {
+    return this.loading.size === 0 && this.timers.inFlight === 0 && this.runs.allWaiting();
   }
 
   // --- shutdown --------------------------------------------------------------------------------------

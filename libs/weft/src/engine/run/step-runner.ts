@@ -1,6 +1,7 @@
 import { StepTimeoutError } from '../../common/errors.js';
 import { stepBodyStorage } from '../als.js';
 import { LongTimeout, setLongTimeout } from '../long-timeout.js';
+import type { WorkflowClock } from '../../common/clock.js';
 import { backoffDelay, ResolvedRetry } from '../retry.js';
 import type { StepArgs } from '../../common/types.js';
 
@@ -9,11 +10,16 @@ export type AttemptsOutcome =
   | { ok: false; error: unknown; attempts: number }
   | { ok: false; aborted: true; attempts: number };
 
-/** Resolves true after `ms`, false at once when `signal` aborts first. */
-export function abortableDelay(ms: number, signal: AbortSignal): Promise<boolean> {
+const realTime: Pick<WorkflowClock, 'setTimer'> = { setTimer: setLongTimeout };
+
+/**
+ * Resolves true after `ms`, false at once when `signal` aborts first. Retry backoff is workflow
+ * time (common/clock.ts), so its callers pass the run's clock, which the testing kit's skips.
+ */
+export function abortableDelay(ms: number, signal: AbortSignal, clock: Pick<WorkflowClock, 'setTimer'> = realTime): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
-    const t = setLongTimeout(() => {
+    const t = clock.setTimer(() => {
       signal.removeEventListener('abort', onAbort);
       resolve(true);
     }, ms);
@@ -79,6 +85,10 @@ export async function runAttempts(
     signal: AbortSignal;
     /** Checked right before every attempt's body: false once this engine may no longer run the workflow. */
     mayStart?: () => boolean;
+    /** Where the backoff between attempts waits (default real time). */
+    clock?: Pick<WorkflowClock, 'setTimer'>;
+    /** Told when a backoff begins (true) and ends (false). */
+    onBackoff?: (waiting: boolean) => void;
     /**
      * Turns an attempt's value into what is recorded; a throw fails that attempt like the body
      * throwing would (a result PostgreSQL cannot store is retried per the policy, never committed).
@@ -97,7 +107,10 @@ export async function runAttempts(
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };
       const name = (error as { name?: string })?.name ?? 'Error';
       if (attempt >= opts.retry.maxAttempts || opts.retry.nonRetryable.has(name)) return { ok: false, error, attempts: attempt };
-      const waited = await abortableDelay(backoffDelay(opts.retry, attempt), opts.signal);
+      opts.onBackoff?.(true);
+      const waited = await abortableDelay(backoffDelay(opts.retry, attempt), opts.signal, opts.clock ?? realTime).finally(() =>
+        opts.onBackoff?.(false),
+      );
       if (!waited) return { ok: false, aborted: true, attempts: attempt };
     }
   }

@@ -57,7 +57,7 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
       };
       return { failed: op };
     }
-    if (!(await abortableDelay(backoffDelay(step.retry, attempt), exec.abort.signal))) return { stopped: true };
+    if (!(await abortableDelay(backoffDelay(step.retry, attempt), exec.abort.signal, exec.host.options.clock))) return { stopped: true };
   }
 }
 

@@ -291,7 +291,7 @@ export class WeftSchedules {
     }
   }
 
-  private definition(o: ScheduleCreateOptions, now = new Date()): ScheduleDefinition {
+  private definition(o: ScheduleCreateOptions, now = new Date(this.deps.options.clock.now())): ScheduleDefinition {
     const r = resolveSchedule(o);
     const input = toStoredJson(o.input ?? null, `Input of schedule "${r.id}"`, this.deps.options.maxPayloadBytes);
     return { ...r, input, nextFireAt: nextAfter(r, now) };

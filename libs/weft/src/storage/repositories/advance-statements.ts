@@ -1,6 +1,7 @@
 // Which text of the advance statement a batch is sent as, and its parameters: the lone form for
 // one step record or plain terminal commit (workflow-advance-lone.ts), else the general statement
 // for the union of the batch's parts, with a lone command's id as a parameter (workflow-advance.ts).
+import type { ClockOffset } from '../../common/clock.js';
 import type { AdvanceCommand } from '../types.js';
 import { isLoneRecord, loneAdvanceParams, shapeFromKey, shapeKeyOf } from './advance-parts.js';
 import { advanceParams, advanceSql } from './workflow-advance.js';
@@ -14,10 +15,15 @@ type Form = (typeof FORMS)[number];
 export class AdvanceStatements {
   private readonly texts = new Map<number, string>();
 
-  constructor(private readonly schema: string) {}
+  constructor(
+    private readonly schema: string,
+    private readonly clockOffset: ClockOffset = () => 0,
+  ) {}
 
   /** The statement for `sorted` (commands in id order) and its parameters. */
-  for(sorted: AdvanceCommand[]): { sql: string; params: unknown[] } {
+  for(commands: AdvanceCommand[]): { sql: string; params: unknown[] } {
+    const off = this.clockOffset();
+    const sorted = off === 0 ? commands : commands.map((c) => onWorkflowClock(c, off));
     let shape = 0;
     for (const c of sorted) shape |= shapeKeyOf(c);
     if (isLoneRecord(sorted, shape)) return { sql: this.text(shape, 'lone'), params: loneAdvanceParams(sorted[0], shape) };
@@ -34,4 +40,13 @@ export class AdvanceStatements {
     }
     return sql;
   }
+}
+
+/**
+ * A timer's delay counts from the database clock; the workflow clock's offset (common/clock.ts)
+ * puts its fire_at on workflow time. Offset 0 (production) sends the commands as they are.
+ */
+function onWorkflowClock(c: AdvanceCommand, off: number): AdvanceCommand {
+  if (!c.timers?.length) return c;
+  return { ...c, timers: c.timers.map((t) => ({ ...t, delayMs: t.delayMs + off })) };
 }

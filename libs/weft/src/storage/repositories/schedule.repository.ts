@@ -3,7 +3,9 @@
 // the due rows, starts their fires, and records them with a compare-and-swap on `version`. The
 // workflow id of each fire is deterministic, so engines racing over one schedule, or a pass
 // repeated after a crash, start nothing twice; the swap keeps one pass's record.
+import type { ClockOffset } from '../../common/clock.js';
 import { ScheduleEntity } from '../entities/schedule.entity.js';
+import { workflowNow } from './timer.repository.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam } from '../sql-client.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
@@ -16,8 +18,11 @@ export const MAX_PENDING_TRIGGERS = 100;
 /** The recent runs a schedule keeps. */
 export const RECENT_RUNS = 10;
 
-/** Due: its next fire time has come or a buffered fire waits (unless paused), or a trigger waits. */
-const DUE = `((NOT paused AND (next_fire_at <= clock_timestamp() OR buffered_fire_at IS NOT NULL))
+/**
+ * Due: its next fire time has come on the workflow clock (parameter `offset`: common/clock.ts) or a
+ * buffered fire waits (unless paused), or a trigger waits.
+ */
+const due = (offset: string) => `((NOT paused AND (next_fire_at <= ${workflowNow(offset)} OR buffered_fire_at IS NOT NULL))
              OR json_array_length(pending_triggers) > 0)`;
 
 function statements(schema: string) {
@@ -58,12 +63,14 @@ function statements(schema: string) {
                updated_at = now(), version = version + 1
              WHERE id = $1 AND version = $2`,
     delete: `DELETE FROM ${t} WHERE id = $1`,
-    now: `SELECT clock_timestamp() AS now`,
+    now: `SELECT ${workflowNow('$1')} AS now`,
+    /** The earliest fire of an unpaused schedule, on workflow time (the testing kit's clock skips to it). */
+    nextFireAt: `SELECT min(next_fire_at) AS at FROM ${t} WHERE NOT paused`,
     /** Whether a pass has anything to do: one statement on the idle tick. */
-    anyDue: `SELECT EXISTS (SELECT 1 FROM ${t} WHERE ${DUE} AND workflow_type = ANY($1::varchar[])) AS due`,
+    anyDue: `SELECT EXISTS (SELECT 1 FROM ${t} WHERE ${due('$2')} AND workflow_type = ANY($1::varchar[])) AS due`,
     /** Due schedules of the types this engine runs (a paused one only for its pending triggers). */
-    due: `SELECT ${COLUMNS}, clock_timestamp() AS db_now FROM ${t}
-          WHERE ${DUE} AND workflow_type = ANY($1::varchar[])
+    due: `SELECT ${COLUMNS}, ${workflowNow('$3')} AS db_now FROM ${t}
+          WHERE ${due('$3')} AND workflow_type = ANY($1::varchar[])
           ORDER BY next_fire_at LIMIT $2`,
     /** A pass's record, if no one changed the row since the pass read it. Its pending triggers were handled. */
     fired: `UPDATE ${t} SET next_fire_at = $3, buffered_fire_at = $4, last_workflow_id = $5, recent_runs = $6::json,
@@ -155,7 +162,11 @@ const definitionParams = (d: ScheduleDefinition) => [
 export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
   private readonly q: ReturnType<typeof statements>;
 
-  constructor(db: SqlAccess, schema: string) {
+  constructor(
+    db: SqlAccess,
+    schema: string,
+    private readonly clockOffset: ClockOffset = () => 0,
+  ) {
     super(db, ScheduleEntity, 'weft_schedules');
     this.q = statements(schema);
   }
@@ -206,21 +217,30 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
     return (await this.db.query<{ id: string }>(`${this.q.delete} RETURNING id`, [id])).length === 1;
   }
 
-  /** @internal The database clock: fire times are judged by it, never by an engine's. */
+  /**
+   * @internal The database clock on workflow time (plus the workflow clock's offset): fire times are
+   * judged by it, never by an engine's own clock.
+   */
   async now(): Promise<Date> {
-    const [r] = await this.db.query<{ now: Date }>(this.q.now);
+    const [r] = await this.db.query<{ now: Date }>(this.q.now, [this.clockOffset()]);
     return r.now;
+  }
+
+  /** @internal The earliest fire of an unpaused schedule, or null. */
+  async nextFireAt(): Promise<Date | null> {
+    const [r] = await this.db.query<{ at: Date | null }>(this.q.nextFireAt, []);
+    return r?.at ?? null;
   }
 
   /** @internal */
   async anyDue(types: string[]): Promise<boolean> {
-    const [r] = await this.db.query<{ due: boolean }>(this.q.anyDue, [types]);
+    const [r] = await this.db.query<{ due: boolean }>(this.q.anyDue, [types, this.clockOffset()]);
     return r.due;
   }
 
-  /** @internal Due schedules of `types`, with the database's clock; nothing is locked. */
+  /** @internal Due schedules of `types`, with the database's clock on workflow time; nothing is locked. */
   async dueRows(types: string[], limit: number): Promise<Array<{ row: ScheduleRow; dbNow: Date }>> {
-    const rows = await this.db.query<Record<string, unknown>>(this.q.due, [types, limit]);
+    const rows = await this.db.query<Record<string, unknown>>(this.q.due, [types, limit, this.clockOffset()]);
     return rows.map((r) => ({ row: toRow(r), dbNow: r.db_now as Date }));
   }
 

@@ -1,5 +1,6 @@
 // weft_timers: durable timers (sleeps, wait timeouts, delayed starts, execution deadlines).
 // Timers are written by the advance and start statements (workflow.repository.ts); this takes them.
+import type { ClockOffset } from '../../common/clock.js';
 import { TimerEntity } from '../entities/timer.entity.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import { qualify } from '../schema-name.js';
@@ -20,16 +21,17 @@ function takeDueSql(schema: string, owned: boolean): string {
   const claims = qualify(schema, 'weft_workflow_claims');
   const wf = qualify(schema, 'weft_workflows');
   const ownerFilter = owned ? `AND (t.seq < 0 OR (SELECT c.engine_id FROM ${claims} c WHERE c.workflow_id = t.workflow_id) = $4)` : '';
+  const now = workflowNow(owned ? '$5' : '$4');
   return `
       WITH due AS (
-        SELECT id, fire_at FROM ${timers} t WHERE fire_at <= clock_timestamp()
+        SELECT id, fire_at FROM ${timers} t WHERE fire_at <= ${now}
           -- Probes by key for each due timer, never a semi-join: a generic plan hashed all of
           -- weft_workflows for that on every tick (hot-path-plans.spec.ts).
           ${ownerFilter}
           AND (SELECT w.type FROM ${wf} w WHERE w.id = t.workflow_id) = ANY($3::text[])
         ORDER BY fire_at LIMIT $1 FOR UPDATE SKIP LOCKED
       )
-      UPDATE ${timers} t SET fire_at = clock_timestamp() + $2 * interval '1 millisecond'
+      UPDATE ${timers} t SET fire_at = ${now} + $2 * interval '1 millisecond'
       FROM due WHERE t.id = due.id
       RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at,
         (SELECT w.fence_epoch::text FROM ${wf} w WHERE w.id = t.workflow_id) AS fence_epoch`;
@@ -48,39 +50,50 @@ function takeOwnSql(schema: string, owned: boolean): string {
   const ownerFilter = owned
     ? `AND (SELECT c.engine_id FROM ${qualify(schema, 'weft_workflow_claims')} c WHERE c.workflow_id = t.workflow_id) = $4`
     : '';
+  const now = workflowNow(owned ? '$5' : '$4');
   return `
       WITH want AS (SELECT * FROM unnest($1::text[], $2::int[]) AS x(workflow_id, seq)),
       due AS (
         SELECT t.id, t.fire_at FROM ${timers} t JOIN want ON t.workflow_id = want.workflow_id AND t.seq = want.seq
-        WHERE t.workflow_id = ANY($1::text[]) AND t.fire_at <= clock_timestamp() ${ownerFilter}
+        WHERE t.workflow_id = ANY($1::text[]) AND t.fire_at <= ${now} ${ownerFilter}
         FOR UPDATE OF t SKIP LOCKED
       ),
       taken AS (
-        UPDATE ${timers} t SET fire_at = clock_timestamp() + $3 * interval '1 millisecond'
+        UPDATE ${timers} t SET fire_at = ${now} + $3 * interval '1 millisecond'
         FROM due WHERE t.id = due.id
         RETURNING t.id, t.workflow_id, t.kind, t.seq, due.fire_at,
           (SELECT w.fence_epoch::text FROM ${wf} w WHERE w.id = t.workflow_id) AS fence_epoch
       )
       SELECT id, workflow_id, kind, seq, fire_at, fence_epoch, NULL::float8 AS wait_ms FROM taken
       UNION ALL
-      SELECT NULL, t.workflow_id, NULL, t.seq, NULL, NULL, EXTRACT(EPOCH FROM (t.fire_at - clock_timestamp())) * 1000
+      SELECT NULL, t.workflow_id, NULL, t.seq, NULL, NULL, EXTRACT(EPOCH FROM (t.fire_at - ${now})) * 1000
       FROM ${timers} t JOIN want ON t.workflow_id = want.workflow_id AND t.seq = want.seq
-      WHERE t.workflow_id = ANY($1::text[]) AND t.fire_at > clock_timestamp()`;
+      WHERE t.workflow_id = ANY($1::text[]) AND t.fire_at > ${now}`;
 }
 
+/** Workflow time in SQL: the database clock plus the workflow clock's offset, parameter `p` (common/clock.ts). */
+export const workflowNow = (p: string) => `(clock_timestamp() + ${p}::float8 * interval '1 millisecond')`;
+
 function statements(schema: string) {
+  const timers = qualify(schema, 'weft_timers');
   return {
     takeDue: takeDueSql(schema, false),
     takeDueOwned: takeDueSql(schema, true),
     takeOwn: takeOwnSql(schema, false),
     takeOwnOwned: takeOwnSql(schema, true),
+    /** The earliest timer, on workflow time (the testing kit's clock skips to it). */
+    nextFireAt: `SELECT min(fire_at) AS at FROM ${timers}`,
   };
 }
 
 export class TimerRepository extends WeftRepository<TimerEntity> {
   private readonly q: ReturnType<typeof statements>;
 
-  constructor(db: SqlAccess, schema: string) {
+  constructor(
+    db: SqlAccess,
+    schema: string,
+    private readonly clockOffset: ClockOffset = () => 0,
+  ) {
     super(db, TimerEntity, 'weft_timers');
     this.q = statements(schema);
   }
@@ -89,7 +102,9 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
   async takeDue(limit: number, retryAfterMs: number, ownerEngineId: string | null, types: string[]): Promise<TimerRow[]> {
     const rows = await this.db.query<Record<string, unknown>>(
       ownerEngineId === null ? this.q.takeDue : this.q.takeDueOwned,
-      ownerEngineId === null ? [limit, retryAfterMs, types] : [limit, retryAfterMs, types, ownerEngineId],
+      ownerEngineId === null
+        ? [limit, retryAfterMs, types, this.clockOffset()]
+        : [limit, retryAfterMs, types, ownerEngineId, this.clockOffset()],
     );
     return rows.map(mapTimerRow);
   }
@@ -104,7 +119,7 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
     const seqs = wanted.map((w) => w.seq);
     const rows = await this.db.query<Record<string, unknown>>(
       ownerEngineId === null ? this.q.takeOwn : this.q.takeOwnOwned,
-      ownerEngineId === null ? [ids, seqs, retryAfterMs] : [ids, seqs, retryAfterMs, ownerEngineId],
+      ownerEngineId === null ? [ids, seqs, retryAfterMs, this.clockOffset()] : [ids, seqs, retryAfterMs, ownerEngineId, this.clockOffset()],
     );
     const byKey = new Map<string, OwnTimerTake>();
     for (const r of rows) {
@@ -112,6 +127,12 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
       byKey.set(`${r.workflow_id as string}\u0000${r.seq as number}`, take);
     }
     return wanted.map((w) => byKey.get(`${w.workflowId}\u0000${w.seq}`) ?? null);
+  }
+
+  /** @internal The earliest timer's fire time (workflow time), or null when there is none. */
+  async nextFireAt(): Promise<Date | null> {
+    const [row] = await this.db.query<{ at: Date | null }>(this.q.nextFireAt, []);
+    return row?.at ?? null;
   }
 }
 

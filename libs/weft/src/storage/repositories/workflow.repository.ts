@@ -4,6 +4,7 @@ import { WorkflowEntity } from '../entities/workflow.entity.js';
 import { WeftRepository } from './weft-repository.js';
 import type { PoolClient } from 'pg';
 import { WorkflowVersionConflictError } from '../../common/errors.js';
+import type { ClockOffset } from '../../common/clock.js';
 import type { OperationRecord, WorkflowAttributes, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
@@ -18,7 +19,10 @@ import { LIVE, purgeStatements } from './workflow-purge.js';
 import { listStatement, type ListQuery } from './workflow-list.js';
 import { type ForkOrigin, type RetryOrigin, WorkflowRepair } from './workflow-repair.js';
 
-const timersJson = (w: InsertWorkflow) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }));
+// Delays count from the database clock; `off`, the workflow clock's offset (common/clock.ts), puts
+// the times they make on the workflow clock.
+const timersJson = (w: InsertWorkflow, off: number) => w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs + off }));
+const plus = (ms: number | null, off: number) => (ms === null ? null : ms + off);
 
 function statements(schema: string) {
   const wf = qualify(schema, 'weft_workflows');
@@ -157,10 +161,11 @@ function statements(schema: string) {
   };
 }
 
-function loadedFrom(r: Record<string, unknown>): LoadedWorkflow {
+function loadedFrom(r: Record<string, unknown>, off: number): LoadedWorkflow {
   return {
     row: mapWorkflowRow(r),
-    dbNow: r.db_now as Date,
+    dbNow: new Date((r.db_now as Date).getTime() + off), // workflow time, as the timers' fire_at
+
     traceContext: (r.trace_context as string | null) ?? null,
     fenceEpoch: (r.fence_epoch as string | null) ?? null,
     history: r.history as OperationRecord[],
@@ -229,6 +234,7 @@ export interface RestartResult {
 
 export interface LoadedWorkflow {
   row: WorkflowRow;
+  /** The database clock when loaded, on the workflow clock (common/clock.ts). */
   dbNow: Date;
   history: OperationRecord[];
   timers: Array<{ kind: string; seq: number; fireAt: Date }>;
@@ -256,10 +262,11 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     private readonly client: SqlClient,
     private readonly schema: string,
     private readonly messages: MessageRepository,
+    private readonly clockOffset: ClockOffset = () => 0,
   ) {
     super(client, WorkflowEntity, 'weft_workflows');
     this.wf = statements(schema);
-    this.advanceStatements = new AdvanceStatements(schema);
+    this.advanceStatements = new AdvanceStatements(schema, clockOffset);
     this.loneStarts = new LoneStarts(schema);
     this.singletonSql = singletonStartSql(schema);
     this.repair = new WorkflowRepair(client, schema);
@@ -338,6 +345,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   async startMany(ws: InsertWorkflow[], claimer?: ClaimTerms, via: Queryable = this.db): Promise<InsertResult[]> {
     // One start without timers or a signal goes as the lone start (workflow-start-lone.ts).
     const lone = isLoneStart(ws) ? this.loneStarts.for(ws[0], claimer) : undefined;
+    const off = this.clockOffset();
     const rows = lone
       ? await via.query<StartRow>(lone.sql, lone.params)
       : await via.query<StartRow>(this.wf.startMany, [
@@ -348,9 +356,9 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
               status: w.status,
               input: w.input ?? null,
               parent_id: w.parentId,
-              deadline_ms: w.deadlineInMs,
-              start_ms: w.startInMs,
-              timers: timersJson(w),
+              deadline_ms: plus(w.deadlineInMs, off),
+              start_ms: plus(w.startInMs, off),
+              timers: timersJson(w, off),
               claim: claimer ? (w.claim ?? null) : null,
               sig_name: w.signal?.name ?? null,
               sig_payload: w.signal ? (w.signal.payload ?? null) : null,
@@ -400,6 +408,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    * its claim (claim 'mine' with a claimer) and start signal are written in the same transaction.
    */
   async restart(w: InsertWorkflow, expectedVersion: number, claimer?: ClaimTerms): Promise<RestartResult | null> {
+    const off = this.clockOffset();
     return this.client.transaction(async (client: PoolClient) => {
       const res = await client.query(this.wf.restart, [
         w.id,
@@ -408,8 +417,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         w.status,
         jsonParam(w.input),
         w.parentId,
-        w.deadlineInMs,
-        w.startInMs,
+        plus(w.deadlineInMs, off),
+        plus(w.startInMs, off),
         w.traceContext ?? null,
         w.workflowVersion ?? null,
         w.queue ?? null,
@@ -419,7 +428,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
       ]);
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
-      if (w.timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timersJson(w))]);
+      if (w.timers.length) await client.query(this.wf.insertTimers, [w.id, JSON.stringify(timersJson(w, off))]);
       let claimEpoch: string | null = null;
       if (claimer && w.claim === 'mine') {
         const c = await client.query(this.wf.restartClaim, [w.id, claimer.engineId, claimer.ttlMs, claimer.graceMs]);
@@ -438,10 +447,11 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   /** @internal Several workflows in one statement (recovery, a burst of wakes); null for an id that does not exist. */
   async loadMany(ids: string[]): Promise<Array<LoadedWorkflow | null>> {
     const rows = await this.db.query<Record<string, unknown>>(this.wf.load, [ids]);
+    const off = this.clockOffset();
     const byId = new Map(rows.map((r) => [r.id as string, r]));
     return ids.map((id) => {
       const r = byId.get(id);
-      return r ? loadedFrom(r) : null;
+      return r ? loadedFrom(r, off) : null;
     });
   }
 
