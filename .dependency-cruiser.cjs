@@ -36,6 +36,13 @@ module.exports = {
       to: { path: `${SRC}cli/` },
     },
     {
+      name: 'nothing-imports-testing',
+      comment: 'testing/ is the `@weft/nest/testing` entry: nothing of it may load in production code paths.',
+      severity: 'error',
+      from: { path: SRC, pathNot: `${SRC}testing/` },
+      to: { path: `${SRC}testing/` },
+    },
+    {
       name: 'index-is-for-users',
       comment: 'Inside the package, import the module itself, not the public index.',
       severity: 'error',

@@ -6,7 +6,10 @@ import { defineConfig } from 'vitest/config';
 // Nest's dependency injection needs. Consumer apps (test/consumers/*) have their own runners.
 export default defineConfig({
   resolve: {
-    alias: { '@weft/nest': path.join(import.meta.dirname, 'libs/weft/src/index.ts') },
+    alias: [
+      { find: /^@weft\/nest\/testing$/, replacement: path.join(import.meta.dirname, 'libs/weft/src/testing/index.ts') },
+      { find: /^@weft\/nest$/, replacement: path.join(import.meta.dirname, 'libs/weft/src/index.ts') },
+    ],
   },
   test: {
     globals: true,

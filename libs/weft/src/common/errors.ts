@@ -651,3 +651,15 @@ export class QueueNotDeclaredError extends WeftError {
     );
   }
 }
+
+/**
+ * The testing kit's clock (`env.clock.advance`) could not finish: runs it woke were still busy
+ * after `settleTimeout` of real time, or time kept having something due past its bound of steps.
+ */
+export class TestClockStuckError extends WeftError {
+  static readonly code = 'WEFT_TEST_CLOCK_STUCK';
+  static readonly category = ErrorCategory.Unavailable;
+  constructor(detail: string) {
+    super(`The test clock could not advance: ${detail}`);
+  }
+}

@@ -563,9 +563,19 @@ export class WeftEngine {
     return this.runtime.isQuiet;
   }
 
-  /** @internal The earliest timer or schedule fire of this database, workflow time (epoch ms), or null. */
-  async nextDueAt(): Promise<number | null> {
-    const [t, s] = await Promise.all([this.store.timers.nextFireAt(), this.store.schedules.nextFireAt()]);
+  /**
+   * @internal The testing kit's autoSkip: true when workflows are live and every one of them
+   * waits on time (a stored timer, a live child, or a step's retry backoff here).
+   */
+  async allWaitOnTime(): Promise<boolean> {
+    const { live, untimed } = await this.store.workflows.untimed();
+    return live > 0 && untimed.every((id) => this.runtime.liveRun(id)?.inBackoffOnly === true);
+  }
+
+  /** @internal The earliest timer or schedule fire of this schema after `after` (workflow time, epoch ms), or null. */
+  async nextDueAt(after: number): Promise<number | null> {
+    const at = new Date(after);
+    const [t, s] = await Promise.all([this.store.timers.nextFireAt(at), this.store.schedules.nextFireAt(at)]);
     const times = [t, s].filter((d): d is Date => d !== null).map((d) => d.getTime());
     return times.length ? Math.min(...times) : null;
   }

@@ -116,7 +116,10 @@ export function validatePoolSize(database: WeftOptions['database']): void {
 
 function resolveClock(c: WorkflowClock | undefined): WorkflowClock {
   if (c === undefined) return systemClock;
-  const ok = typeof c === 'object' && c !== null && ['now', 'offsetMs', 'setTimer'].every((k) => typeof (c as unknown as Record<string, unknown>)[k] === 'function');
+  const ok =
+    typeof c === 'object' &&
+    c !== null &&
+    ['now', 'offsetMs', 'setTimer'].every((k) => typeof (c as unknown as Record<string, unknown>)[k] === 'function');
   if (!ok) throw new InvalidConfigurationError('clock', 'must have now(), offsetMs() and setTimer(fn, ms) (see docs/testing.md)');
   return c;
 }

@@ -8,6 +8,7 @@ import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/sp
 import { isAsyncFunction } from '../engine/run/delivery.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
+import { asStep, stepMetadataOf, type StepMetadata } from './decorators/step.decorator.js';
 import {
   DuplicateHandlerNameError,
   DuplicateWorkflowNameError,
@@ -25,6 +26,9 @@ interface FoundWorkflow {
   metatype: Type;
   meta: WorkflowMetadata;
 }
+
+/** Step methods already wrapped for a double (a second init wraps nothing twice). */
+const DOUBLED = new WeakSet<object>();
 
 const KINDS: HandlerKind[] = ['signal', 'update', 'query'];
 const MAX_NAME = MAX_NAME_LENGTH;
@@ -45,11 +49,35 @@ export class WeftExplorer implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     try {
       this.checkTransactionalDatabase();
+      this.keepStepDoubles();
       await this.registerWorkflows();
     } catch (err) {
       // The app will not start: close the database now rather than leave it to a close() that may never come.
       await this.engine.dispose().catch(() => undefined);
       throw err;
+    }
+  }
+
+  /**
+   * A provider with @Step methods replaced in a test (`overrideProvider(S).useValue(obj)`,
+   * `useClass`, `useFactory`) keeps step semantics: the replacement's methods of those names are
+   * wrapped as the same recorded steps (docs/testing.md#step-doubles). The instance is changed
+   * in place: other providers already hold it.
+   */
+  private keepStepDoubles(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const token = wrapper.token as unknown;
+      const instance = wrapper.instance as Record<string, unknown> | null | undefined;
+      if (typeof token !== 'function' || !instance || typeof instance !== 'object' || instance instanceof token) continue;
+      const Class = token as Type;
+      for (const method of this.scanner.getAllMethodNames(Class.prototype)) {
+        const meta = stepMetadataOf(Class, method);
+        const fn = instance[method];
+        if (!meta || typeof fn !== 'function' || DOUBLED.has(fn)) continue;
+        const wrapped = asStep(meta.name, meta.options, fn as (...args: unknown[]) => unknown, meta.transaction);
+        DOUBLED.add(wrapped);
+        instance[method] = wrapped;
+      }
     }
   }
 
@@ -96,7 +124,7 @@ export class WeftExplorer implements OnModuleInit {
       const proto = (wrapper.metatype as Type | null)?.prototype as Record<string, unknown> | undefined;
       if (!proto || wrapper.inject) continue;
       for (const name of this.scanner.getAllMethodNames(proto)) {
-        const meta = Reflect.getMetadata(WEFT_STEP_METADATA, proto[name] as object) as { transaction?: boolean } | undefined;
+        const meta = Reflect.getMetadata(WEFT_STEP_METADATA, proto[name] as object) as StepMetadata | undefined;
         if (meta?.transaction) found.push(`${(wrapper.metatype as Type).name}.${name}`);
       }
     }

@@ -329,6 +329,11 @@ export class Execution implements ReplayTarget {
     this._backingOff += delta;
   }
 
+  /** Its only steps wait out their retry backoff, and it commits nothing (the testing kit's autoSkip). */
+  get inBackoffOnly(): boolean {
+    return this._backingOff > 0 && this._inflightSteps === this._backingOff && !this.hasPendingCommits;
+  }
+
   /** Step bodies running now (not waiting out a backoff): the testing kit waits for them. */
   get busySteps(): number {
     return this._inflightSteps - this._backingOff;

@@ -17,6 +17,34 @@ export interface StepDecoratorOptions extends TransactionOptions {
 
 type AnyMethod = (...args: unknown[]) => unknown;
 
+/** What @Step() recorded on a method: its step name and options, and whether it is transactional. */
+export interface StepMetadata {
+  name: string;
+  options: StepOptions;
+  /** A transactional step (`@Step({ transaction: true })`), with its isolation. */
+  transaction?: { isolation?: TransactionOptions['isolation'] };
+}
+
+/**
+ * `body` as a step method: inside a workflow (and not inside another step's body) a call is the
+ * recorded step `stepName`; elsewhere a plain call. @Step() wraps methods with it, and so do the
+ * step doubles (a provider replaced with overrideProvider, the testing kit's mockStep).
+ */
+export function asStep(stepName: string, options: StepOptions, body: AnyMethod, transaction?: StepMetadata['transaction']): AnyMethod {
+  return function (this: unknown, ...args: unknown[]): unknown {
+    const ctx = currentWorkflowContext();
+    if (!ctx || insideStepBody()) return body.apply(this, args);
+    if (transaction) return ctx.transaction(stepName, () => body.apply(this, args), { ...options, isolation: transaction.isolation });
+    return ctx.step(stepName, () => body.apply(this, args), options);
+  };
+}
+
+/** The @Step() metadata of `Class.prototype[method]`, or undefined when it is not a step. */
+export function stepMetadataOf(Class: abstract new (...args: never[]) => unknown, method: string | symbol): StepMetadata | undefined {
+  const fn = (Class.prototype as Record<string | symbol, unknown>)[method];
+  return typeof fn === 'function' ? (Reflect.getMetadata(WEFT_STEP_METADATA, fn) as StepMetadata | undefined) : undefined;
+}
+
 /**
  * Makes a provider method a durable step when called inside a workflow: its result is recorded
  * and replay returns it without calling the method again. Outside a workflow, or inside another
@@ -34,16 +62,12 @@ export function Step(options: StepDecoratorOptions = {}): MethodDecorator {
     }
     const { name, transaction, isolation, ...stepOptions } = options;
     const stepName = name ?? `${className}.${String(propertyKey)}`;
-    const wrapped = function (this: unknown, ...args: unknown[]): unknown {
-      const ctx = currentWorkflowContext();
-      if (!ctx || insideStepBody()) return (original as AnyMethod).apply(this, args);
-      if (transaction) return ctx.transaction(stepName, () => (original as AnyMethod).apply(this, args), { ...stepOptions, isolation });
-      return ctx.step(stepName, () => (original as AnyMethod).apply(this, args), stepOptions);
-    };
+    const tx = transaction ? { isolation } : undefined;
+    const wrapped = asStep(stepName, stepOptions, original as AnyMethod, tx);
     // Keep metadata other decorators put on the original function (routes, handlers, ...).
     for (const key of Reflect.getOwnMetadataKeys(original)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, original), wrapped);
     Object.defineProperty(wrapped, 'name', { value: (original as AnyMethod).name });
-    Reflect.defineMetadata(WEFT_STEP_METADATA, { name: stepName, options: stepOptions, transaction: transaction === true }, wrapped);
+    Reflect.defineMetadata(WEFT_STEP_METADATA, { name: stepName, options: stepOptions, transaction: tx } satisfies StepMetadata, wrapped);
     (descriptor as TypedPropertyDescriptor<unknown>).value = wrapped;
     return descriptor;
   };

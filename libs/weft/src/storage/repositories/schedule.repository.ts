@@ -65,7 +65,7 @@ function statements(schema: string) {
     delete: `DELETE FROM ${t} WHERE id = $1`,
     now: `SELECT ${workflowNow('$1')} AS now`,
     /** The earliest fire of an unpaused schedule, on workflow time (the testing kit's clock skips to it). */
-    nextFireAt: `SELECT min(next_fire_at) AS at FROM ${t} WHERE NOT paused`,
+    nextFireAt: `SELECT min(next_fire_at) AS at FROM ${t} WHERE NOT paused AND next_fire_at > $1`,
     /** Whether a pass has anything to do: one statement on the idle tick. */
     anyDue: `SELECT EXISTS (SELECT 1 FROM ${t} WHERE ${due('$2')} AND workflow_type = ANY($1::varchar[])) AS due`,
     /** Due schedules of the types this engine runs (a paused one only for its pending triggers). */
@@ -226,9 +226,9 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
     return r.now;
   }
 
-  /** @internal The earliest fire of an unpaused schedule, or null. */
-  async nextFireAt(): Promise<Date | null> {
-    const [r] = await this.db.query<{ at: Date | null }>(this.q.nextFireAt, []);
+  /** @internal The earliest fire of an unpaused schedule after `after`, or null. */
+  async nextFireAt(after: Date): Promise<Date | null> {
+    const [r] = await this.db.query<{ at: Date | null }>(this.q.nextFireAt, [after]);
     return r?.at ?? null;
   }
 

@@ -81,8 +81,8 @@ function statements(schema: string) {
     takeDueOwned: takeDueSql(schema, true),
     takeOwn: takeOwnSql(schema, false),
     takeOwnOwned: takeOwnSql(schema, true),
-    /** The earliest timer, on workflow time (the testing kit's clock skips to it). */
-    nextFireAt: `SELECT min(fire_at) AS at FROM ${timers}`,
+    /** The earliest timer after $1, on workflow time (the testing kit's clock skips to it). */
+    nextFireAt: `SELECT min(fire_at) AS at FROM ${timers} WHERE fire_at > $1`,
   };
 }
 
@@ -129,9 +129,9 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
     return wanted.map((w) => byKey.get(`${w.workflowId}\u0000${w.seq}`) ?? null);
   }
 
-  /** @internal The earliest timer's fire time (workflow time), or null when there is none. */
-  async nextFireAt(): Promise<Date | null> {
-    const [row] = await this.db.query<{ at: Date | null }>(this.q.nextFireAt, []);
+  /** @internal The earliest fire time after `after` (workflow time), or null when there is none. */
+  async nextFireAt(after: Date): Promise<Date | null> {
+    const [row] = await this.db.query<{ at: Date | null }>(this.q.nextFireAt, [after]);
     return row?.at ?? null;
   }
 }

@@ -157,6 +157,14 @@ function statements(schema: string) {
                  created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at, attributes,
                  forked_from, retried_from
           FROM ${wf} WHERE id = $1`,
+    /**
+     * The testing kit's autoSkip: live workflows, and those of them that wait on nothing stored
+     * that time would end (no timer, no live child), a few of their ids.
+     */
+    untimed: `SELECT count(*)::int AS live,
+                     (array_agg(w.id ORDER BY w.id) FILTER (WHERE NOT EXISTS (SELECT 1 FROM ${timers} t WHERE t.workflow_id = w.id)
+                        AND NOT EXISTS (SELECT 1 FROM ${wf} c WHERE c.parent_id = w.id AND c.status IN (${LIVE}))))[1:20] AS untimed
+              FROM ${wf} w WHERE w.status IN (${LIVE})`,
     runningIds: `SELECT id, type FROM ${wf} WHERE status = 'running' AND type = ANY($3::varchar[]) AND id > $1 ORDER BY id LIMIT $2`,
   };
 }
@@ -453,6 +461,12 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
       const r = byId.get(id);
       return r ? loadedFrom(r, off) : null;
     });
+  }
+
+  /** @internal Live workflows and up to 20 of them that no stored timer or live child would move on (statement `untimed`). */
+  async untimed(): Promise<{ live: number; untimed: string[] }> {
+    const [r] = await this.db.query<{ live: number; untimed: string[] | null }>(this.wf.untimed, []);
+    return { live: r.live, untimed: r.untimed ?? [] };
   }
 
   /** One workflow's row, or null. */
