@@ -8,7 +8,7 @@ import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/sp
 import { isAsyncFunction } from '../engine/run/delivery.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
-import { asStep, stepMetadataOf, type StepMetadata } from './decorators/step.decorator.js';
+import { asStep, stepMetadataOf, type StepMetadata } from './decorators/step-call.js';
 import {
   DuplicateHandlerNameError,
   DuplicateWorkflowNameError,

@@ -1,20 +1,25 @@
 import { Client } from 'pg';
+import type { Duration } from '../common/duration.js';
 import type { WorkflowContext } from '../common/types.js';
 import { WeftTestEnvironment } from './environment.js';
-import { weftMatchers } from './matchers.js';
+import { weftMatchers, type WeftMatchers } from './matchers.js';
 
+declare module 'vitest' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
+  interface Assertion<T> extends WeftMatchers<T> {}
+}
 expect.extend(weftMatchers);
 
 class Sleeper {
   async run(ctx: WorkflowContext, days: number) {
     const before = ctx.now().getTime();
-    await ctx.sleep(`${days}d`);
+    await ctx.sleep(`${days}d` as Duration);
     return { sleptMs: ctx.now().getTime() - before };
   }
 }
 
 class Ticker {
-  async run(ctx: WorkflowContext, input: { every: string; times: number }) {
+  async run(ctx: WorkflowContext, input: { every: Duration; times: number }) {
     const at: number[] = [];
     for (let i = 0; i < input.times; i++) {
       await ctx.sleep(input.every);
@@ -27,7 +32,7 @@ class Ticker {
 /** Records when it woke, as workflow time, in a step (so the order across workflows is visible). */
 const woke: Array<{ name: string; at: number }> = [];
 class Waker {
-  async run(ctx: WorkflowContext, input: { name: string; after: string }) {
+  async run(ctx: WorkflowContext, input: { name: string; after: Duration }) {
     await ctx.sleep(input.after);
     await ctx.step('woke', () => void woke.push({ name: input.name, at: Date.now() }));
   }

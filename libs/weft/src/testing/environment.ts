@@ -5,7 +5,7 @@ import { WeftEngine } from '../engine/engine.js';
 import type { WorkflowHandle } from '../engine/handle.js';
 import type { WeftEngineOptions } from '../engine/options.js';
 import type { WorkflowClass } from '../engine/registry.js';
-import { asStep, stepMetadataOf } from '../nest/decorators/step.decorator.js';
+import { asStep, stepMetadataOf } from '../nest/decorators/step-call.js';
 import { SkippingClock } from './test-clock.js';
 import { WeftTestClock } from './test-clock.control.js';
 import { testDatabase, type TestDatabase } from './test-database.js';
@@ -48,7 +48,7 @@ export async function testParts(options: WeftTestingOptions): Promise<TestParts>
 
 type Restore = () => void;
 type AnyMethod = (...args: unknown[]) => unknown;
-type Methods<T> = { [K in keyof T]: T[K] extends AnyMethod ? K : never }[keyof T] & string;
+type Methods<T> = { [K in keyof T]: T[K] extends (...args: never[]) => unknown ? K : never }[keyof T] & string;
 
 /**
  * A Weft engine for tests on a schema of its own, with a workflow clock that skips time
