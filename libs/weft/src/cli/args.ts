@@ -27,7 +27,8 @@ export type CommandName =
   | 'schedules describe'
   | 'schedules pause'
   | 'schedules unpause'
-  | 'schedules trigger';
+  | 'schedules trigger'
+  | 'replay-check';
 
 /** The first word of the commands that have subcommands (`weft schedules list`). */
 export type CommandGroup = 'schedules';
@@ -214,6 +215,21 @@ ${BULK_HELP}`,
 
   The run is stored as a start due now; an engine that runs the workflow type starts it
   with its next timer pass (timerPollInterval).`,
+  },
+  'replay-check': {
+    args: ['path'],
+    options: { workflows: { type: 'string' }, timeout: { type: 'string' } },
+    summary: 'replay exported histories against the current code; exit 1 at a divergence (no database)',
+    help: `weft replay-check <file|dir> --workflows <module> [--timeout MS]
+
+  <file|dir>   JSON of engine.describe(id) (or GET <prefix>/workflows/:id): one object, an
+               array of them, or { "workflows": [...] }; a directory: every *.json in it
+  --workflows  a module (path or package) exporting the workflow types: definitions,
+               [name, Class] pairs, arrays of them, or a function (default export or
+               \`workflows\`) returning them, or { workflows, close() } (docs/testing.md)
+  --timeout    ms one replay may take, 1 to 600000 (default 10000)
+
+  Prints each run's result; exit code 1 names the first operation the code no longer makes.`,
   },
 };
 

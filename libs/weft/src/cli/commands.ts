@@ -34,6 +34,9 @@ const PREPARE: Record<CommandName, (args: string[], v: Values) => Prepared> = {
   'schedules pause': (args) => schedulePause('pause', args),
   'schedules unpause': (args) => schedulePause('unpause', args),
   'schedules trigger': (args) => scheduleTrigger(args),
+  'replay-check': () => {
+    throw new CliUsageError('"weft replay-check" runs without a database (runReplayCheck)');
+  },
 };
 
 /** Checks the arguments of `command` (CliUsageError, the engine's validation errors) and returns its run. */

@@ -11,6 +11,7 @@ import {
 import { CliConfirmationRequiredError, CliUsageError } from './errors.js';
 import { parseCommandLine, usage, type Parsed } from './args.js';
 import { prepare, type CliIo } from './commands.js';
+import { runReplayCheck } from './replay-check.js';
 import { Session } from './session.js';
 import { jsonText, safe } from './table.js';
 
@@ -51,6 +52,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return EXIT.ok;
   }
   const command = parsed.command!;
+  if (command === 'replay-check') return runReplayCheck(parsed.positionals, parsed.values, io, json).catch((err) => report(io, err, json));
   let session: Session | undefined;
   try {
     const run = prepare(command, parsed.positionals, parsed.values);
