@@ -46,6 +46,7 @@ export {
   WorkflowPurgeRefusedError,
   QueueNotDeclaredError,
   ForkRefusedError,
+  TestClockStuckError,
 } from './common/errors.js';
 export type { RecordedError, WeftErrorClass } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
@@ -81,6 +82,7 @@ export type { RecordedWorkflow, ReplayReport } from './engine/replayer.js';
 export { currentWorkflowContext } from './engine/als.js';
 export type { WorkflowClass } from './engine/registry.js';
 export type { Duration, DurationUnit } from './common/duration.js';
+export type { WorkflowClock, ClockTimer } from './common/clock.js';
 export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
 export type * from './common/types.js';
 export { OPERATION_KINDS } from './common/operation-kinds.js';

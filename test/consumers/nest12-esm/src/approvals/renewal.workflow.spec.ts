@@ -11,8 +11,8 @@ import { GreetingService } from './greeting.service.js';
 import { RENEWAL_WORKFLOW } from './renewal.workflow.js';
 
 declare module 'vitest' {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type
-  interface Assertion<T> extends WeftMatchers<T> {}
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type, @typescript-eslint/no-explicit-any
+  interface Matchers<T = any> extends WeftMatchers<T> {}
 }
 expect.extend(weftMatchers);
 
