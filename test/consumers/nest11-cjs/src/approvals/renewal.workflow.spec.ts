@@ -12,7 +12,8 @@ import { RENEWAL_WORKFLOW } from './renewal.workflow';
 
 expect.extend(weftMatchers);
 /** The kit's matchers on jest's expect (or augment jest.Matchers as docs/testing.md shows). */
-const expectHistory = (h: unknown) => expect(h) as unknown as WeftMatchers<void>;
+const expectHistory = (h: unknown) =>
+  expect(h) as unknown as WeftMatchers<void>;
 
 describe('RenewalWorkflow on the testing kit (time skips)', () => {
   let app: INestApplication;
@@ -32,7 +33,11 @@ describe('RenewalWorkflow on the testing kit (time skips)', () => {
   });
 
   it('sleeps 30 days, then gets the signal within its 7 days', async () => {
-    env.mockStep(GreetingService, 'compose', async (name: string) => `Hi ${name}`);
+    env.mockStep(
+      GreetingService,
+      'compose',
+      async (name: string) => `Hi ${name}`,
+    );
     const handle = await env.start(RENEWAL_WORKFLOW, { name: 'Ada' });
     await env.clock.advance('30d');
     await env.clock.advance('6d');

@@ -34,7 +34,11 @@ describe('RenewalWorkflow on the testing kit (time skips)', () => {
   });
 
   it('sleeps 30 days, then gets the signal within its 7 days', async () => {
-    env.mockStep(GreetingService, 'compose', async (name: string) => `Hi ${name}`);
+    env.mockStep(
+      GreetingService,
+      'compose',
+      async (name: string) => `Hi ${name}`,
+    );
     const handle = await env.start(RENEWAL_WORKFLOW, { name: 'Ada' });
     await env.clock.advance('30d');
     await env.clock.advance('6d');
