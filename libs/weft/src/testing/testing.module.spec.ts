@@ -190,12 +190,21 @@ describe('WeftTestingModule in Test.createTestingModule', () => {
     }
   });
 
-  it('drops its schema when the app closes', async () => {
-    const app = await appWith();
+  it('drops its schema when the app closes; the same forRoot() compiled again gets a schema of its own', async () => {
+    const kit = WeftTestingModule.forRoot();
+    const compile = async () => {
+      const app = (await Test.createTestingModule({ imports: [kit, OrdersModule] }).compile()).createNestApplication({ logger: false });
+      await app.init();
+      return app;
+    };
+    const app = await compile();
     const env = app.get(WeftTestEnvironment);
     const url = env.databaseUrl;
     const schema = env.schema;
     await app.close();
+    const again = await compile();
+    expect(again.get(WeftTestEnvironment).schema).not.toBe(schema);
+    await again.close();
     const { Client } = await import('pg');
     const c = new Client({ connectionString: url });
     await c.connect();

@@ -43,35 +43,50 @@ class WeftTestLifecycle implements OnApplicationBootstrap, BeforeApplicationShut
   }
 }
 
+/** The environment's schema and clock, made once per compiled app (a module instance of its own). */
+@Module({})
+class WeftTestPartsModule {
+  static with(testing: WeftTestingOptions): DynamicModule {
+    return {
+      module: WeftTestPartsModule,
+      providers: [{ provide: WEFT_TEST_PARTS, useFactory: () => testParts(testing) }],
+      exports: [WEFT_TEST_PARTS],
+    };
+  }
+}
+
 /**
  * `WeftTestingModule.forRoot(opts)` in `Test.createTestingModule({ imports: [...] })`, where the
  * app has `WeftModule.forRoot`: WeftModule on a schema of its own with a workflow clock that
- * skips time; the environment is `app.get(WeftTestEnvironment)` (docs/testing.md).
+ * skips time; the environment is `app.get(WeftTestEnvironment)` (docs/testing.md). Each compiled
+ * app gets its own schema and clock, also when one `forRoot()` value is compiled again.
  */
 @Module({})
 export class WeftTestingModule {
   static forRoot(opts: WeftTestingModuleOptions = {}): DynamicModule {
     const { weft, http, metrics, dashboard, isGlobal, ...testing } = opts;
-    // One set of parts per module instance, made when Nest first asks for them.
-    let parts: Promise<TestParts> | undefined;
-    const partsOnce = () => (parts ??= testParts(testing));
+    const parts = WeftTestPartsModule.with(testing);
     return {
       module: WeftTestingModule,
       global: isGlobal ?? true,
       imports: [
+        parts,
         WeftModule.forRootAsync({
           isGlobal: isGlobal ?? true,
           http,
           metrics,
           dashboard,
-          useFactory: async (): Promise<WeftModuleOptions> => {
-            const p = await partsOnce();
-            return { ...weft, database: { url: p.db.url }, schema: p.db.schema, clock: p.clock };
-          },
+          imports: [parts],
+          inject: [WEFT_TEST_PARTS],
+          useFactory: (p: TestParts): WeftModuleOptions => ({
+            ...weft,
+            database: { url: p.db.url },
+            schema: p.db.schema,
+            clock: p.clock,
+          }),
         }),
       ],
       providers: [
-        { provide: WEFT_TEST_PARTS, useFactory: partsOnce },
         {
           provide: WeftTestEnvironment,
           inject: [WeftEngine, WEFT_TEST_PARTS, ModuleRef],

@@ -69,10 +69,11 @@ describe('toHttpError', () => {
     );
     const changed = Object.entries(statuses).filter(([code, status]) => status !== (STATUS_BY_CODE[code] ?? 500));
     // Statuses no request sees: the embedded server fails at start-up, the result route answers a
-    // timeout itself, and the CLI's errors are the CLI's.
+    // timeout itself, the testing kit's clock is the tests', and the CLI's errors are the CLI's.
     expect(changed).toEqual([
       ['WEFT_EMBEDDED_DATABASE', 503],
       ['WEFT_RESULT_TIMEOUT', 504],
+      ['WEFT_TEST_CLOCK_STUCK', 503],
       ['WEFT_CLI_USAGE', 400],
       ['WEFT_CLI_CONFIRMATION_REQUIRED', 400],
       ['WEFT_CLI_ABORTED', 400],
