@@ -85,6 +85,7 @@ export class WeftTestEnvironment {
       clock: parts.clock,
     }).catch(async (err: unknown) => {
       if (!opts.keepSchema) await parts.db.drop().catch(() => undefined);
+      await parts.db.release();
       throw err;
     });
     const env = new WeftTestEnvironment(engine, parts, true);
@@ -171,7 +172,11 @@ export class WeftTestEnvironment {
       this.stopAutoSkip();
       if (this.ownsEngine) await this.engine.dispose();
       for (const restore of this.restores.reverse()) restore();
-      if (!this.parts.options.keepSchema) await this.parts.db.drop();
+      try {
+        if (!this.parts.options.keepSchema) await this.parts.db.drop();
+      } finally {
+        await this.parts.db.release();
+      }
     })();
     return this.closing;
   }

@@ -7,5 +7,6 @@ export type { WeftTestingModuleOptions } from './testing.module.js';
 export { WeftTestClock } from './test-clock.control.js';
 export type { TestClockOptions } from './test-clock.control.js';
 export { weftMatchers } from './matchers.js';
+export { startTestDatabaseServer } from './test-database.js';
 export type { WeftMatchers } from './matchers.js';
 export { TestClockStuckError } from '../common/errors.js';

@@ -10,27 +10,50 @@ export interface TestDatabase {
   schema: string;
   /** Drops the schema with everything in it. */
   drop(): Promise<void>;
+  /** Lets go of the server (an embedded one stops with its last environment). */
+  release(): Promise<void>;
 }
 
-/** One embedded server per test process, shared by its environments (and joined by other processes). */
-let embedded: Promise<EmbeddedPostgresHandle> | undefined;
+/** The embedded server of this test process, shared by its environments while any is open. */
+let embedded: { handle: Promise<EmbeddedPostgresHandle>; users: number } | undefined;
+
+/** The embedded server under `.weft/test-pg` (joined when another process already runs it). */
+async function startEmbedded(): Promise<EmbeddedPostgresHandle> {
+  const { startEmbeddedPostgres } = await import('../storage/embedded/embedded-postgres.js');
+  return startEmbeddedPostgres({ dataDir: path.resolve(process.cwd(), '.weft/test-pg') });
+}
+
+/**
+ * For a test runner's global setup: starts the embedded server once for the whole run, so
+ * environments find it through WEFT_TEST_DATABASE_URL (docs/testing.md#databases).
+ */
+export async function startTestDatabaseServer(): Promise<{ url: string; stop(): Promise<void> }> {
+  const handle = await startEmbedded();
+  return { url: handle.url, stop: () => handle.stop() };
+}
 
 /**
  * The server: `databaseUrl`, else WEFT_TEST_DATABASE_URL, else WEFT_TEST_ADMIN_URL (this
- * repository's own test runner sets it), else the embedded server under `.weft/test-pg`,
- * started once and left to the other environments of the run.
+ * repository's own test runner sets it), else the embedded server, started by the first
+ * environment of the process and stopped when the last one closes (the server itself stays
+ * while another process uses it). `release` is called once the environment is closed.
  */
-async function serverUrl(databaseUrl: string | undefined): Promise<string> {
+async function serverUrl(databaseUrl: string | undefined): Promise<{ url: string; release(): Promise<void> }> {
   const url = databaseUrl ?? process.env.WEFT_TEST_DATABASE_URL ?? process.env.WEFT_TEST_ADMIN_URL;
-  if (url) return url;
-  embedded ??= import('../storage/embedded/embedded-postgres.js').then(async ({ startEmbeddedPostgres }) => {
-    const handle = await startEmbeddedPostgres({ dataDir: path.resolve(process.cwd(), '.weft/test-pg') });
-    // The last process to leave stops it (the server's own rule: it stays while another uses it).
-    process.once('beforeExit', () => void handle.stop());
-    return handle;
-  });
-  embedded.catch(() => (embedded = undefined)); // a failed start is tried again by the next environment
-  return (await embedded).url;
+  if (url) return { url, release: async () => undefined };
+  const shared = (embedded ??= { handle: startEmbedded(), users: 0 });
+  shared.users++;
+  const release = async () => {
+    if (--shared.users > 0) return;
+    if (embedded === shared) embedded = undefined;
+    await (await shared.handle).stop();
+  };
+  try {
+    return { url: (await shared.handle).url, release };
+  } catch (err) {
+    if (embedded === shared) embedded = undefined; // a failed start is tried again by the next environment
+    throw err;
+  }
 }
 
 /** A fresh schema name per environment: test files running at once never share tables. */
@@ -39,11 +62,12 @@ export function freshSchemaName(): string {
 }
 
 export async function testDatabase(o: { databaseUrl?: string; schema?: string }): Promise<TestDatabase> {
-  const url = await serverUrl(o.databaseUrl);
+  const { url, release } = await serverUrl(o.databaseUrl);
   const schema = validateSchemaName(o.schema ?? freshSchemaName());
   return {
     url,
     schema,
+    release,
     async drop() {
       const c = new Client({ connectionString: url });
       await c.connect();
