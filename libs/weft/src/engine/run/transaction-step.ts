@@ -1,4 +1,4 @@
-// A transactional step's attempts (docs/transactions.md, docs/decisions/0035): each attempt runs
+// A transactional step's attempts (docs/transactions.md, docs/decisions/0029): each attempt runs
 // the body in a fresh transaction and, when the body returns, writes the step's record (with
 // everything else the run has queued) in that same transaction, fenced and version-checked by the
 // advance statement, and commits. A body error, a refused fence or a lost claim rolls it all back.

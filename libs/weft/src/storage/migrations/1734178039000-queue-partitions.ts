@@ -3,7 +3,7 @@ import { admitFunction, admitFunctionSql } from '../repositories/queue-admit.js'
 import { qualify } from '../schema-name.js';
 
 /**
- * Partitioned queues and admission in one round trip (docs/queues.md, docs/decisions/0025):
+ * Partitioned queues and admission in one round trip (docs/queues.md, docs/decisions/0026):
  * a workflow's `partition_key`; indexes that walk a queue's keys with work and count each key's
  * running rows and recent admissions (all partial: rows outside a partitioned queue never enter
  * them); where the last pass left its walk over the keys; and the admission function, which

@@ -1,5 +1,5 @@
 // The admission of a queue's enqueued workflows as one stored function, so that an admission
-// costs one round trip (docs/decisions/0025-admission-in-one-round-trip-39.md). Its first
+// costs one round trip (docs/decisions/0026-admission-in-one-round-trip-39.md). Its first
 // statement locks the queue's row; its second, which takes a fresh snapshot (READ COMMITTED, a
 // volatile function), sees every admission committed before that lock, counts the queue's running
 // workflows from weft_workflows (never a stored counter), picks the next enqueued ones, makes
