@@ -1,4 +1,4 @@
-import type { StepOptions, TransactionOptions } from '../../common/types.js';
+import type { TransactionOptions } from '../../common/types.js';
 import { InvalidWorkflowDeclarationError } from '../nest-errors.js';
 import { asStep, type StepMetadata } from './step-call.js';
 import { WEFT_STEP_METADATA } from '../weft.constants.js';
