@@ -174,7 +174,8 @@ export interface QueueView {
   concurrency: number | null;
   perEngineConcurrency: number | null;
   rateLimit: { limit: number; periodMs: number } | null;
-  partition: ResolvedQueue['partition'];
+  /** Limits per partition key; null when the queue is not partitioned. */
+  partition: { concurrency: number | null; rateLimit: { limit: number; periodMs: number } | null } | null;
   /** As of this engine's last admission pass. */
   enqueued: number;
   running: number;

@@ -206,6 +206,18 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     ok: { schema: { type: 'object' } },
     errors: [400, 404, 409],
   },
+  'WeftMessagesController.event': {
+    summary: 'The value of an event (ctx.setEvent), waiting for it up to ?timeout=',
+    query: [{ name: 'timeout', description: 'how long to wait for it, at most 60s (default 0)' }],
+    ok: { schema: obj({ workflowId: str, key: str, value: any }, ['workflowId', 'key', 'value']) },
+    errors: [400, 404],
+  },
+  'WeftMessagesController.stream': {
+    summary: 'A stream (ctx.writeStream) as server-sent events: `entry` events (id = offset), then `end`',
+    query: [{ name: 'from', description: 'the first offset to send (inclusive); or the Last-Event-ID header' }],
+    ok: { media: 'text/event-stream' },
+    errors: [400, 404],
+  },
   'WeftTimelineController.timeline': {
     summary: "The dashboard's timeline of a workflow",
     query: [{ name: 'limit', description: 'operations shown' }],
