@@ -5,7 +5,7 @@ import { WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 
-// The OpenAPI document at <prefix>/openapi.json (DESIGN §9.6) against the routes Express really
+// The OpenAPI document at <prefix>/openapi.json (docs/api.md) against the routes Express really
 // serves: every Weft route (workflows, schedules, dashboard, metrics) is in it, and nothing else;
 // behind the same guards; its paths resolve under a global prefix.
 

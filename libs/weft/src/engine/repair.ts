@@ -1,4 +1,4 @@
-// engine.fork and engine.retry (DESIGN §9.6, docs/api.md "Repair"): the history kept up to a
+// engine.fork and engine.retry (docs/api.md "Repair", docs/decisions/0027): the history kept up to a
 // step is first replayed on the current code (WorkflowReplayer); a divergence refuses the repair
 // with the report and writes nothing. Then the kept part is written as a run that replays it and
 // runs the rest live: on this engine when it can claim it, else on whichever engine does.

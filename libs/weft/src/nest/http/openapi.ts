@@ -1,4 +1,4 @@
-// The OpenAPI 3.1 document of the Weft routes (DESIGN §9.6), served at `<prefix>/openapi.json`
+// The OpenAPI 3.1 document of the Weft routes (docs/api.md), served at `<prefix>/openapi.json`
 // behind the same guards. Built by hand from the controllers' own route metadata (the paths,
 // methods and statuses Nest registers) and openapi-operations.ts (what each takes and answers):
 // no @nestjs/swagger dependency, and a route added without a description fails openapi.spec.
