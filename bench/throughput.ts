@@ -12,9 +12,11 @@
 // 6,000) workflows at 16 in flight on its empty tables; their throughput is in `warmUp`.
 //
 // BENCH_AB_BASE=<another checkout> (a worktree of an older commit): an A/B in one process. Every
-// mode then has two engines, this checkout's and the other's library (loaded from its source),
-// and the chunks alternate between all of them; rows carry `variant` ('current' or 'base').
-// bench/ab.js runs it several times and prints current ÷ base per level.
+// mode then has three engines: this checkout's, the other's library (loaded from its source) and a
+// control, a second engine of this checkout's library, so the same run measures A/A beside A/B
+// (BENCH_AB_CONTROL=0 leaves it out). Rows carry `variant` ('current', 'base' or 'control') and
+// every chunk's steps/s; the chunks rotate the engines' order (below). bench/ab.js runs it several
+// times and prints, per level, the median of the chunk-by-chunk ratios.
 import { WeftEngine } from '@weft/nest';
 import fs from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -70,7 +72,7 @@ export class OneNoop {
   }
 }
 
-type Variant = 'current' | 'base';
+type Variant = 'current' | 'base' | 'control';
 type EngineClass = typeof WeftEngine;
 
 interface Target {
@@ -98,6 +100,10 @@ interface Tally {
   latencies: number[];
   /** p50 of each chunk, in the order they ran: how much the machine moved within the level. */
   chunkP50s: number[];
+  /** Steps/s of each chunk, in order: bench/ab.js pairs them with the other variants' chunks. */
+  chunkStepsPerSec: number[];
+  /** This process's CPU ms per workflow in each chunk: on a busy machine, steadier than steps/s. */
+  chunkCpuMsPerWorkflow: number[];
   texts: Map<string, number>;
 }
 
@@ -109,6 +115,8 @@ const emptyTally = (): Tally => ({
   advanceStatements: 0,
   latencies: [],
   chunkP50s: [],
+  chunkStepsPerSec: [],
+  chunkCpuMsPerWorkflow: [],
   texts: new Map(),
 });
 
@@ -131,11 +139,14 @@ async function runChunk(t: Target, shape: Shape, total: number, inFlight: number
     }
   };
   await profiled(`${t.mode}-${shape}-${inFlight}`, () => Promise.all(Array.from({ length: inFlight }, worker)));
-  tally.elapsedMs += performance.now() - t0;
+  const elapsedMs = performance.now() - t0;
+  tally.elapsedMs += elapsedMs;
+  tally.chunkStepsPerSec.push(round((3 * total * 1000) / elapsedMs, 1));
   tally.latencies.push(...latencies);
   tally.chunkP50s.push(p50Ms(latencies));
   const cpu = process.cpuUsage(cpu0);
   tally.cpuMs += (cpu.user + cpu.system) / 1000;
+  tally.chunkCpuMsPerWorkflow.push(round((cpu.user + cpu.system) / 1000 / total, 4));
   tally.commits += counter.commits(t.db) - commitsBefore;
   tally.advanceStatements += engine.commitStatements - statementsBefore;
   tally.workflows += total;
@@ -204,6 +215,8 @@ function row(t: Target, shape: Shape, inFlight: number, chunks: number, tally: T
     p50Ms: round(percentile(latencies, 50), 3),
     p99Ms: round(percentile(latencies, 99), 3),
     chunkP50Ms: tally.chunkP50s,
+    chunkStepsPerSec: tally.chunkStepsPerSec,
+    chunkCpuMsPerWorkflow: tally.chunkCpuMsPerWorkflow,
     cpuMsPerWorkflow: round(tally.cpuMs / total, 3),
     commitsPerWorkflow: round(tally.commits / total, 2),
     advanceStatementsPerWorkflow: round(tally.advanceStatements / total, 2),
@@ -212,8 +225,20 @@ function row(t: Target, shape: Shape, inFlight: number, chunks: number, tally: T
 }
 
 /**
- * One level in every mode: `total` workflows per mode, in `chunks` chunks that alternate
- * between the modes (ABBA...), so that a minute in which the machine is slower hits both.
+ * The engines' order in chunk `c`: rotated by `c` and reversed on odd chunks, so that over the
+ * chunks every engine runs in every position (with two engines: ABBA). A fixed order would put the
+ * same engine always after the same neighbour's garbage and connections; with three engines a mere
+ * reversal would keep the middle one in the middle.
+ */
+function chunkOrder<T>(items: T[], c: number): T[] {
+  const k = c % items.length;
+  const rotated = [...items.slice(k), ...items.slice(0, k)];
+  return c % 2 === 0 ? rotated : rotated.reverse();
+}
+
+/**
+ * One level in every mode: `total` workflows per mode, in `chunks` chunks whose order changes
+ * (chunkOrder), so that a minute in which the machine is slower hits every engine alike.
  */
 async function runLevel(targets: Target[], shape: Shape, total: number, inFlight: number, chunks: number) {
   const tallies = targets.map(() => emptyTally());
@@ -221,7 +246,10 @@ async function runLevel(targets: Target[], shape: Shape, total: number, inFlight
   const per = Math.max(1, Math.floor(total / chunks));
   for (let c = 0; c < chunks; c++) {
     const n = c === chunks - 1 ? total - per * (chunks - 1) : per;
-    const order = c % 2 === 0 ? targets.map((t, i) => [t, i] as const) : targets.map((t, i) => [t, i] as const).reverse();
+    const order = chunkOrder(
+      targets.map((t, i) => [t, i] as const),
+      c,
+    );
     for (const [t, i] of order) await runChunk(t, shape, n, inFlight, tallies[i]);
   }
   return targets.map((t, i) => row(t, shape, inFlight, chunks, tallies[i]));
@@ -231,7 +259,7 @@ const abBase = process.env.BENCH_AB_BASE;
 
 /** The engine class of a variant: this checkout's, or the BENCH_AB_BASE checkout's library source. */
 async function engineClass(variant: Variant): Promise<EngineClass> {
-  if (variant === 'current' || !abBase) return WeftEngine;
+  if (variant !== 'base' || !abBase) return WeftEngine;
   const entry = path.resolve(abBase, 'libs', 'weft', 'src', 'index.ts');
   const lib = (await import(pathToFileURL(entry).href)) as { WeftEngine: EngineClass };
   return lib.WeftEngine;
@@ -258,7 +286,11 @@ async function main() {
   const total = Number(process.argv[2] ?? 6000);
   const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
   const modeList = (process.env.BENCH_MODES ?? 'none,workflow-lease').split(',') as Mode[];
-  const variants: Variant[] = abBase ? ['current', 'base'] : ['current'];
+  const variants: Variant[] = !abBase
+    ? ['current']
+    : process.env.BENCH_AB_CONTROL === '0'
+      ? ['current', 'base']
+      : ['current', 'base', 'control'];
   const modes = modeList.flatMap((mode) => variants.map((variant) => ({ mode, variant })));
   const mixedTotal = Number(process.env.BENCH_MIXED ?? Math.min(500, Math.max(50, Math.round(total / 4))));
   // Chunks per level that alternate between the modes (BENCH_CHUNKS, default 4).
