@@ -137,14 +137,29 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
   return exec.resolveWait(seq, m.payload, { consume: [{ id: m.id, seq }] });
 }
 
-/** Delivers the inbox in arrival order while the run stays active; returns what stays buffered. */
-function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): InboxMessage[] {
+/**
+ * Delivers the inbox in arrival order while the run stays active; returns what stays buffered.
+ * It stops after a message that ended a wait: the code then goes on to its next call before the
+ * rest is applied, as a replay runs it (ReplayDriver lets the code run to its next wait after each
+ * release). Applied at once, a signal later in the batch would take the seq the code takes on replay.
+ */
+function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): { kept: InboxMessage[]; resumed: boolean } {
   const kept: InboxMessage[] = [];
-  for (const stored of exec.inbox.messages) {
+  const messages = exec.inbox.messages;
+  for (let i = 0; i < messages.length; i++) {
+    const stored = messages[i];
     const m = exec.state === 'active' ? admit(exec, stored) : stored;
-    if (m && (exec.state !== 'active' || !deliver(exec, m, onUpdate))) kept.push(m);
+    if (!m) continue;
+    if (exec.state !== 'active' || !deliver(exec, m, onUpdate)) {
+      kept.push(m);
+      continue;
+    }
+    if (m.kind !== 'update' && !(m.kind === 'signal' && exec.definition.signalHandlers?.[m.name])) {
+      kept.push(...messages.slice(i + 1));
+      return { kept, resumed: i + 1 < messages.length };
+    }
   }
-  return kept;
+  return { kept, resumed: false };
 }
 
 /**
@@ -154,8 +169,11 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): Inb
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
   if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
-  exec.inbox.keep(deliverAll(exec, onUpdate));
+  const { kept, resumed } = deliverAll(exec, onUpdate);
+  exec.inbox.keep(kept);
   for (const [seq, w] of [...exec.waits]) {
     if (w.kind === 'condition' && exec.state === 'active' && w.pred?.()) exec.resolveWait(seq, true);
   }
+  // The rest of the batch once the code has run to its next wait (a wait it makes pumps too).
+  if (resumed) setImmediate(() => exec.host.pump(exec));
 }
