@@ -44,6 +44,8 @@ const benches = [
   ['recovery', 'recovery.ts', [process.env.BENCH_RECOVERY ?? '100000']],
   // Issue #40: list by attribute on 1,000,000 workflows, and the hot path with attributes set at start ÷ without.
   ['attributes', 'attributes.ts', [process.env.BENCH_ATTRIBUTE_ROWS ?? '1000000', process.env.BENCH_ATTRIBUTE_WORKFLOWS ?? '1000']],
+  // Issue #41: the 3-step workflow with AesGcmCodec on ÷ off at 16 in flight, and one payload's encode + decode.
+  ['codec', 'codec.ts', [process.env.BENCH_CODEC_WORKFLOWS ?? '1500']],
 ];
 
 function runOne(file, args) {

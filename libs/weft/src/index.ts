@@ -47,6 +47,8 @@ export {
   QueueNotDeclaredError,
   ForkRefusedError,
   TestClockStuckError,
+  CodecMissingError,
+  PayloadCodecError,
 } from './common/errors.js';
 export type { RecordedError, WeftErrorClass } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
@@ -61,6 +63,7 @@ export type {
   WeftHttpOptions,
   WeftMetricsModuleOptions,
   WeftDashboardOptions,
+  WeftCodecRef,
 } from './nest/weft-module.options.js';
 export type { WeftOptions } from './common/options.js';
 export type { WeftDatabaseOption, WeftUrlDatabase } from './common/options.js';
@@ -83,6 +86,8 @@ export { currentWorkflowContext } from './engine/als.js';
 export type { WorkflowClass } from './engine/registry.js';
 export type { Duration, DurationUnit } from './common/duration.js';
 export type { WorkflowClock, ClockTimer } from './common/clock.js';
+export type { CodecOption, PayloadCodec } from './common/codec.js';
+export { AesGcmCodec } from './common/aes-gcm-codec.js';
 export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
 export type * from './common/types.js';
 export { OPERATION_KINDS } from './common/operation-kinds.js';

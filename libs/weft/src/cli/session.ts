@@ -10,6 +10,7 @@ import { LeaseRepository } from '../storage/repositories/lease.repository.js';
 import { OwnershipMarkerRepository } from '../storage/repositories/ownership-marker.repository.js';
 import { qualify, validateSchemaName } from '../storage/schema-name.js';
 import { WorkflowStore } from '../storage/workflow-store.js';
+import { Payloads } from '../storage/payloads.js';
 
 export type Mode = 'none' | 'lease' | 'workflow-lease';
 
@@ -31,7 +32,8 @@ export class Session {
     readonly db: OpenedDatabase,
     private readonly logger: WeftLogger,
   ) {
-    this.store = new WorkflowStore(db.sql, db.schema);
+    // No codec here: an encoded payload reads as "[encrypted: ...]" (docs/codecs.md).
+    this.store = new WorkflowStore(db.sql, db.schema, undefined, new Payloads(undefined, 'mark'));
     this.claims = new ClaimRepository(db.sql, db.schema);
     this.lease = new LeaseRepository(db.sql, db.schema);
     this.marker = new OwnershipMarkerRepository(db.sql, db.schema);

@@ -17,6 +17,7 @@ import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
 import { AmbientTransactions } from './ambient/ambient-transactions.js';
 import { PlanFreshness } from '../storage/plan-freshness.js';
 import { WorkflowStore } from '../storage/workflow-store.js';
+import { Payloads } from '../storage/payloads.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import { GroupCommitter } from './group-committer.js';
 import { WorkflowHandle } from './handle.js';
@@ -106,7 +107,7 @@ export class WeftEngine {
     this.engineId = options.engineId ?? randomUUID();
     this.options = resolveEngineOptions(options, this.engineId);
     const clock = this.options.clock;
-    this.store = new WorkflowStore(database.sql, database.schema, () => clock.offsetMs());
+    this.store = new WorkflowStore(database.sql, database.schema, () => clock.offsetMs(), new Payloads(options.codec));
     this.ambient = new AmbientTransactions(options.ambientTransactions);
     this.callerTransactions = new CallerTransactions({ dataSource: database.dataSource, via: database.sql }, this.ambient);
     this.resultPoll = new ResultPoll((ids) => this.store.workflows.statuses(ids));

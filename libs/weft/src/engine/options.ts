@@ -6,6 +6,7 @@ import type { OwnershipOptions } from '../ownership/config.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import type { AmbientTransaction, QueueOptions, RetentionOptions, WeftLogger } from '../common/types.js';
 import type { WorkflowClock } from '../common/clock.js';
+import type { CodecOption } from '../common/codec.js';
 import { systemClock } from './clock.js';
 import { nameProblem } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
@@ -49,6 +50,11 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
    * time (docs/testing.md).
    */
   clock?: WorkflowClock;
+  /**
+   * Encodes every payload at rest (inputs, outputs, step results, messages, events, streams); the
+   * codec's id is stored with each, so `{ current, accepts }` rotates keys (docs/codecs.md).
+   */
+  codec?: CodecOption;
   /** @internal Imports `@opentelemetry/api`; tests inject an absent one. */
   loadTracingApi?: () => Promise<unknown>;
 }

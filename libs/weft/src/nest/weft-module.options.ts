@@ -2,6 +2,7 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import type { WeftEngineOptions } from '../engine/options.js';
+import type { PayloadCodec } from '../common/codec.js';
 
 export interface WeftHttpOptions {
   /** Route prefix of the workflow API (default 'weft': `/weft/workflows`). */
@@ -34,7 +35,15 @@ export interface WeftDashboardOptions {
   path?: string;
 }
 
-export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics'> {
+/** A codec as WeftModule takes it: an instance, or a class Nest resolves (a provider of the app, else made with its dependencies injected). */
+export type WeftCodecRef = PayloadCodec | Type<PayloadCodec>;
+
+export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics' | 'codec'> {
+  /**
+   * Encodes every payload at rest (docs/codecs.md): a codec, or `{ current, accepts }` for key
+   * rotation; each an instance or a class resolved with DI (so a KMS-backed service can be injected).
+   */
+  codec?: WeftCodecRef | { current: WeftCodecRef; accepts?: WeftCodecRef[] };
   /** The HTTP workflow API (start, describe, list, cancel, ...); off by default. */
   http?: boolean | WeftHttpOptions;
   /** Prometheus metrics endpoint `GET /metrics`; off by default (WeftMetrics is always injectable). */

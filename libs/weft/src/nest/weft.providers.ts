@@ -1,5 +1,7 @@
 import { loadClsTransactional } from './ambient-cls-transactional.js';
 import type { FactoryProvider } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import type { CodecOption, PayloadCodec } from '../common/codec.js';
 import type { Registry } from 'prom-client';
 import { WeftEngine } from '../engine/engine.js';
 import type { WeftEngineOptions } from '../engine/options.js';
@@ -13,7 +15,7 @@ import { WEFT_DATABASE, WEFT_MODULE_EXTRAS } from './weft.constants.js';
 import { WEFT_MODULE_OPTIONS } from './weft.module-definition.js';
 import { OperationRepository } from '../storage/repositories/operation.repository.js';
 import { WorkflowRepository } from '../storage/repositories/workflow.repository.js';
-import type { WeftModuleExtras, WeftModuleOptions } from './weft-module.options.js';
+import type { WeftCodecRef, WeftModuleExtras, WeftModuleOptions } from './weft-module.options.js';
 
 function registryOf(m: WeftModuleOptions['metrics']): Registry | undefined {
   return typeof m === 'object' && m !== null ? m.registry : undefined;
@@ -52,16 +54,42 @@ function assertNoMisplacedOptions(options: WeftModuleOptions, extras: WeftModule
   );
 }
 
+/** A codec class: the app's provider of it when there is one, else an instance made with its dependencies injected. */
+async function resolveCodec(ref: WeftCodecRef, modules: ModuleRef): Promise<PayloadCodec> {
+  if (typeof ref !== 'function') return ref;
+  try {
+    return modules.get(ref, { strict: false });
+  } catch {
+    return modules.create(ref);
+  }
+}
+
+async function resolveCodecOption(option: WeftModuleOptions['codec'], modules: ModuleRef): Promise<CodecOption | undefined> {
+  if (option === undefined) return undefined;
+  if (typeof option === 'object' && 'current' in option) {
+    const accepts = await Promise.all((option.accepts ?? []).map((c) => resolveCodec(c, modules)));
+    return { current: await resolveCodec(option.current, modules), accepts };
+  }
+  return resolveCodec(option, modules);
+}
+
 export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
   provide: WeftEngine,
-  inject: [WEFT_MODULE_OPTIONS, WEFT_MODULE_EXTRAS, WeftMetrics],
-  useFactory: async (options: WeftModuleOptions, extras: WeftModuleExtras, metrics: WeftMetrics) => {
+  inject: [WEFT_MODULE_OPTIONS, WEFT_MODULE_EXTRAS, WeftMetrics, ModuleRef],
+  useFactory: async (options: WeftModuleOptions, extras: WeftModuleExtras, metrics: WeftMetrics, modules: ModuleRef) => {
     assertNoMisplacedOptions(options, extras);
     const logger = options.logger ?? nestWeftLogger();
-    const { http: _http, metrics: _metrics, dashboard: _dashboard, ...rest } = options;
+    const { http: _http, metrics: _metrics, dashboard: _dashboard, codec: codecRef, ...rest } = options;
     // @nestjs-cls/transactional, when installed: its TransactionHost joins transactional bodies.
     const cls = await loadClsTransactional();
-    const engineOptions: WeftEngineOptions = { ...rest, logger, metrics, ambientTransactions: cls ? [cls] : undefined };
+    const codec = await resolveCodecOption(codecRef, modules);
+    const engineOptions: WeftEngineOptions = {
+      ...rest,
+      logger,
+      metrics,
+      ambientTransactions: cls ? [cls] : undefined,
+      ...(codec ? { codec } : {}),
+    };
     // Bad options, an unreachable database, migrations: the same code-first error as app.init()'s.
     const engine = await WeftEngine.create(engineOptions).catch((err: unknown) => {
       throw withCodeFirst(err);

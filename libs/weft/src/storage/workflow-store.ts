@@ -11,6 +11,7 @@ import { QueueRepository } from './repositories/queue.repository.js';
 import { ScheduleRepository } from './repositories/schedule.repository.js';
 import { TimerRepository } from './repositories/timer.repository.js';
 import { WorkflowRepository } from './repositories/workflow.repository.js';
+import { Payloads } from './payloads.js';
 
 export class WorkflowStore {
   readonly workflows: WorkflowRepository;
@@ -27,14 +28,16 @@ export class WorkflowStore {
     readonly schema: string,
     /** The workflow clock's offset (common/clock.ts): workflow times are written and judged on it. */
     readonly clockOffset: ClockOffset = () => 0,
+    /** The codec applied to every payload column (payloads.ts); none by default. */
+    readonly payloads: Payloads = new Payloads(),
   ) {
-    this.messages = new MessageRepository(sql, schema);
-    this.workflows = new WorkflowRepository(sql, schema, this.messages, clockOffset);
-    this.operations = new OperationRepository(sql, schema);
+    this.messages = new MessageRepository(sql, schema, payloads);
+    this.workflows = new WorkflowRepository(sql, schema, this.messages, clockOffset, payloads);
+    this.operations = new OperationRepository(sql, schema, payloads);
     this.timers = new TimerRepository(sql, schema, clockOffset);
-    this.schedules = new ScheduleRepository(sql, schema, clockOffset);
+    this.schedules = new ScheduleRepository(sql, schema, clockOffset, payloads);
     this.queues = new QueueRepository(sql, schema);
-    this.events = new EventRepository(sql, schema);
-    this.streams = new StreamRepository(sql, schema);
+    this.events = new EventRepository(sql, schema, payloads);
+    this.streams = new StreamRepository(sql, schema, payloads);
   }
 }

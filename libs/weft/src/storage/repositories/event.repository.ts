@@ -5,6 +5,7 @@ import { EventEntity } from '../entities/event.entity.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import type { WorkflowEventRecord, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
+import { Payloads } from '../payloads.js';
 
 function statements(schema: string) {
   const events = qualify(schema, 'weft_events');
@@ -22,7 +23,11 @@ export class EventRepository extends WeftRepository<EventEntity> {
   private readonly q: ReturnType<typeof statements>;
 
   /** @internal Built by the engine. */
-  constructor(db: SqlAccess, schema: string) {
+  constructor(
+    db: SqlAccess,
+    schema: string,
+    private readonly payloads: Payloads = new Payloads(),
+  ) {
     super(db, EventEntity, 'weft_events');
     this.q = statements(schema);
   }
@@ -30,12 +35,12 @@ export class EventRepository extends WeftRepository<EventEntity> {
   /** Null when the workflow does not exist; `found` false while the key has no event. */
   async get(workflowId: string, key: string): Promise<{ status: WorkflowStatus; found: boolean; value: unknown } | null> {
     const [row] = await this.db.query<{ status: WorkflowStatus; found: boolean; value: unknown }>(this.q.get, [workflowId, key]);
-    return row ?? null;
+    return row ? { ...row, value: await this.payloads.decode(row.value) } : null;
   }
 
   /** Every event of a workflow, by key. */
   async list(workflowId: string): Promise<WorkflowEventRecord[]> {
     const rows = await this.db.query<{ key: string; value: unknown; updated_at: Date }>(this.q.list, [workflowId]);
-    return rows.map((r) => ({ key: r.key, value: r.value, updatedAt: r.updated_at }));
+    return Promise.all(rows.map(async (r) => ({ key: r.key, value: await this.payloads.decode(r.value), updatedAt: r.updated_at })));
   }
 }

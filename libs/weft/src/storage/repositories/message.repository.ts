@@ -7,6 +7,7 @@ import type { WorkflowStatus } from '../../common/types.js';
 import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
 import { jsonParam, type Queryable } from '../sql-client.js';
 import type { InboxMessage } from '../types.js';
+import { Payloads } from '../payloads.js';
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
 export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;
@@ -66,7 +67,11 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
   private readonly q: ReturnType<typeof statements>;
   private readonly channel: string;
 
-  constructor(db: SqlAccess, schema: string) {
+  constructor(
+    db: SqlAccess,
+    schema: string,
+    private readonly payloads: Payloads = new Payloads(),
+  ) {
     super(db, MessageEntity, 'weft_messages');
     this.q = statements(schema);
     this.channel = notifyChannel(schema);
@@ -79,7 +84,7 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
       workflowId,
       kind,
       name,
-      jsonParam(payload),
+      jsonParam(await this.payloads.encode(payload)),
     ]);
     return rows[0] ? { type: rows[0].type, status: rows[0].status, messageId: rows[0].message_id } : null;
   }
@@ -88,7 +93,8 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
   async inbox(workflowId: string): Promise<{ messages: InboxMessage[]; fenceEpoch?: string | null }> {
     const rows = await this.db.query<InboxMessage & { fence_epoch: string | null }>(this.q.inbox, [workflowId]);
     if (rows.length === 0) return { messages: [] };
-    return { messages: rows.map(({ id, kind, name, payload }) => ({ id, kind, name, payload })), fenceEpoch: rows[0].fence_epoch };
+    const messages = await this.payloads.inbox(rows.map(({ id, kind, name, payload }) => ({ id, kind, name, payload })));
+    return { messages, fenceEpoch: rows[0].fence_epoch };
   }
 
   async poll(ownerEngineId: string | null, types: string[], limit: number) {
@@ -108,7 +114,8 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
   }
 
   async readUpdate(messageId: string): Promise<{ status: string; result: unknown } | null> {
-    return (await this.db.query<{ status: string; result: unknown }>(this.q.readUpdate, [messageId]))[0] ?? null;
+    const r = (await this.db.query<{ status: string; result: unknown }>(this.q.readUpdate, [messageId]))[0];
+    return r ? { status: r.status, result: await this.payloads.decode(r.result) } : null;
   }
 
   async expireUpdate(messageId: string): Promise<boolean> {
@@ -126,6 +133,7 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
 
   /** A signal inside another repository's transaction (a restarted run's start signal); returns its id. */
   async insertSignal(client: PoolClient, workflowId: string, name: string, payload: unknown): Promise<string> {
-    return (await client.query(this.q.insert, [workflowId, 'signal', name, jsonParam(payload ?? null)])).rows[0].id as string;
+    return (await client.query(this.q.insert, [workflowId, 'signal', name, jsonParam(await this.payloads.encode(payload ?? null))])).rows[0]
+      .id as string;
   }
 }

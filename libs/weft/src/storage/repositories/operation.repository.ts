@@ -4,6 +4,7 @@ import { OperationEntity } from '../entities/operation.entity.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import type { OperationRecord } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
+import { Payloads } from '../payloads.js';
 
 function statements(schema: string) {
   const ops = qualify(schema, 'weft_operations');
@@ -18,7 +19,11 @@ export class OperationRepository extends WeftRepository<OperationEntity> {
   private readonly q: ReturnType<typeof statements>;
 
   /** @internal Built by the engine; inject it from WeftModule. */
-  constructor(db: SqlAccess, schema: string) {
+  constructor(
+    db: SqlAccess,
+    schema: string,
+    private readonly payloads: Payloads = new Payloads(),
+  ) {
     super(db, OperationEntity, 'weft_operations');
     this.q = statements(schema);
   }
@@ -26,7 +31,7 @@ export class OperationRepository extends WeftRepository<OperationEntity> {
   /** The recorded operations of one workflow, in sequence order. */
   async history(workflowId: string): Promise<OperationRecord[]> {
     const rows = await this.db.query<Record<string, unknown>>(this.q.history, [workflowId]);
-    return rows.map((r) => ({
+    const ops = rows.map((r) => ({
       seq: r.seq as number,
       kind: r.kind as OperationRecord['kind'], // a kind this version does not know is shown as stored
       name: r.name as string,
@@ -37,5 +42,6 @@ export class OperationRepository extends WeftRepository<OperationEntity> {
       startedAt: r.started_at ? (r.started_at as Date).toISOString() : null,
       event: (r.event as number | null) ?? null,
     }));
+    return this.payloads.history(ops);
   }
 }

@@ -9,6 +9,7 @@ import { workflowNow } from './timer.repository.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam } from '../sql-client.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
+import { Payloads } from '../payloads.js';
 
 const COLUMNS = `id, workflow_type, cron, every_ms::float8 AS every_ms, timezone, input, overlap,
   catchup_window_ms::float8 AS catchup_window_ms, paused, source, next_fire_at, buffered_fire_at,
@@ -166,14 +167,29 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
     db: SqlAccess,
     schema: string,
     private readonly clockOffset: ClockOffset = () => 0,
+    private readonly payloads: Payloads = new Payloads(),
   ) {
     super(db, ScheduleEntity, 'weft_schedules');
     this.q = statements(schema);
   }
 
+  /**
+   * A definition with its input encoded. `ensure` (a decorator's schedule) keeps its input plain:
+   * it is in the code, and an encoded one would differ at every boot, so the unchanged definition
+   * would be rewritten each time.
+   */
+  private async encoded<D extends ScheduleDefinition>(d: D): Promise<D> {
+    return this.payloads.active ? { ...d, input: await this.payloads.encode(d.input) } : d;
+  }
+
+  private async decoded(r: ScheduleRow): Promise<ScheduleRow> {
+    r.input = await this.payloads.decode(r.input);
+    return r;
+  }
+
   /** @internal False when the id is taken. */
   async add(d: ScheduleDefinition, paused: boolean): Promise<boolean> {
-    const rows = await this.db.query(this.q.insert, [...definitionParams(d), paused, 'api', d.nextFireAt]);
+    const rows = await this.db.query(this.q.insert, [...definitionParams(await this.encoded(d)), paused, 'api', d.nextFireAt]);
     return rows.length === 1;
   }
 
@@ -190,17 +206,17 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
 
   async get(id: string): Promise<ScheduleRow | null> {
     const [r] = await this.db.query<Record<string, unknown>>(this.q.get, [id]);
-    return r ? toRow(r) : null;
+    return r ? this.decoded(toRow(r)) : null;
   }
 
   /** Ordered by id, after `after` (exclusive). */
   async listPage(after: string, limit: number): Promise<ScheduleRow[]> {
-    return (await this.db.query<Record<string, unknown>>(this.q.list, [after, limit])).map(toRow);
+    return Promise.all((await this.db.query<Record<string, unknown>>(this.q.list, [after, limit])).map((r) => this.decoded(toRow(r))));
   }
 
   /** @internal Compare-and-swap on `expectedVersion`; false when the row moved or is gone. */
   async change(d: ScheduleDefinition & { paused: boolean; bufferedFireAt: Date | null }, expectedVersion: number): Promise<boolean> {
-    const [id, ...def] = definitionParams(d);
+    const [id, ...def] = definitionParams(await this.encoded(d));
     const rows = await this.db.query<{ id: string }>(`${this.q.update} RETURNING id`, [
       id,
       expectedVersion,
@@ -241,7 +257,7 @@ export class ScheduleRepository extends WeftRepository<ScheduleEntity> {
   /** @internal Due schedules of `types`, with the database's clock on workflow time; nothing is locked. */
   async dueRows(types: string[], limit: number): Promise<Array<{ row: ScheduleRow; dbNow: Date }>> {
     const rows = await this.db.query<Record<string, unknown>>(this.q.due, [types, limit, this.clockOffset()]);
-    return rows.map((r) => ({ row: toRow(r), dbNow: r.db_now as Date }));
+    return Promise.all(rows.map(async (r) => ({ row: await this.decoded(toRow(r)), dbNow: r.db_now as Date })));
   }
 
   /** @internal Records a pass's fires, compare-and-swap on `version`; false when the row moved or is gone. */

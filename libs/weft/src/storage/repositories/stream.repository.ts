@@ -10,6 +10,7 @@ import { jsonParam } from '../sql-client.js';
 import { notifyChannel } from './message.repository.js';
 import { talkNoticeSql } from '../talk-notice.js';
 import { LIVE } from './workflow-purge.js';
+import { Payloads } from '../payloads.js';
 
 function statements(schema: string) {
   const streams = qualify(schema, 'weft_streams');
@@ -54,14 +55,23 @@ export class StreamRepository extends WeftRepository<StreamEntryEntity> {
   private readonly q: ReturnType<typeof statements>;
 
   /** @internal Built by the engine. */
-  constructor(db: SqlAccess, schema: string) {
+  constructor(
+    db: SqlAccess,
+    schema: string,
+    private readonly payloads: Payloads = new Payloads(),
+  ) {
     super(db, StreamEntryEntity, 'weft_stream_entries');
     this.q = statements(schema);
   }
 
   /** A step body's entry; its offset, 'closed', or 'not-live' (the workflow ended or does not exist). */
   async append(workflowId: string, key: string, value: unknown, attempt: number): Promise<number | 'closed' | 'not-live'> {
-    const [r] = await this.db.query<{ offset: number | null; live: boolean }>(this.q.append, [workflowId, key, jsonParam(value), attempt]);
+    const [r] = await this.db.query<{ offset: number | null; live: boolean }>(this.q.append, [
+      workflowId,
+      key,
+      jsonParam(await this.payloads.encode(value)),
+      attempt,
+    ]);
     if (!r.live) return 'not-live';
     return r.offset ?? 'closed';
   }
@@ -76,6 +86,9 @@ export class StreamRepository extends WeftRepository<StreamEntryEntity> {
     type Row = { status: WorkflowStatus; closed: boolean | null; entries: Array<Omit<StreamEntryRow, 'at'> & { at: string }> };
     const [r] = await this.db.query<Row>(this.q.read, [workflowId, key, from, limit]);
     if (!r) return null;
-    return { status: r.status, closed: r.closed === true, entries: r.entries.map((e) => ({ ...e, at: new Date(e.at) })) };
+    const entries = await Promise.all(
+      r.entries.map(async (e) => ({ ...e, value: await this.payloads.decode(e.value), at: new Date(e.at) })),
+    );
+    return { status: r.status, closed: r.closed === true, entries };
   }
 }

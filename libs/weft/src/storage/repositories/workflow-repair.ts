@@ -4,6 +4,7 @@ import type { PoolClient } from 'pg';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
 import type { WorkflowAttributes } from '../../common/types.js';
+import { Payloads } from '../payloads.js';
 
 export interface ForkOrigin {
   workflowId: string;
@@ -50,6 +51,7 @@ export class WorkflowRepair {
   constructor(
     private readonly client: SqlClient,
     schema: string,
+    private readonly payloads: Payloads = new Payloads(),
   ) {
     this.sql = statements(schema);
   }
@@ -80,16 +82,11 @@ export class WorkflowRepair {
     origin: ForkOrigin,
     freeClaim: boolean,
   ): Promise<boolean> {
+    // Encoded before the transaction opens: a KMS call must not hold a connection in a transaction.
+    const input = JSON.stringify((await this.payloads.encode(row.input)) ?? null);
     return this.client.transaction(async (c: PoolClient) => {
       const attributes = Object.keys(row.attributes).length ? JSON.stringify(row.attributes) : null;
-      const res = await c.query(this.sql.forkRow, [
-        id,
-        row.type,
-        JSON.stringify(row.input ?? null),
-        row.workflowVersion,
-        attributes,
-        JSON.stringify(origin),
-      ]);
+      const res = await c.query(this.sql.forkRow, [id, row.type, input, row.workflowVersion, attributes, JSON.stringify(origin)]);
       if (res.rowCount !== 1) return false;
       await c.query(this.sql.forkHistory, [id, origin.workflowId, origin.fromSeq]);
       if (freeClaim) await c.query(this.sql.freeClaim, [id]);

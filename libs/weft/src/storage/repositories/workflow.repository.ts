@@ -18,6 +18,7 @@ import { singletonStartParams, singletonStartSql } from './workflow-start-single
 import { LIVE, purgeStatements } from './workflow-purge.js';
 import { listStatement, type ListQuery } from './workflow-list.js';
 import { type ForkOrigin, type RetryOrigin, WorkflowRepair } from './workflow-repair.js';
+import { Payloads } from '../payloads.js';
 
 // Delays count from the database clock; `off`, the workflow clock's offset (common/clock.ts), puts
 // the times they make on the workflow clock.
@@ -271,13 +272,14 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     private readonly schema: string,
     private readonly messages: MessageRepository,
     private readonly clockOffset: ClockOffset = () => 0,
+    private readonly payloads: Payloads = new Payloads(),
   ) {
     super(client, WorkflowEntity, 'weft_workflows');
     this.wf = statements(schema);
     this.advanceStatements = new AdvanceStatements(schema, clockOffset);
     this.loneStarts = new LoneStarts(schema);
     this.singletonSql = singletonStartSql(schema);
-    this.repair = new WorkflowRepair(client, schema);
+    this.repair = new WorkflowRepair(client, schema, payloads);
   }
 
   /** @internal The status of each id that exists. */
@@ -318,8 +320,9 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   }
 
   /** @internal Applies many workflows' advances in one statement; each keeps its own version check. */
-  async advanceMany(commands: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
-    if (commands.length === 0) return [];
+  async advanceMany(given: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
+    if (given.length === 0) return [];
+    const commands = await this.payloads.commands(given);
     // In id order: the statement then locks claim and workflow rows in index order, the order
     // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
     const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
@@ -332,7 +335,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    * the same statement as advanceMany's, so the same version check and fence, judged when it runs
    * inside that transaction, right before its COMMIT.
    */
-  async advanceOn(via: Queryable, command: AdvanceCommand): Promise<AdvanceOutcome> {
+  async advanceOn(via: Queryable, given: AdvanceCommand): Promise<AdvanceOutcome> {
+    const command = await this.payloads.command(given);
     const { sql, params } = this.advanceStatements.for([command]);
     return advanceOutcomes([command], await via.query<AdvanceRow>(sql, params))[0];
   }
@@ -351,6 +355,11 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
 
   /** @internal Many starts in one statement (ids distinct); results in the order of `ws`. `via`: a caller's transaction. */
   async startMany(ws: InsertWorkflow[], claimer?: ClaimTerms, via: Queryable = this.db): Promise<InsertResult[]> {
+    return this.insertEncoded(await this.payloads.starts(ws), claimer, via);
+  }
+
+  /** startMany's statement, for starts whose payloads are encoded already (it asks again for some). */
+  private async insertEncoded(ws: InsertWorkflow[], claimer: ClaimTerms | undefined, via: Queryable): Promise<InsertResult[]> {
     // One start without timers or a signal goes as the lone start (workflow-start-lone.ts).
     const lone = isLoneStart(ws) ? this.loneStarts.for(ws[0], claimer) : undefined;
     const off = this.clockOffset();
@@ -393,7 +402,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     // An id a concurrent transaction inserted after our snapshot is missing: ask again (a new
     // statement sees it).
     const missing = ws.filter((w) => !byId.has(w.id));
-    if (missing.length) (await this.startMany(missing, claimer, via)).forEach((r, i) => byId.set(missing[i].id, r));
+    if (missing.length) (await this.insertEncoded(missing, claimer, via)).forEach((r, i) => byId.set(missing[i].id, r));
     return ws.map((w) => byId.get(w.id)!);
   }
 
@@ -401,7 +410,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    * @internal A start with a singleton key: inserted, or the row it met (the live workflow
    * holding the key, else the one with its id; `inserted` false).
    */
-  async startSingleton(w: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult & { id: string }> {
+  async startSingleton(given: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult & { id: string }> {
+    const [w] = await this.payloads.starts([given]);
     for (;;) {
       const [r] = await this.db.query<StartRow & { id: string }>(this.singletonSql, singletonStartParams(w, claimer));
       // None: what the insert met committed after this statement's snapshot; a new statement sees it.
@@ -417,13 +427,15 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    */
   async restart(w: InsertWorkflow, expectedVersion: number, claimer?: ClaimTerms): Promise<RestartResult | null> {
     const off = this.clockOffset();
+    // The input is encoded before the transaction opens; the start signal by insertSignal.
+    const input = await this.payloads.encode(w.input);
     return this.client.transaction(async (client: PoolClient) => {
       const res = await client.query(this.wf.restart, [
         w.id,
         expectedVersion,
         w.type,
         w.status,
-        jsonParam(w.input),
+        jsonParam(input),
         w.parentId,
         plus(w.deadlineInMs, off),
         plus(w.startInMs, off),
@@ -457,10 +469,15 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     const rows = await this.db.query<Record<string, unknown>>(this.wf.load, [ids]);
     const off = this.clockOffset();
     const byId = new Map(rows.map((r) => [r.id as string, r]));
-    return ids.map((id) => {
-      const r = byId.get(id);
-      return r ? loadedFrom(r, off) : null;
-    });
+    return Promise.all(
+      ids.map(async (id) => {
+        const r = byId.get(id);
+        if (!r) return null;
+        const loaded = loadedFrom(r, off);
+        await Promise.all([this.payloads.row(loaded.row), this.payloads.history(loaded.history), this.payloads.inbox(loaded.inbox)]);
+        return loaded;
+      }),
+    );
   }
 
   /** @internal Live workflows and up to 20 of them that no stored timer or live child would move on (statement `untimed`). */
@@ -477,7 +494,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   /** @internal One workflow's row read on `via`, a caller's transaction (a transactional cancel). */
   async getOn(via: Queryable, id: string): Promise<WorkflowRow | null> {
     const rows = await via.query(this.wf.get, [id]);
-    return rows.length ? mapWorkflowRow(rows[0]) : null;
+    return rows.length ? this.payloads.row(mapWorkflowRow(rows[0])) : null;
   }
 
   /**
@@ -488,15 +505,17 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   async list(filter: ListQuery): Promise<Array<WorkflowRow & { cursorAt: string; input?: unknown; output?: unknown }>> {
     const { sql, params } = listStatement(this.schema, filter);
     const rows = await this.db.query(sql, params);
-    return rows.map((r) => {
-      const row: WorkflowRow & { cursorAt: string; input?: unknown; output?: unknown } = {
-        ...mapWorkflowRow(r),
-        cursorAt: r.cursor_at as string,
-      };
-      if (!filter.include?.includes('input')) delete row.input;
-      if (!filter.include?.includes('output')) delete row.output;
-      return row;
-    });
+    return Promise.all(
+      rows.map(async (r) => {
+        const row: WorkflowRow & { cursorAt: string; input?: unknown; output?: unknown } = {
+          ...mapWorkflowRow(r),
+          cursorAt: r.cursor_at as string,
+        };
+        if (!filter.include?.includes('input')) delete row.input;
+        if (!filter.include?.includes('output')) delete row.output;
+        return this.payloads.row(row);
+      }),
+    );
   }
 
   /** @internal */
