@@ -5,7 +5,7 @@
 // is taken in one window. Prints JSON: workflows/s per shape and level, transactional ÷ plain,
 // and per workflow the commits, the round trips and the statements each shape cost.
 // node --import ./test/support/register-ts.js bench/transactions.ts [N per level, default 1200]
-//   BENCH_LEVELS=1,16,64  BENCH_CHUNKS=4  BENCH_TEXTS=1 (statements per workflow by text)
+//   BENCH_LEVELS=1,16,64  BENCH_CHUNKS=4  BENCH_POOL=20 (the engine's poolSize)  BENCH_TEXTS=1 (statements per workflow by text)
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import pg from 'pg';
 import { machine, round, silent, StatementCounter, withFreshDatabase } from './support.js';
@@ -60,8 +60,11 @@ async function main() {
     app = new pg.Pool({ connectionString: url, max: 20 });
     app.on('error', (e) => process.stderr.write(`app pool: ${e.message}\n`));
     await app.query('CREATE TABLE app_rows (id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL)');
-    // Transactional bodies hold a connection each while they run: a pool for 64 of them.
-    const engine = await WeftEngine.create({ database: { url, poolSize: 70 }, schema: 'weft', logger: silent });
+    // A transactional body holds a connection while it runs; at most poolSize - 2 run at once. 20
+    // (18 bodies) did better at 64 in flight than 70 (68 bodies: 0.38 against 0.52 in one window
+    // on 2 cores), where the backends of 68 open transactions crowd the server.
+    const pool = Number(process.env.BENCH_POOL ?? 20);
+    const engine = await WeftEngine.create({ database: { url, poolSize: pool }, schema: 'weft', logger: silent });
     engine.register(TYPES.plain, PlainInserts).register(TYPES.transactional, TxInserts);
     await engine.bootstrap();
     for (const shape of SHAPES) await chunk(engine, shape, 300, 16); // warm-up
@@ -96,7 +99,7 @@ async function main() {
     const [{ n: stored }] = (await app.query<{ n: number }>('SELECT count(*)::int AS n FROM app_rows')).rows;
     await engine.dispose();
     await app.end();
-    return { ownership: 'none', rows, appRows: stored };
+    return { ownership: 'none', poolSize: pool, rows, appRows: stored };
   });
   process.stdout.write(`${JSON.stringify({ bench: 'transactions', at: new Date().toISOString(), machine: machine(), ...out }, null, 2)}\n`);
 }
