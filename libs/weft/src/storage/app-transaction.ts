@@ -79,7 +79,10 @@ export class CommitOutcomeUnknown extends Error {
   }
 }
 
-/** The parts of node-pg's Client that pipelining touches (pg 8.20 and later have pipeline mode). */
+/**
+ * The parts of node-pg's Client that pipelining touches. A pg without pipeline mode ignores the
+ * flag and queues the same statements one after another: the same outcome, without the saving.
+ */
 interface PipelineClient {
   pipeline: boolean;
   _sentQueryQueue?: unknown[];
