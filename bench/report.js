@@ -208,6 +208,7 @@ export function targetsTable(byName) {
       `${fmt(queues?.ratioQueuedOverPlain, 2)} / ${fmt(queues?.ratioPartitionedOverPlain, 2)}`,
       queues ? `${yes(queues.ratioQueuedOverPlain >= 0.9)} / ${yes(queues.ratioPartitionedOverPlain >= 0.8)}` : '–',
     ],
+    transactionsRow(byName, yes),
   ];
   return [
     '### Targets of issue 15',
@@ -216,6 +217,20 @@ export function targetsTable(byName) {
     '|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.join(' | ')} |`),
     '',
+  ];
+}
+
+/** Issue 35's target: transactional ÷ plain steps at 16 in flight. */
+function transactionsRow(byName, yes) {
+  const med = byName.transactions?.medians;
+  const row = med && Object.keys(med).find((k) => /^rows\[\d+\]\.inFlight$/.test(k) && med[k] === 16);
+  const ratio = row ? med[row.replace('.inFlight', '.ratioTransactionalOverPlain')] : undefined;
+  return [
+    'issue 35: transactional steps ÷ plain steps at 16 in flight (3 steps, one application row each)',
+    '0.49',
+    '≥ 0.80',
+    row ? fmt(ratio, 2) : 'not measured',
+    row ? yes(ratio >= 0.8) : '–',
   ];
 }
 
@@ -306,7 +321,7 @@ function placementTable(entry, from) {
 export function otherTables(entry) {
   const med = entry.medians;
   const from = keptFrom(entry);
-  const own = { placement: placementTable, 'timer-lateness': timerLatenessTable }[entry.bench];
+  const own = { placement: placementTable, 'timer-lateness': timerLatenessTable, transactions: transactionsTable }[entry.bench];
   if (own) return own(entry, from);
   if (entry.bench === 'renewal') {
     const out = [`### Renewal${from}`, '', '| held claims | one renewal pass | statements per pass |', '|---|---|---|'];
@@ -391,6 +406,27 @@ export function otherTables(entry) {
     ...Object.entries(med).map(([k, v]) => `| ${k} | ${v} |`),
     '',
   ];
+}
+
+/** bench/transactions.ts (issue 35): transactional steps ÷ plain steps, each inserting one application row. */
+function transactionsTable(entry, from) {
+  const med = entry.medians;
+  const out = [
+    `### Transactional steps against plain steps (3 steps, one application row each; ownership ${entry.runs[0].ownership ?? 'none'})${from}`,
+    '',
+    'A transactional step commits its row with its record: its BEGIN rides with the body’s first statement, and the record, ' +
+      'its check and the COMMIT go in one round trip. A plain step inserts through the app’s pool (one commit) and its record is group-committed apart.',
+    '',
+    '| in flight | plain | transactional | transactional ÷ plain | commits per workflow, plain / transactional | round trips per workflow, plain / transactional |',
+    '|---|---|---|---|---|---|',
+  ];
+  for (let i = 0; med[`rows[${i}].inFlight`] !== undefined; i++) {
+    const r = (k) => med[`rows[${i}].${k}`];
+    out.push(
+      `| ${fmt(r('inFlight'))} | ${fmt(r('plainWfPerSec'))} wf/s | ${fmt(r('transactionalWfPerSec'))} wf/s | ${fmt(r('ratioTransactionalOverPlain'), 2)} | ${fmt(r('commitsPerWorkflow.plain'), 2)} / ${fmt(r('commitsPerWorkflow.transactional'), 2)} | ${fmt(r('roundTripsPerWorkflow.plain'), 2)} / ${fmt(r('roundTripsPerWorkflow.transactional'), 2)} |`,
+    );
+  }
+  return [...out, ''];
 }
 
 /** bench/timer-lateness.ts: fire minus due at 1 and N parked runs, per ownership mode. */

@@ -43,6 +43,7 @@ export async function xactCommits(url: string, name: string): Promise<number> {
  */
 export class StatementCounter {
   private readonly commitsByDb = new Map<string, number>();
+  private readonly roundTripsByDb = new Map<string, number>();
   private readonly textsByDb = new Map<string, Map<string, number>>();
 
   /** `byText`: also count statements by their text (costs a map update per statement). */
@@ -54,10 +55,18 @@ export class StatementCounter {
     const inTransaction = new WeakSet<object>();
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the patched method needs both `this`es
     const counter = this;
-    proto.query = function (this: { connectionParameters?: { database?: string } }, ...args: unknown[]) {
+    type Client = { connectionParameters?: { database?: string }; pipeline?: boolean; _activeQuery?: unknown; _sentQueryQueue?: unknown[] };
+    proto.query = function (this: Client, ...args: unknown[]) {
       const config = args[0] as string | { text?: unknown } | undefined;
       const text = typeof config === 'string' ? config : config?.text;
-      if (typeof text === 'string') counter.count(this, this.connectionParameters?.database ?? '?', text, inTransaction);
+      const db = this.connectionParameters?.database ?? '?';
+      // A statement written behind another one still unanswered on a pipelined client (pg's
+      // pipeline mode) shares that one's round trip.
+      const ridesAlong =
+        this.pipeline === true &&
+        ((this._activeQuery !== null && this._activeQuery !== undefined) || (this._sentQueryQueue?.length ?? 0) > 0);
+      if (!ridesAlong) counter.roundTripsByDb.set(db, (counter.roundTripsByDb.get(db) ?? 0) + 1);
+      if (typeof text === 'string') counter.count(this, db, text, inTransaction);
       return original.apply(this, args);
     };
     return this;
@@ -82,6 +91,11 @@ export class StatementCounter {
 
   commits(db: string): number {
     return this.commitsByDb.get(db) ?? 0;
+  }
+
+  /** Statements sent on `db` that waited for an answer of their own (a pipeline's first counts, the rest ride along). */
+  roundTrips(db: string): number {
+    return this.roundTripsByDb.get(db) ?? 0;
   }
 
   /** Statement texts and how often each was sent (with `byText`), for a delta. */

@@ -1,15 +1,17 @@
-// bench/transactions: a 3-step workflow whose steps each insert one application row, with
-// transactional steps (ctx.transaction: the row and the step's record in one transaction) against
-// plain steps (ctx.step inserting through the app's own pool), at 1, 16 and 64 in flight, chunks
-// alternating between the two on one engine so the ratio is taken in one window. Prints JSON:
-// workflows/s per shape and level, transactional ÷ plain, and commits per workflow of each.
+// bench/transactions (issue 35): a 3-step workflow whose steps each insert one application row,
+// with transactional steps (ctx.transaction: the row and the step's record commit together)
+// against plain steps (ctx.step inserting through the app's own pool, its record group-committed
+// apart), at 1, 16 and 64 in flight. Chunks alternate between the two on one engine, so the ratio
+// is taken in one window. Prints JSON: workflows/s per shape and level, transactional ÷ plain,
+// and per workflow the commits, the round trips and the statements each shape cost.
 // node --import ./test/support/register-ts.js bench/transactions.ts [N per level, default 1200]
-//   BENCH_LEVELS=1,16,64  BENCH_CHUNKS=4
+//   BENCH_LEVELS=1,16,64  BENCH_CHUNKS=4  BENCH_POOL=20 (the engine's poolSize)  BENCH_TEXTS=1 (statements per workflow by text)
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import pg from 'pg';
 import { machine, round, silent, StatementCounter, withFreshDatabase } from './support.js';
 
-const counter = new StatementCounter().install();
+const texts = process.env.BENCH_TEXTS === '1';
+const counter = new StatementCounter(texts).install();
 let app: pg.Pool;
 
 const INSERT = 'INSERT INTO app_rows (workflow_id, seq) VALUES ($1, $2)';
@@ -31,6 +33,7 @@ class TxInserts {
 }
 
 type Shape = 'plain' | 'transactional';
+const SHAPES: Shape[] = ['plain', 'transactional'];
 const TYPES: Record<Shape, string> = { plain: 'plain-inserts', transactional: 'tx-inserts' };
 
 async function chunk(engine: WeftEngine, shape: Shape, n: number, inFlight: number): Promise<number> {
@@ -47,6 +50,8 @@ async function chunk(engine: WeftEngine, shape: Shape, n: number, inFlight: numb
   return (performance.now() - t0) / 1000;
 }
 
+const perShape = <T>(f: (s: Shape) => T): Record<Shape, T> => ({ plain: f('plain'), transactional: f('transactional') });
+
 async function main() {
   const n = Number(process.argv[2] ?? 1200);
   const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
@@ -55,39 +60,46 @@ async function main() {
     app = new pg.Pool({ connectionString: url, max: 20 });
     app.on('error', (e) => process.stderr.write(`app pool: ${e.message}\n`));
     await app.query('CREATE TABLE app_rows (id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL)');
-    // Transactional bodies hold a connection each while they run: a pool for 64 of them.
-    const engine = await WeftEngine.create({ database: { url, poolSize: 70 }, schema: 'weft', logger: silent });
+    // A transactional body holds a connection while it runs; at most poolSize - 2 run at once. 20
+    // (18 bodies) did better at 64 in flight than 70 (68 bodies: 0.38 against 0.52 in one window
+    // on 2 cores), where the backends of 68 open transactions crowd the server.
+    const pool = Number(process.env.BENCH_POOL ?? 20);
+    const engine = await WeftEngine.create({ database: { url, poolSize: pool }, schema: 'weft', logger: silent });
     engine.register(TYPES.plain, PlainInserts).register(TYPES.transactional, TxInserts);
     await engine.bootstrap();
-    for (const shape of ['plain', 'transactional'] as const) await chunk(engine, shape, 300, 16); // warm-up
+    for (const shape of SHAPES) await chunk(engine, shape, 300, 16); // warm-up
     const rows = [];
     for (const inFlight of levels) {
       const per = Math.max(1, Math.floor((inFlight === 1 ? n / 4 : n) / chunks));
-      const time: Record<Shape, number> = { plain: 0, transactional: 0 };
-      const commits: Record<Shape, number> = { plain: 0, transactional: 0 };
+      const time = perShape(() => 0);
+      const commits = perShape(() => 0);
+      const trips = perShape(() => 0);
+      const byText = perShape(() => new Map<string, number>());
       for (let c = 0; c < chunks; c++) {
-        const order: Shape[] = c % 2 === 0 ? ['plain', 'transactional'] : ['transactional', 'plain'];
-        for (const shape of order) {
-          const before = counter.commits(db);
+        for (const shape of c % 2 === 0 ? SHAPES : [...SHAPES].reverse()) {
+          const [c0, r0, t0] = [counter.commits(db), counter.roundTrips(db), counter.texts(db)];
           time[shape] += await chunk(engine, shape, per, inFlight);
-          commits[shape] += counter.commits(db) - before;
+          commits[shape] += counter.commits(db) - c0;
+          trips[shape] += counter.roundTrips(db) - r0;
+          if (texts) counter.addSince(byText[shape], db, t0);
         }
       }
       const total = per * chunks;
-      const wf = (s: Shape) => round(total / time[s], 0);
       rows.push({
         inFlight,
         workflows: total,
-        plainWfPerSec: wf('plain'),
-        transactionalWfPerSec: wf('transactional'),
+        plainWfPerSec: round(total / time.plain, 0),
+        transactionalWfPerSec: round(total / time.transactional, 0),
         ratioTransactionalOverPlain: round(time.plain / time.transactional, 2),
-        commitsPerWorkflow: { plain: round(commits.plain / total, 2), transactional: round(commits.transactional / total, 2) },
+        commitsPerWorkflow: perShape((s) => round(commits[s] / total, 2)),
+        roundTripsPerWorkflow: perShape((s) => round(trips[s] / total, 2)),
+        ...(texts ? { statementsPerWorkflow: perShape((s) => StatementCounter.perWorkflow(byText[s], total)) } : {}),
       });
     }
     const [{ n: stored }] = (await app.query<{ n: number }>('SELECT count(*)::int AS n FROM app_rows')).rows;
     await engine.dispose();
     await app.end();
-    return { rows, appRows: stored };
+    return { ownership: 'none', poolSize: pool, rows, appRows: stored };
   });
   process.stdout.write(`${JSON.stringify({ bench: 'transactions', at: new Date().toISOString(), machine: machine(), ...out }, null, 2)}\n`);
 }

@@ -22,6 +22,8 @@ export function emptyData(): RunData {
     messages: [],
     heldClaims: new Map(),
     timers: new Map(),
+    txRows: [],
+    txCommitted: new Set(),
     clientLog: new Map(),
   };
 }

@@ -103,6 +103,9 @@ function judgeRerun(d: RunData, r: LedgerRow, again: LedgerRow, w: FaultWindows,
   const e = r.engine;
   const from = r.started_ms;
   const to = again.started_ms;
+  // A transactional body whose transaction did not commit (a fence, a lost commit, a restart) wrote
+  // nothing that lasted: the step must run again (checkTxRows judges what did commit).
+  if (r.workflow_id.endsWith('-txsteps') && !d.txCommitted.has(r.id)) return { excused: true, why: 'transaction-rolled-back' };
   if (w.kills.some((k) => k.engineId === e && k.at >= from && k.at <= to)) return { excused: true, why: 'engine-killed' };
   if (w.pauses.some((p) => p.engineId === e && p.from <= to && p.to >= from)) return { excused: true, why: 'engine-paused' };
   const stop = w.gracefulStops.find((g) => g.engineId === e && g.from <= to && g.to >= from);

@@ -5,11 +5,31 @@ import { body, claim, emptyData, legitimate, noFaults, planned, T, TTL_MS, viola
 import { checkIdleGaps, checkLedger, classifyReruns, classifyTakeovers, FaultWindows } from './checks-safety.js';
 import { checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkHistories, checkMessages, checkOutcomes } from './checks-state.js';
+import { checkTxRows } from './checks-tx.js';
 import type { LedgerRow, OpRow, RunData, WfRow } from './data.js';
 import { Tally } from './util.js';
 import type { PlannedWorkflow } from './workload.js';
 
 describe('chaos invariant checks', () => {
+  it("'txsteps': exactly one application row per recorded step, the recorded body's; none without a record", () => {
+    const d = emptyData();
+    const op = (seq: number, lid: string): OpRow =>
+      ({ workflow_id: 'w-txsteps', seq, kind: 'step', name: `s${seq}`, status: 'completed', result: { v: 1, lid } }) as OpRow;
+    d.ops.set('w-txsteps', [op(0, '1'), op(1, '3')]);
+    const row = (seq: number, lid: string) => ({ workflow_id: 'w-txsteps', seq, lid, engine: 'A1' });
+    const judge = () => {
+      const v = new Tally();
+      checkTxRows([planned('w-txsteps', 'txsteps')], d, v, new Tally());
+      return v.counts;
+    };
+    d.txRows = [row(0, '1'), row(1, '3')];
+    expect(judge()).toEqual({});
+    d.txRows = [row(0, '1'), row(1, '3'), row(1, '2'), row(2, '4')];
+    expect(judge()).toEqual({ tx_row_duplicated: 1, tx_row_without_record: 1 });
+    d.txRows = [row(0, '2')];
+    expect(judge()).toEqual({ tx_row_of_another_body: 1, tx_row_missing: 1 });
+  });
+
   it('accept a legitimate failover history', () => {
     expect(violationsOf(legitimate())).toEqual({});
   });

@@ -12,6 +12,7 @@ import {
 import { checkChains, expectedDeletes } from './checks-edges.js';
 import { checkDelayedStarts, checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes, checkUpdateResults } from './checks-state.js';
+import { checkTxRows } from './checks-tx.js';
 import { groupBy, type RunData } from './data.js';
 import type { ChainSend } from './driver-edges.js';
 import type { ExpiringOutcome } from './driver.js';
@@ -89,6 +90,7 @@ export function runChecks(plan: PlannedWorkflow[], d: RunData, windows: FaultWin
   checkUpdateResults(plan, client.updateResults, violations);
   checkExpiringUpdates(plan, d, client.expiring, violations, notes);
   checkDelayedStarts(plan, d, violations);
+  checkTxRows(plan, d, violations, notes);
   checkLedger(d, windows, violations, notes, o.ttlMs);
   checkFinishedReruns(d, windows, o, violations, notes, anomalies);
   checkStopWindows(d, windows, o, violations, notes);

@@ -93,6 +93,10 @@ export interface RunData {
   messages: MessageRow[];
   heldClaims: Map<string, { engine_id: string; epoch: string }>;
   timers: Map<string, number>;
+  /** Application rows of transactional steps ('chaos.txsteps'), as committed. */
+  txRows: Array<{ workflow_id: string; seq: number; lid: string; engine: string }>;
+  /** The ledger ids of the bodies whose transaction committed (their lid is in txRows). */
+  txCommitted: Set<string>;
   /** The client's calls per workflow (filled in by the harness from the driver). */
   clientLog: Map<string, Array<{ at: number; what: string }>>;
 }
@@ -113,7 +117,7 @@ function groupBy<T>(rows: T[], key: (t: T) => string): Map<string, T[]> {
 export async function loadRunData(db: HarnessDb, weft: string, ownership: RunData['ownership'] = 'workflow-lease'): Promise<RunData> {
   const s = LEDGER_SCHEMA;
   const q = <R>(sql: string) => db.query<R>(sql, [], 300_000);
-  const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers] = await Promise.all([
+  const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers, txRows] = await Promise.all([
     q<WfRow & { has_fence: boolean }>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')},
                 ${ms('created_at', 'created_ms')}, ${ms('start_at', 'start_at_ms')},
                 to_jsonb(w) ->> 'fence_epoch' AS fence_epoch, to_jsonb(w) ? 'fence_epoch' AS has_fence
@@ -136,6 +140,7 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
       `SELECT workflow_id, engine_id, epoch::text FROM ${weft}.weft_workflow_claims WHERE engine_id IS NOT NULL`,
     ),
     q<{ workflow_id: string; n: number }>(`SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers GROUP BY workflow_id`),
+    q<RunData['txRows'][number]>(`SELECT workflow_id, seq, lid::text, engine FROM ${s}.tx_rows ORDER BY workflow_id, seq`),
   ]);
   return {
     ownership,
@@ -152,6 +157,8 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
     messages,
     heldClaims: new Map(claims.map((c) => [c.workflow_id, { engine_id: c.engine_id, epoch: c.epoch }])),
     timers: new Map(timers.map((t) => [t.workflow_id, t.n])),
+    txRows,
+    txCommitted: new Set(txRows.map((r) => r.lid)),
     clientLog: new Map(),
   };
 }

@@ -13,6 +13,10 @@ export function ledgerDdl(): string[] {
       at timestamptz NOT NULL DEFAULT clock_timestamp(),
       claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL,
       body_finished timestamptz, finished_aborted boolean)`,
+    // What transactional steps ('chaos.txsteps') write in their own transaction: no unique key, so a
+    // second commit of one step would show as a second row (checkTxRows).
+    `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.tx_rows (
+      workflow_id text NOT NULL, seq int NOT NULL, lid bigint NOT NULL, engine text NOT NULL)`,
   ];
 }
 

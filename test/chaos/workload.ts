@@ -18,7 +18,8 @@ export type Shape =
   | 'spawner'
   | 'spawned'
   | 'reuse'
-  | 'busycancel';
+  | 'busycancel'
+  | 'txsteps';
 
 /** Planned alongside another (started by its workflow), never by the driver. */
 type Started = 'child' | 'spawned';
@@ -37,6 +38,7 @@ export const SHAPES: Exclude<Shape, Started>[] = [
   'spawner',
   'reuse',
   'busycancel',
+  'txsteps',
 ];
 
 /** The edge shapes of issue #32: fewer of each by default, so a small run keeps its length. */
@@ -46,6 +48,7 @@ const DEFAULT_WEIGHT: Partial<Record<Exclude<Shape, Started>, number>> = {
   spawner: EDGE_WEIGHT,
   reuse: EDGE_WEIGHT,
   busycancel: EDGE_WEIGHT,
+  txsteps: EDGE_WEIGHT,
 };
 
 export interface WorkloadOptions {
@@ -155,7 +158,8 @@ function planOne(r: Rng, o: WorkloadOptions, index: number, shape: Exclude<Shape
   const w = blank(id, shape, input);
   const sum = sumSteps(input.salt, 0, o.steps);
   w.expectedKinds = { step: o.steps };
-  if (shape === 'steps') w.expectedOutput = { sum };
+  // 'txsteps': transactional steps, each committing its application row with its record.
+  if (shape === 'steps' || shape === 'txsteps') w.expectedOutput = { sum };
   if (shape === 'sleepy') {
     w.expectedOutput = { sum, timedOut: o.steps > 1 };
     w.expectedKinds = sleepyKinds(o.steps);

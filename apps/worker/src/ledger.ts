@@ -26,6 +26,7 @@ export class Ledger {
   readonly pool: Pool;
   private readonly insertSql: string;
   private readonly finishSql: string;
+  private readonly txRowSql: string;
   /** End-of-body marks not yet written (they are written in the background, with retries). */
   private readonly marks = new Set<Promise<void>>();
 
@@ -55,6 +56,7 @@ export class Ledger {
              EXISTS (SELECT 1 FROM ${weft}.weft_operations o WHERE o.workflow_id = $1 AND o.seq = $2)
       FROM (VALUES (1)) AS one(x) ${claim}
       RETURNING id::text AS id`;
+    this.txRowSql = `INSERT INTO ${ledger}.tx_rows (workflow_id, seq, lid, engine) VALUES ($1, $2, $3::bigint, $4)`;
     this.finishSql = `UPDATE ${ledger}.ledger SET body_finished = to_timestamp($2::double precision / 1000.0), finished_aborted = $3
                       WHERE id = $1::bigint`;
   }
@@ -69,6 +71,16 @@ export class Ledger {
       at timestamptz NOT NULL DEFAULT clock_timestamp(),
       claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL,
       body_finished timestamptz, finished_aborted boolean)`);
+    await this.pool.query(`CREATE TABLE IF NOT EXISTS ${schema}.tx_rows (
+      workflow_id text NOT NULL, seq int NOT NULL, lid bigint NOT NULL, engine text NOT NULL)`);
+  }
+
+  /**
+   * The application row of a transactional step ('chaos.txsteps'), written through `via`, the
+   * step's own transaction: it commits iff the step's record does. `lid`: the body's ledger row.
+   */
+  async writeTxRow(via: { query(sql: string, params: unknown[]): Promise<unknown> }, workflowId: string, seq: number, lid: string) {
+    await via.query(this.txRowSql, [workflowId, seq, lid, this.engineId]);
   }
 
   /** Appends one body run; returns the ledger row id. */

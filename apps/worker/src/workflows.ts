@@ -77,6 +77,32 @@ async function ledgerStep(ctx: WorkflowContext, input: ChaosInput, i: number): P
   return r.v;
 }
 
+/**
+ * One ledgered transactional step ('chaos.txsteps'): the ledger row goes through the worker's pool
+ * (outside the transaction: it shows every body that ran), the application row through the step's
+ * transaction, which commits it with the step's record or not at all.
+ */
+async function transactionalStep(ctx: WorkflowContext, input: ChaosInput, i: number): Promise<number> {
+  const r = await ctx.transaction(
+    `s${i}`,
+    async (manager, { attempt, idempotencyKey, signal }) => {
+      const bodyStartedMs = Date.now();
+      if (attempt === 1 || !firstAttemptAt.has(idempotencyKey)) firstAttemptAt.set(idempotencyKey, bodyStartedMs);
+      const stepStartedMs = firstAttemptAt.get(idempotencyKey)!;
+      const seq = Number(idempotencyKey.slice(idempotencyKey.lastIndexOf(':') + 1));
+      const entry = { workflowId: ctx.workflowId, seq, step: `s${i}`, attempt, bodyStartedMs, stepStartedMs };
+      const lid = ledger ? await ledger.append(entry) : null;
+      if (ledger && lid !== null) await ledger.writeTxRow(manager, ctx.workflowId, seq, lid);
+      await pause(input.stepMs / 2 + Math.random() * input.stepMs, signal);
+      firstAttemptAt.delete(idempotencyKey);
+      if (lid !== null) ledger?.finish(lid, Date.now(), signal.aborted);
+      return { v: stepValue(input.salt, i), lid };
+    },
+    STEP_OPTIONS,
+  );
+  return r.v;
+}
+
 async function steps(ctx: WorkflowContext, input: ChaosInput, from: number, to: number): Promise<number> {
   let sum = 0;
   for (let i = from; i < to; i++) sum += await ledgerStep(ctx, input, i);
@@ -89,6 +115,15 @@ const WAIT = { timeout: '30m' } as const;
 class StepsWorkflow {
   async run(ctx: WorkflowContext, input: ChaosInput) {
     return { sum: await steps(ctx, input, 0, input.steps) };
+  }
+}
+
+/** Transactional steps only, each writing its application row in its own transaction. */
+class TxStepsWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    let sum = 0;
+    for (let i = 0; i < input.steps; i++) sum += await transactionalStep(ctx, input, i);
+    return { sum };
   }
 }
 
@@ -310,6 +345,7 @@ class ReuseWorkflow {
 export const CHAOS_WORKFLOWS: WorkflowDefinition[] = [
   { name: 'chaos.steps', factory: () => new StepsWorkflow() },
   { name: 'chaos.sleepy', factory: () => new SleepyWorkflow() },
+  { name: 'chaos.txsteps', factory: () => new TxStepsWorkflow() },
   {
     name: 'chaos.signals',
     factory: () => new SignalsWorkflow(),

@@ -3,6 +3,7 @@ import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { WorkflowContext } from '../common/types.js';
 import { currentStep } from './als.js';
 import { Step } from '../nest/decorators/step.decorator.js';
+import type { EntityManager } from 'typeorm';
 import type { WeftEngine } from './engine.js';
 
 /** Every transactional body writes one row here: exactly one per (workflow, step) must survive. */
@@ -110,6 +111,38 @@ class UsesProvider {
   }
 }
 
+/** The pg client a body ran on, to look at it once the step is over. */
+const clients = new Map<string, { pipeline: boolean; query: unknown }>();
+const clientOf = (m: EntityManager) =>
+  (m.queryRunner as unknown as { databaseConnection: { pipeline: boolean; query: unknown } }).databaseConnection;
+
+/** A body that sends nothing, one whose first statement opens a savepoint, one that reads its isolation. */
+class Shapes {
+  async run(ctx: WorkflowContext) {
+    const empty = await ctx.transaction('empty', async (m) => {
+      clients.set(`${ctx.workflowId}:empty`, clientOf(m));
+      return 'nothing sent';
+    });
+    const nested = await ctx.transaction('nested', async (m) => {
+      await m
+        .transaction(async (inner) => {
+          await insertRow(inner, ctx.workflowId, 'nested-inner', 1);
+          throw new Error('rolls back to its savepoint');
+        })
+        .catch(() => undefined);
+      await insertRow(m, ctx.workflowId, 'nested', 1);
+      clients.set(`${ctx.workflowId}:nested`, clientOf(m));
+      return 'outer kept';
+    });
+    const isolation = await ctx.transaction(
+      'isolation',
+      async (m) => ((await m.query('SHOW transaction_isolation')) as Array<{ transaction_isolation: string }>)[0].transaction_isolation,
+      { isolation: 'serializable' },
+    );
+    return { empty, nested, isolation };
+  }
+}
+
 const rowsOf = async (env: ReturnType<typeof useTestEngines>, id: string) =>
   env.tdb.query<{ step: string; attempt: number; engine: string }>(
     'SELECT step, attempt, engine FROM app_rows WHERE workflow_id = $1 ORDER BY step',
@@ -125,7 +158,8 @@ describe('transactional steps (real PostgreSQL)', () => {
       .register('gated-tx', GatedTx)
       .register('nested-ctx', NestedCtx)
       .register('concurrent', Concurrent)
-      .register('uses-provider', UsesProvider);
+      .register('uses-provider', UsesProvider)
+      .register('shapes', Shapes);
 
   beforeAll(async () => {
     await env.tdb.query(APP_TABLE);
@@ -208,5 +242,23 @@ describe('transactional steps (real PostgreSQL)', () => {
     await waitFor(() => lost.some((w) => w.name === 'WeftWorkflowClaimLostWarning'), "A's commit refused by the fence");
     expect(await rowsOf(env, id)).toEqual([{ step: 'gated', attempt: 0, engine: 'B' }]);
     expect((await b.describe(id)).history.map((o) => o.name)).toEqual(['first', 'gated']);
+  });
+
+  it('a body that sends nothing, one that opens a savepoint first, an isolation level: BEGIN rides with the first statement', async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('shapes', {});
+    await expect(h.result({ timeout: '10s' })).resolves.toEqual({ empty: 'nothing sent', nested: 'outer kept', isolation: 'serializable' });
+    expect(await rowsOf(env, h.workflowId)).toEqual([{ step: 'nested', attempt: 1, engine: '' }]);
+    expect((await e.describe(h.workflowId)).history.map((o) => [o.name, o.status])).toEqual([
+      ['empty', 'completed'],
+      ['nested', 'completed'],
+      ['isolation', 'completed'],
+    ]);
+    // The pooled connections went back as they came: no query method of the transaction's, out of pipeline mode.
+    for (const k of ['empty', 'nested']) {
+      const client = clients.get(`${h.workflowId}:${k}`)!;
+      expect(Object.prototype.hasOwnProperty.call(client, 'query')).toBe(false);
+      expect(client.pipeline).toBe(false);
+    }
   });
 });

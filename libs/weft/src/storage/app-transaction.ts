@@ -1,6 +1,8 @@
 // A transaction on one connection of the DataSource Weft runs on, handed to a transactional
 // step's body as a TypeORM EntityManager (docs/transactions.md). The step's record is written on
-// the same connection (WorkflowRepository.advanceOn) before COMMIT.
+// the same connection and committed with it (WorkflowRepository.advanceAndCommit). Two round trips
+// besides the body's own: its BEGIN rides with the body's first statement, and the record, its
+// check and the COMMIT go as one pipeline (docs/decisions/0030).
 import type { PoolClient } from 'pg';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
@@ -17,18 +19,43 @@ const TYPEORM_LEVEL = {
   serializable: 'SERIALIZABLE',
 } as const;
 
-/** Runs one statement on the transaction's connection (a Queryable of sql-client.ts). */
+/** Runs one statement on a connection (a Queryable of sql-client.ts). */
 interface TransactionQueryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
+}
+
+/** One of Weft's statements, sent named with bound parameters. */
+export interface WeftStatement {
+  sql: string;
+  params: unknown[];
+}
+
+/** How Weft sends its own statements on a transaction's connection (SqlClient: named, plan-fresh). */
+export interface WeftStatements {
+  /** Brings the connection's cached plans up to date (before anything is pipelined on it). */
+  prepare(client: PoolClient): Promise<void>;
+  /** The pg query config of a statement (its prepared statement's name). */
+  config(statement: WeftStatement): { name: string; text: string; values: unknown[] };
+}
+
+/** What `commitAfter` came to: each statement's rows or error, and whether the COMMIT landed (else it rolled back). */
+export interface PipelinedCommit {
+  committed: boolean;
+  results: Array<{ rows: Record<string, unknown>[] } | { error: unknown }>;
 }
 
 /** One open transaction: what the body writes through, and its end. */
 export interface AppTransaction {
   readonly manager: EntityManager;
-  /** The same connection, for Weft's own statements inside the transaction. */
-  readonly via: TransactionQueryable;
-  commit(): Promise<void>;
-  /** Rolls back (best effort) and returns the connection; safe to call after a failed commit. */
+  /**
+   * Sends `statements` and COMMIT in one round trip (and one write), and ends the transaction.
+   * PostgreSQL answers the COMMIT with ROLLBACK when a statement before it failed, so the last
+   * statement must fail (raise) whenever the transaction must not commit. Throws
+   * CommitOutcomeUnknown when the COMMIT's own answer is lost, and a serialization failure the
+   * COMMIT raised.
+   */
+  commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit>;
+  /** Rolls back (best effort) and returns the connection; safe to call after commitAfter. */
   rollback(): Promise<void>;
 }
 
@@ -52,27 +79,136 @@ export class CommitOutcomeUnknown extends Error {
   }
 }
 
+/**
+ * The parts of node-pg's Client that pipelining touches. A pg without pipeline mode ignores the
+ * flag and queues the same statements one after another: the same outcome, without the saving.
+ */
+interface PipelineClient {
+  pipeline: boolean;
+  _sentQueryQueue?: unknown[];
+  connection?: { stream?: { cork?(): void; uncork?(): void } };
+  query: (...args: unknown[]) => unknown;
+  once(event: 'drain', fn: () => void): unknown;
+}
+
+/** TypeORM's QueryRunner state that a transaction opened by hand keeps true (BaseQueryRunner's). */
+interface RunnerState {
+  isTransactionActive: boolean;
+  transactionDepth: number;
+  broadcaster: { broadcast(event: string): Promise<void> };
+}
+
+/**
+ * Sends what `send` queues as one pipeline: every query is written before any answer is read, in
+ * one write (the stream is corked), and the client leaves pipeline mode once nothing it sent is
+ * unanswered (leaving it earlier would lose their answers). Pipeline mode refuses cursors and
+ * streams; none is sent while it is on, except by a body that starts one concurrently with its
+ * first statement.
+ */
+function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): T {
+  const stream = client.connection?.stream;
+  client.pipeline = true;
+  stream?.cork?.();
+  let sent: T;
+  try {
+    sent = send();
+  } finally {
+    stream?.uncork?.();
+  }
+  void Promise.allSettled(sent).then(() => {
+    if ((client._sentQueryQueue?.length ?? 0) === 0) client.pipeline = false;
+    else client.once('drain', () => void (client.pipeline = false));
+  });
+  return sent;
+}
+
+/**
+ * A transaction on a query runner whose BEGIN costs no round trip of its own: it is written in
+ * front of the body's first statement (or of the commit's statements, for a body that sent none),
+ * in one pipeline. The snapshot is the same: PostgreSQL takes it at the first statement either way.
+ */
 class QueryRunnerTransaction implements AppTransaction {
   private ended = false;
-  readonly via: TransactionQueryable;
+  private begun = false;
+  private readonly client: PipelineClient;
+  /** The client's own query method, while the BEGIN waits in front of the first statement. */
+  private original: PipelineClient['query'] | undefined;
 
   constructor(
     private readonly runner: QueryRunner,
-    via?: TransactionQueryable,
+    private readonly beginSql: string,
+    private readonly pgClient: PoolClient,
+    private readonly weft: WeftStatements,
   ) {
-    this.via = via ?? { query: async <R>(text: string, values?: unknown[]) => (await runner.query(text, values)) as R[] };
+    this.client = pgClient as unknown as PipelineClient;
   }
 
   get manager(): EntityManager {
     return this.runner.manager;
   }
 
-  async commit(): Promise<void> {
-    this.ended = true;
+  private get state(): RunnerState {
+    return this.runner as unknown as RunnerState;
+  }
+
+  /** Opens it: TypeORM's runner is in a transaction at once; the BEGIN goes with the first statement. */
+  async open(): Promise<void> {
+    const client = this.client;
+    this.state.isTransactionActive = true;
+    await this.state.broadcaster.broadcast('BeforeTransactionStart');
+    const original = client.query;
+    this.original = original;
+    client.query = (...args: unknown[]) => {
+      this.restoreQuery();
+      this.begun = true;
+      const first = args[0] as { submit?: unknown } | undefined;
+      // A stream or a cursor keeps a portal open, which pipeline mode refuses: it waits for the BEGIN.
+      if (typeof first?.submit === 'function') {
+        void (original.call(client, this.beginSql) as Promise<unknown>).catch(() => undefined);
+        return original.apply(client, args);
+      }
+      const [begin, result] = pipelined(client, () => [original.call(client, this.beginSql), original.apply(client, args)]);
+      // A failed BEGIN fails the statement behind it too (the connection is gone): that one reports it.
+      void (begin as Promise<unknown>).catch(() => undefined);
+      return result;
+    };
+    this.state.transactionDepth = 1;
+    await this.state.broadcaster.broadcast('AfterTransactionStart');
+  }
+
+  async commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit> {
+    const client = this.client;
+    const state = this.state;
     try {
-      await this.runner.commitTransaction();
-    } catch (err) {
-      throw isSerializationFailure(err) ? err : new CommitOutcomeUnknown(err);
+      await state.broadcaster.broadcast('BeforeTransactionCommit');
+      await this.weft.prepare(this.pgClient);
+      this.ended = true;
+      const query = this.original ?? client.query;
+      const begin = !this.begun;
+      this.restoreQuery();
+      this.begun = true;
+      const sent = pipelined(client, () => [
+        ...(begin ? [query.call(client, this.beginSql) as Promise<unknown>] : []),
+        ...statements.map((st) => query.call(client, this.weft.config(st)) as Promise<unknown>),
+        query.call(client, 'COMMIT') as Promise<unknown>,
+      ]);
+      const settled = await Promise.allSettled(sent);
+      const commit = settled[settled.length - 1];
+      const results = settled
+        .slice(begin ? 1 : 0, -1)
+        .map((r) => (r.status === 'fulfilled' ? { rows: (r.value as { rows: Record<string, unknown>[] }).rows } : { error: r.reason }));
+      state.isTransactionActive = false;
+      state.transactionDepth = 0;
+      if (commit.status === 'rejected') {
+        // Only a serialization failure the server sent for the COMMIT itself says nothing landed;
+        // anything else (the connection broke) leaves the outcome unknown.
+        if (isSerializationFailure(commit.reason)) throw commit.reason;
+        throw new CommitOutcomeUnknown(commit.reason);
+      }
+      // PostgreSQL answers the COMMIT of a failed transaction with ROLLBACK.
+      const committed = (commit.value as { command?: string }).command === 'COMMIT';
+      await state.broadcaster.broadcast(committed ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
+      return { committed, results };
     } finally {
       await this.release();
     }
@@ -82,7 +218,13 @@ class QueryRunnerTransaction implements AppTransaction {
     if (this.ended) return this.release();
     this.ended = true;
     try {
-      if (this.runner.isTransactionActive) await this.runner.rollbackTransaction();
+      if (!this.begun) {
+        // Nothing was sent: there is nothing to roll back on the server.
+        this.restoreQuery();
+        this.state.isTransactionActive = false;
+        this.state.transactionDepth = 0;
+        await this.state.broadcaster.broadcast('AfterTransactionRollback');
+      } else if (this.runner.isTransactionActive) await this.runner.rollbackTransaction();
     } catch {
       // The connection is broken or the server is away: PostgreSQL rolls the transaction back itself.
     } finally {
@@ -90,30 +232,48 @@ class QueryRunnerTransaction implements AppTransaction {
     }
   }
 
+  /** The pooled client gets its own query method back: the BEGIN must never go to its next user. */
+  private restoreQuery(): void {
+    if (this.original) {
+      // The instance property shadows the prototype's method: deleting it restores that one.
+      delete (this.client as Partial<PipelineClient>).query;
+      if (this.client.query !== this.original) this.client.query = this.original;
+      this.original = undefined;
+    }
+  }
+
   private async release(): Promise<void> {
+    this.restoreQuery();
+    // Everything sent has been answered by now: the pooled client goes back out of pipeline mode.
+    if ((this.client._sentQueryQueue?.length ?? 0) === 0) this.client.pipeline = false;
     if (!this.runner.isReleased) await this.runner.release().catch(() => undefined);
   }
 }
 
 /**
- * Opens a transaction on a fresh connection of `dataSource`. `weftVia`: how Weft's own statements
- * run on that connection (SqlClient's named, plan-fresh statements), given its pg client.
+ * Opens a transaction on a fresh connection of `dataSource` (PostgreSQL's driver, whose runner
+ * holds a node-pg client). `weft`: how Weft's own statements run on that connection.
  */
 export async function beginAppTransaction(
   dataSource: DataSource,
+  weft: WeftStatements,
   isolation?: TransactionIsolation,
-  weftVia?: (client: PoolClient) => TransactionQueryable,
 ): Promise<AppTransaction> {
   const runner = dataSource.createQueryRunner();
   try {
     await runner.connect();
-    await runner.startTransaction(isolation ? TYPEORM_LEVEL[isolation] : undefined);
+    const client = (runner as unknown as { databaseConnection?: PoolClient }).databaseConnection;
+    if (!client) throw new Error('A transactional step needs a DataSource on PostgreSQL (the node-pg driver)');
+    // As TypeORM's startTransaction: without a level of its own, the DataSource's (if set).
+    const level = isolation ? TYPEORM_LEVEL[isolation] : dataSource.options.isolationLevel;
+    const beginSql = level ? `START TRANSACTION ISOLATION LEVEL ${level}` : 'START TRANSACTION';
+    const tx = new QueryRunnerTransaction(runner, beginSql, client, weft);
+    await tx.open();
+    return tx;
   } catch (err) {
     await runner.release().catch(() => undefined);
     throw err;
   }
-  const client = (runner as unknown as { databaseConnection?: PoolClient }).databaseConnection;
-  return new QueryRunnerTransaction(runner, client && weftVia ? weftVia(client) : undefined);
 }
 
 /** What makes two connections "the same database": the cluster's system identifier and the database name. */

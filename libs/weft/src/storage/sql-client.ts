@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ClientConfig, Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PlanGeneration } from './plan-generation.js';
-import { AppTransaction, beginAppTransaction, type TransactionIsolation } from './app-transaction.js';
+import { AppTransaction, beginAppTransaction, type TransactionIsolation, type WeftStatements } from './app-transaction.js';
 
 const names = new Map<string, string>();
 
@@ -88,21 +88,17 @@ export class SqlClient implements Queryable {
 
   /** A transaction for a transactional step's body, on its own connection (app-transaction.ts). */
   beginAppTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
-    return beginAppTransaction(this.dataSource, isolation, (client) => this.namedOn(client));
+    return beginAppTransaction(this.dataSource, this.weftStatements, isolation);
   }
 
   /**
    * Weft's statements on a connection checked out by someone else (a transactional step's query
    * runner): named prepared statements, as on the pool, with the same plan-generation check.
    */
-  private namedOn(client: PoolClient): Queryable {
-    return {
-      query: async <R>(sql: string, params: unknown[] = []) => {
-        this.generationOf.set(client, await this.plans.catchUp(client, this.generationOf.get(client)));
-        return (await client.query({ name: statementName(sql), text: sql, values: params })).rows as R[];
-      },
-    };
-  }
+  private readonly weftStatements: WeftStatements = {
+    prepare: async (client) => void this.generationOf.set(client, await this.plans.catchUp(client, this.generationOf.get(client))),
+    config: ({ sql, params }) => ({ name: statementName(sql), text: sql, values: params }),
+  };
 
   /** The pool's size: transactional bodies hold a connection each and leave some to the rest of the engine. */
   get poolMax(): number {

@@ -18,7 +18,7 @@ export interface TransactionHost {
   /** A transaction on its own connection (a bounded number at once, so the engine keeps some of its pool). */
   beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction>;
   /** Writes `command` with the run's fence on `tx` and commits `tx`; rolls it back when refused. */
-  commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction): Promise<AdvanceOutcome>;
+  commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction, seq: number): Promise<AdvanceOutcome>;
   /** Runs the body with `manager` as the libraries' ambient transaction (typeorm-transactional, @nestjs-cls/transactional). */
   withinAmbient<T>(manager: EntityManager, fn: () => T): T;
 }

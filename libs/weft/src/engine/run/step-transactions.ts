@@ -40,13 +40,12 @@ export class StepTransactions implements TransactionHost {
   /**
    * The fence and the version are checked by the advance statement inside the transaction, right
    * before COMMIT (never held while the body ran): a deposed owner's writes roll back with it.
+   * The advance, its check and the COMMIT go in one round trip (WorkflowRepository.advanceAndCommit).
    */
-  async commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction): Promise<AdvanceOutcome> {
+  async commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction, seq: number): Promise<AdvanceOutcome> {
     const fence = this.ownership.fence;
     const fenced = fence.fenceCommand(command, exec.epoch);
-    const outcome = await this.store.workflows.advanceOn(tx.via, fenced);
-    if (outcome.ok) await tx.commit();
-    else await tx.rollback();
+    const outcome = await this.store.workflows.advanceAndCommit(tx, fenced, seq);
     fence.afterCommit(fenced, outcome);
     return outcome;
   }
@@ -73,8 +72,7 @@ export class StepTransactions implements TransactionHost {
     };
     return {
       manager: tx.manager,
-      via: tx.via,
-      commit: () => tx.commit().finally(once),
+      commitAfter: (statements) => tx.commitAfter(statements).finally(once),
       rollback: () => tx.rollback().finally(once),
     };
   }

@@ -107,7 +107,7 @@ async function attemptOnce(
       attempts: args.attempt,
       startedAt: args.startedAt,
     };
-    const outcome = await exec.recordThrough(op, (command) => host.commitInTransaction(exec, command, tx));
+    const outcome = await exec.recordThrough(op, (command) => host.commitInTransaction(exec, command, tx, step.seq));
     return outcome.ok ? { ok: true, op } : { stopped: true }; // refused: the run is stale (its queue said so)
   } catch (error) {
     await tx.rollback();

@@ -7,6 +7,7 @@ import { WorkflowVersionConflictError } from '../../common/errors.js';
 import type { ClockOffset } from '../../common/clock.js';
 import type { OperationRecord, WorkflowAttributes, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
+import type { AppTransaction } from '../app-transaction.js';
 import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
@@ -101,6 +102,21 @@ function statements(schema: string) {
       SELECT w.id, w.status, w.version, false, NULL, NULL
       FROM req CROSS JOIN LATERAL (SELECT x.id, x.status, x.version FROM ${wf} x WHERE x.id = req.id OFFSET 0) w
       WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = req.id)`,
+
+    /**
+     * After a transactional step's advance, in its transaction, right before its COMMIT: fails
+     * (division by zero) unless that advance wrote the step's record, i.e. its versioned UPDATE
+     * matched. A refused advance then makes PostgreSQL turn the COMMIT sent behind it into a
+     * ROLLBACK, so the body's writes never commit without their record (both go in one round trip).
+     * "Written by this transaction" is "visible and still in progress": a record committed by
+     * another owner reads as committed. The row's xmin may be a subtransaction's (a body that rolled
+     * back to a savepoint goes on inside it), so it is not compared with the top-level id; its
+     * epoch is taken as the current one. Were that wrong (ids wrapping around within the
+     * transaction), the check fails and the attempt rolls back and runs again: never the reverse.
+     */
+    wroteOperation: `SELECT 1 / count(*)::int AS wrote FROM ${ops} o
+      WHERE o.workflow_id = $1 AND o.seq = $2
+        AND pg_xact_status((((pg_current_xact_id()::text::bigint >> 32) << 32) + o.xmin::text::bigint)::text::xid8) = 'in progress'`,
 
     /** Live (non-terminal) children, for the parent-close policy. */
     statuses: `SELECT id, status FROM ${wf} WHERE id = ANY($1::varchar[])`,
@@ -339,6 +355,22 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     const command = await this.payloads.command(given);
     const { sql, params } = this.advanceStatements.for([command]);
     return advanceOutcomes([command], await via.query<AdvanceRow>(sql, params))[0];
+  }
+
+  /**
+   * @internal A transactional step's commit: its advance (as advanceOn's), the check that it wrote
+   * the step's record (`seq`), and COMMIT, in one round trip on `tx`'s connection. Committed iff
+   * the outcome is ok. Throws what the advance threw (the transaction rolled back), and what
+   * `commitAfter` throws (a serialization failure, or CommitOutcomeUnknown).
+   */
+  async advanceAndCommit(tx: AppTransaction, command: AdvanceCommand, seq: number): Promise<AdvanceOutcome> {
+    const advance = this.advanceStatements.for([command]);
+    const { committed, results } = await tx.commitAfter([advance, { sql: this.wf.wroteOperation, params: [command.workflowId, seq] }]);
+    const [advanced, wrote] = results;
+    if ('error' in advanced) throw advanced.error;
+    const outcome = advanceOutcomes([command], advanced.rows as unknown as AdvanceRow[])[0];
+    if (outcome.ok && !committed) throw 'error' in wrote ? wrote.error : new Error(`The record of step ${seq} did not commit`);
+    return outcome;
   }
 
   /** @internal One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
