@@ -137,9 +137,10 @@ describe('the packed @weft/nest', () => {
     tarball = path.resolve(REPO_ROOT, JSON.parse(out).tarball as string);
   }, 120_000);
 
-  afterAll(() => {
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  // Two apps' node_modules: on a loaded machine removing them outlasts the default hook timeout.
+  afterAll(async () => {
+    if (work) await fs.promises.rm(work, { recursive: true, force: true });
+  }, 300_000);
 
   it('is one tarball of the built library: declarations and source maps beside every module, no tests, sources of the demo or tooling', async () => {
     expect(fs.readdirSync(path.dirname(tarball)).filter((f) => f.endsWith('.tgz'))).toEqual([path.basename(tarball)]);
