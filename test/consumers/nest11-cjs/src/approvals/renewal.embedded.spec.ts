@@ -27,10 +27,8 @@ describe('RenewalWorkflow on the testing kit, no database configured', () => {
 
   it('runs on the embedded server: 30 days of sleep, then the signal', async () => {
     expect(new URL(env.databaseUrl).hostname).toBe('127.0.0.1');
-    env.mockStep(
-      GreetingService,
-      'compose',
-      async (name: string) => `Hi ${name}`,
+    env.mockStep(GreetingService, 'compose', (name: string) =>
+      Promise.resolve(`Hi ${name}`),
     );
     const handle = await env.start(RENEWAL_WORKFLOW, { name: 'Ada' });
     await env.clock.advance('30d');
