@@ -137,9 +137,10 @@ describe('the packed @weft/nest', () => {
     tarball = path.resolve(REPO_ROOT, JSON.parse(out).tarball as string);
   }, 120_000);
 
-  afterAll(() => {
-    if (work) fs.rmSync(work, { recursive: true, force: true });
-  });
+  // Two apps' node_modules: on a loaded machine removing them outlasts the default hook timeout.
+  afterAll(async () => {
+    if (work) await fs.promises.rm(work, { recursive: true, force: true });
+  }, 300_000);
 
   it('is one tarball of the built library: declarations and source maps beside every module, no tests, sources of the demo or tooling', async () => {
     expect(fs.readdirSync(path.dirname(tarball)).filter((f) => f.endsWith('.tgz'))).toEqual([path.basename(tarball)]);
@@ -201,7 +202,8 @@ describe('the packed @weft/nest', () => {
       it('passes its own spec (vitest or jest) against DATABASE_URL', async () => {
         // The testing kit's spec takes its schema on WEFT_TEST_DATABASE_URL (docs/testing.md).
         const output = await mustRun('npm', ['test'], app, consumerEnv({ DATABASE_URL: tdb.url, WEFT_TEST_DATABASE_URL: tdb.url }));
-        expect(output).toMatch(/Tests:?\s+5 passed/);
+        // nest11-cjs has one more: the kit's embedded fallback under jest's CommonJS runtime (no WEFT_TEST_DATABASE_URL).
+        expect(output).toMatch(name === 'nest11-cjs' ? /Tests:?\s+6 passed/ : /Tests:?\s+5 passed/);
       }, 120_000);
 
       it('boots with DATABASE_URL: the workflow end to end over HTTP, /health 200, SIGTERM leaves cleanly', async () => {

@@ -559,9 +559,9 @@ export class WeftEngine {
     await this.messaging.poll();
   }
 
-  /** @internal Every run live here waits (parked or in a retry backoff) and nothing is being fired or loaded. */
+  /** @internal Every run live here waits (parked or in a retry backoff) and nothing is being fired, loaded or fetched for it. */
   get isQuiet(): boolean {
-    return this.runtime.isQuiet;
+    return this.runtime.isQuiet && this.messaging.isQuiet;
   }
 
   /**

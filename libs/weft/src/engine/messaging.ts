@@ -53,6 +53,8 @@ export class Messaging {
   private reconnectTimer: NodeJS.Timeout | undefined;
   /** Highest message id a poll already woke each non-live workflow for (bounded). */
   private readonly polled = new Map<string, string>();
+  /** Inbox fetches under way (onNotify): a message on its way to a parked run (the testing kit's quiet). */
+  private fetching = 0;
 
   private readonly store: WorkflowStore;
   private readonly runtime: Runtime;
@@ -169,6 +171,7 @@ export class Messaging {
   onNotify(workflowId: string): void {
     const exec = this.runtime.liveRun(workflowId);
     if (exec) {
+      this.fetching++;
       void this.store.messages
         .inbox(workflowId)
         .then(({ messages, fenceEpoch }) => {
@@ -179,7 +182,8 @@ export class Messaging {
           now.inbox.add(messages);
           this.runtime.wakeForMessage(now, fenceEpoch);
         })
-        .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`));
+        .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`))
+        .finally(() => this.fetching--);
     } else if (this.ownership.fence.holds(workflowId) && !this.isDisposed()) {
       this.runtime.drive(workflowId).catch((err) => {
         // Not woken after all: the next poll must try again, not skip it as handled.
@@ -194,6 +198,11 @@ export class Messaging {
     const talk = parseTalkNotice(payload);
     if (talk) this.waiters.notified(talk.workflowId, talk.key);
     else this.onNotify(payload);
+  }
+
+  /** @internal No inbox fetch is under way (the testing kit's clock waits for quiet). */
+  get isQuiet(): boolean {
+    return this.fetching === 0;
   }
 
   /** One query for all: buffered messages of the workflows this engine may drive. */

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { validateSchemaName } from '../storage/schema-name.js';
 import type { EmbeddedPostgresHandle } from '../storage/embedded/embedded-postgres.js';
+import { startEmbeddedInChild } from './embedded-in-child.js';
 
 /** Where a test environment's schema lives, and how it goes away (docs/testing.md#databases). */
 export interface TestDatabase {
@@ -15,12 +16,20 @@ export interface TestDatabase {
 }
 
 /** The embedded server of this test process, shared by its environments while any is open. */
-let embedded: { handle: Promise<EmbeddedPostgresHandle>; users: number } | undefined;
+let embedded: { handle: Promise<Pick<EmbeddedPostgresHandle, 'url' | 'stop'>>; users: number } | undefined;
 
 /** The embedded server under `.weft/test-pg` (joined when another process already runs it). */
-async function startEmbedded(): Promise<EmbeddedPostgresHandle> {
-  const { startEmbeddedPostgres } = await import('../storage/embedded/embedded-postgres.js');
-  return startEmbeddedPostgres({ dataDir: path.resolve(process.cwd(), '.weft/test-pg') });
+async function startEmbedded(): Promise<Pick<EmbeddedPostgresHandle, 'url' | 'stop'>> {
+  const dataDir = path.resolve(process.cwd(), '.weft/test-pg');
+  let load: typeof import('../storage/embedded/embedded-postgres.js');
+  try {
+    load = await import('../storage/embedded/embedded-postgres.js');
+  } catch (err) {
+    // jest's CommonJS runtime (before Node 24.9) cannot load ES modules (the server's, and the
+    // embedded-postgres package): a plain Node child process runs it instead.
+    return startEmbeddedInChild(dataDir, err);
+  }
+  return load.startEmbeddedPostgres({ dataDir });
 }
 
 /**
