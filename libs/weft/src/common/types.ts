@@ -196,6 +196,11 @@ export interface StartOptions {
    * ('return-existing', the default) or fails with SingletonConflictError ('reject') (docs/queues.md).
    */
   singleton?: string | { key: string; onConflict?: 'return-existing' | 'reject' };
+  /**
+   * Start once `delay` after the last start of this type with this key (at most `maxDelay` after
+   * the first), with the last call's input; every call returns the same handle (docs/queues.md).
+   */
+  debounce?: { key: string; delay: Duration; maxDelay?: Duration };
   /** The run's first attributes, bounded as ctx.setAttributes (docs/api.md, "Attributes"). */
   attributes?: Record<string, AttributeInput>;
 }

@@ -71,6 +71,7 @@ export class Starter {
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
+    if (row.debounce) return this.startDebounced(def, row, signal, tx);
     if (tx) return this.startIn(tx, def, row, policy, signal);
     const sentAt = performance.now();
     const inserted = await this.insert(row, opts, signal);
@@ -87,6 +88,25 @@ export class Starter {
     options.metrics.workflowStarted?.(def.name);
     this.launch(def, row, { ...admitted, sentAt }, signal);
     return row.id;
+  }
+
+  /**
+   * A debounced start: one upsert opens the key's window or pushes its start later with this
+   * input (docs/queues.md); every call of a window gets its workflow's id. The start itself is the
+   * delayed-start fire's, on whichever engine takes its timer.
+   */
+  private async startDebounced(
+    def: WorkflowDefinition,
+    row: InsertWorkflow,
+    signal: StartRequest['signal'],
+    tx: CallerTransaction | undefined,
+  ): Promise<string> {
+    if (signal) throw new InvalidArgumentError('debounce', 'does not combine with signalWithStart');
+    if (tx) throw new InvalidArgumentError('debounce', "does not combine with a caller's transaction (manager, or an ambient one)");
+    const res = await this.deps.store.debounce.start(row);
+    if (res.inserted) this.deps.options.metrics.workflowStarted?.(def.name);
+    this.deps.nudgeTimersAt(this.deps.options.clock.now() + res.startInMs);
+    return res.id;
   }
 
   /** The start's insert: group-committed, or alone with a singleton key. */

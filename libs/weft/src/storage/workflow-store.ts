@@ -10,6 +10,7 @@ import { OperationRepository } from './repositories/operation.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
 import { ScheduleRepository } from './repositories/schedule.repository.js';
 import { TimerRepository } from './repositories/timer.repository.js';
+import { WorkflowDebounce } from './repositories/workflow-debounce.js';
 import { WorkflowRepository } from './repositories/workflow.repository.js';
 
 export class WorkflowStore {
@@ -21,6 +22,8 @@ export class WorkflowStore {
   readonly queues: QueueRepository;
   readonly events: EventRepository;
   readonly streams: StreamRepository;
+  /** Debounced starts (docs/queues.md). */
+  readonly debounce: WorkflowDebounce;
 
   constructor(
     readonly sql: SqlClient,
@@ -32,6 +35,7 @@ export class WorkflowStore {
     this.workflows = new WorkflowRepository(sql, schema, this.messages, clockOffset);
     this.operations = new OperationRepository(sql, schema);
     this.timers = new TimerRepository(sql, schema, clockOffset);
+    this.debounce = new WorkflowDebounce(sql, schema, clockOffset);
     this.schedules = new ScheduleRepository(sql, schema, clockOffset);
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema);

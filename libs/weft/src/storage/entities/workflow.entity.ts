@@ -18,6 +18,7 @@ import type { WorkflowStatus } from '../../common/types.js';
   unique: true,
   where: "singleton_key IS NOT NULL AND status IN ('pending', 'enqueued', 'running', 'suspended')",
 })
+@Index('weft_workflows_debounce_idx', ['type', 'debounceKey'], { unique: true, where: "debounce_key IS NOT NULL AND status = 'pending'" })
 @Index('weft_workflows_partition_admitted_idx', ['queue', 'partitionKey', 'admittedAt'], {
   where: 'admitted_at IS NOT NULL AND partition_key IS NOT NULL',
 })
@@ -92,6 +93,14 @@ export class WorkflowEntity {
   /** At most one live workflow of a type holds a singleton key. */
   @Column({ name: 'singleton_key', type: 'varchar', length: 255, nullable: true })
   singletonKey!: string | null;
+
+  /** A debounced start waiting for its window to close: one pending workflow of a type per key. */
+  @Column({ name: 'debounce_key', type: 'varchar', length: 255, nullable: true })
+  debounceKey!: string | null;
+
+  /** The latest a debounced start may be pushed to (`maxDelay` after its first call). */
+  @Column({ name: 'debounce_until', type: 'timestamptz', nullable: true })
+  debounceUntil!: Date | null;
 
   /** Within its queue, higher is admitted first. */
   @Column({ type: 'integer', default: 0 })

@@ -1,0 +1,23 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+import { qualify } from '../schema-name.js';
+
+/**
+ * Debounced starts (docs/queues.md, docs/decisions/0034): a pending workflow's `debounce_key`,
+ * unique per type among pending workflows (the upsert that pushes a start later finds its row by
+ * it), and `debounce_until`, the latest its start may be pushed to (`maxDelay` after the first call).
+ */
+export function debounceMigration(schema: string): MigrationInterface {
+  const wf = qualify(schema, 'weft_workflows');
+  return {
+    name: 'Debounce1734350600000',
+    async up(qr: QueryRunner): Promise<void> {
+      await qr.query(`ALTER TABLE ${wf} ADD COLUMN debounce_key varchar(255), ADD COLUMN debounce_until timestamptz`);
+      await qr.query(`CREATE UNIQUE INDEX weft_workflows_debounce_idx ON ${wf} (type, debounce_key)
+        WHERE debounce_key IS NOT NULL AND status = 'pending'`);
+    },
+    async down(qr: QueryRunner): Promise<void> {
+      await qr.query(`DROP INDEX ${qualify(schema, 'weft_workflows_debounce_idx')}`);
+      await qr.query(`ALTER TABLE ${wf} DROP COLUMN debounce_until, DROP COLUMN debounce_key`);
+    },
+  };
+}
