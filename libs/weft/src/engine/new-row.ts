@@ -55,10 +55,12 @@ export function debounceOf(opts: StartOptions): { key: string; delayMs: number; 
   return { key: key as string, delayMs, maxDelayMs };
 }
 
-const ON_CONFLICT = ['return-existing', 'reject'];
+const ON_CONFLICT = ['return-existing', 'reject', 'queue'];
+
+type SingletonConflict = 'return-existing' | 'reject' | 'queue';
 
 /** A start's singleton key and what a start that finds one live does; null without one. */
-export function singletonOf(opts: StartOptions): { key: string; onConflict: 'return-existing' | 'reject' } | null {
+export function singletonOf(opts: StartOptions): { key: string; onConflict: SingletonConflict } | null {
   const o = opts.singleton as unknown;
   if (o === undefined) return null;
   const { key, onConflict = 'return-existing' } = (typeof o === 'object' && o !== null ? o : { key: o }) as {
@@ -67,16 +69,13 @@ export function singletonOf(opts: StartOptions): { key: string; onConflict: 'ret
   };
   const problem = nameProblem(key);
   if (problem) throw new InvalidArgumentError('singleton.key', problem);
-  if (onConflict === 'queue') {
-    throw new InvalidArgumentError('singleton.onConflict', "'queue' is not built yet; use 'return-existing' or 'reject'");
-  }
   if (typeof onConflict !== 'string' || !ON_CONFLICT.includes(onConflict)) {
     throw new InvalidArgumentError('singleton.onConflict', `must be one of ${ON_CONFLICT.join(', ')}`);
   }
   if (opts.idPolicy === 'start-new-if-terminal') {
     throw new InvalidArgumentError('singleton', "does not combine with idPolicy 'start-new-if-terminal'");
   }
-  return { key: key as string, onConflict: onConflict as 'return-existing' | 'reject' };
+  return { key: key as string, onConflict: onConflict as SingletonConflict };
 }
 
 /**

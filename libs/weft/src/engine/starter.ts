@@ -129,10 +129,23 @@ export class Starter {
   ): Promise<{ res: InsertResult } | { other: string }> {
     const { key, onConflict } = singletonOf(opts)!;
     if (signal) throw new InvalidArgumentError('singleton', 'does not combine with signalWithStart');
+    if (onConflict === 'queue') return { res: await this.queueBehind(row, key) };
     const res = await this.deps.store.workflows.startSingleton(row, this.deps.ownership.claims.claimer());
     if (res.inserted || res.id === row.id) return { res };
     if (onConflict === 'reject') throw new SingletonConflictError(key, res.id);
     return { other: res.id };
+  }
+
+  /**
+   * onConflict 'queue': every start waits in line (pending, with a delayed-start timer due at once)
+   * and its fire takes the key when no live workflow holds it and no older start waits for it: a
+   * start that took a free key directly would overtake the line.
+   */
+  private async queueBehind(row: InsertWorkflow, key: string): Promise<InsertResult> {
+    row.status = WorkflowStatus.Pending;
+    row.startInMs ??= 0;
+    const queued = await this.deps.store.singletonWaits.queueBehind(row, key);
+    return { ...queued, claimEpoch: null, signalId: null };
   }
 
   /**

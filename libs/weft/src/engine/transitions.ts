@@ -230,8 +230,17 @@ export class Transitions {
     // A debounced start (docs/decisions/0034) commits at the version it read, and only once due: a
     // call that pushed its window later (a new input, a later timer) makes this fire do nothing.
     const readForFire = async (id: string) => {
-      const r = await this.store.debounce.forFire(id);
-      if (r) read = { debounced: r.debounced, due: r.due };
+      let r = await this.store.debounce.forFire(id);
+      if (r?.waits && r.status === WorkflowStatus.Pending) {
+        // A singleton start queued behind its key's holder: it starts once it holds the key.
+        if (!(await this.store.singletonWaits.promote(id))) {
+          await this.store.singletonWaits.recheck(id);
+          read = { debounced: false, due: false };
+          return { ...r, byVersion: false };
+        }
+        r = await this.store.debounce.forFire(id);
+      }
+      if (r) read = { debounced: r.debounced, due: !r.debounced || r.due };
       return r && { ...r, byVersion: r.debounced };
     };
     // A failed fire lets its claim go: the timer fires again (here or elsewhere) and claims anew,

@@ -11,6 +11,7 @@ import { QueueRepository } from './repositories/queue.repository.js';
 import { ScheduleRepository } from './repositories/schedule.repository.js';
 import { TimerRepository } from './repositories/timer.repository.js';
 import { WorkflowDebounce } from './repositories/workflow-debounce.js';
+import { SingletonWaits } from './repositories/workflow-start-singleton.js';
 import { WorkflowRepository } from './repositories/workflow.repository.js';
 
 export class WorkflowStore {
@@ -24,6 +25,8 @@ export class WorkflowStore {
   readonly streams: StreamRepository;
   /** Debounced starts (docs/queues.md). */
   readonly debounce: WorkflowDebounce;
+  /** Singleton starts queued behind their key's holder (onConflict 'queue'). */
+  readonly singletonWaits: SingletonWaits;
 
   constructor(
     readonly sql: SqlClient,
@@ -36,6 +39,7 @@ export class WorkflowStore {
     this.operations = new OperationRepository(sql, schema);
     this.timers = new TimerRepository(sql, schema, clockOffset);
     this.debounce = new WorkflowDebounce(sql, schema, clockOffset);
+    this.singletonWaits = new SingletonWaits(sql, schema, clockOffset);
     this.schedules = new ScheduleRepository(sql, schema, clockOffset);
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema);

@@ -53,7 +53,8 @@ function statements(schema: string) {
     forFire: `
       SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at, created_at, updated_at,
              completed_at, version, workflow_version, queue, priority, admitted_at,
-             debounce_key IS NOT NULL AS debounced, start_at <= (clock_timestamp() + $2::float8 ${ms}) AS due
+             debounce_key IS NOT NULL AS debounced, start_at <= (clock_timestamp() + $2::float8 ${ms}) AS due,
+             singleton_wait IS NOT NULL AS waits
       FROM ${wf} WHERE id = $1`,
   };
 }
@@ -96,9 +97,12 @@ export class WorkflowDebounce {
     }
   }
 
-  /** A delayed start's row as its fire reads it: `debounced` rows commit only when `due` and at this version. */
-  async forFire(id: string): Promise<(WorkflowRow & { debounced: boolean; due: boolean }) | null> {
+  /**
+   * A delayed start's row as its fire reads it: `debounced` rows commit only when `due` and at this
+   * version; `waits`: a singleton start queued behind its key's holder (SingletonWaits).
+   */
+  async forFire(id: string): Promise<(WorkflowRow & { debounced: boolean; due: boolean; waits: boolean }) | null> {
     const [r] = await this.client.query<Record<string, unknown>>(this.sql.forFire, [id, this.clockOffset()]);
-    return r ? { ...mapWorkflowRow(r), debounced: r.debounced as boolean, due: r.due as boolean } : null;
+    return r ? { ...mapWorkflowRow(r), debounced: r.debounced as boolean, due: r.due as boolean, waits: r.waits as boolean } : null;
   }
 }
