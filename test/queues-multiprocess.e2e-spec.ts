@@ -51,11 +51,11 @@ describe('queues across engine processes', () => {
   };
   const send = (c: Child, items: Item[]) => c.proc.stdin!.write(`${JSON.stringify({ cmd: 'start', items })}\n`);
   /** Sends the starts and waits for this batch's "started" (a child's earlier batches printed one too); resolves with their ids. */
-  const sendAndWait = async (c: Child, items: Item[]): Promise<string[]> => {
+  const sendAndWait = async (c: Child, items: Item[], timeoutMs = 20_000): Promise<string[]> => {
     const started = () => c.events.filter((e) => e.event === 'started');
     const before = started().length;
     send(c, items);
-    await waitFor(() => started().length > before, 'the starts', 20_000);
+    await waitFor(() => started().length > before, 'the starts', timeoutMs);
     return started()[before].ids as string[];
   };
   /** The engine whose claim holds workflow `id` while it runs. */
@@ -206,7 +206,7 @@ describe('queues across engine processes', () => {
       partitionKey: 'big',
       ms: 30,
     }));
-    await Promise.all([sendAndWait(first, flood.slice(0, 650)), sendAndWait(second, flood.slice(650))]);
+    await Promise.all([sendAndWait(first, flood.slice(0, 650), 120_000), sendAndWait(second, flood.slice(650), 120_000)]);
     expect((await statuses('pk-big-')).enqueued).toBeGreaterThanOrEqual(1000);
     const small = Array.from({ length: 5 }, (_, i) => ({ id: `pk-small-${i}`, queue: 'pk', partitionKey: 'small', ms: 150 }));
     await sendAndWait(second, small);
@@ -246,11 +246,12 @@ describe('queues across engine processes', () => {
     const [a, b] = [...engines.values()];
     const ids = new Set<string>();
     for (let i = 0; i < 10; i++) {
-      const [id] = await sendAndWait(i % 2 ? b : a, [{ ms: 10, tag: `deb-${i}`, debounce: { key: 'tenant-7', delay: '1500ms' } }]);
+      const [id] = await sendAndWait(i % 2 ? b : a, [{ ms: 10, tag: `deb-${i}`, debounce: { key: 'tenant-7', delay: '5s' } }]);
       ids.add(id);
     }
     expect(ids.size).toBe(1);
     const [id] = ids;
+    // A window of 5 s: the calls (each a round trip through a child process) stay inside it on a loaded machine.
     await waitFor(async () => (await statuses(id)).completed === 1, 'the debounced start to complete', 30_000, 100);
     // A second start would have come by now (the engines look at timers every 100 ms).
     await new Promise((r) => setTimeout(r, 1000));
