@@ -193,9 +193,15 @@ export interface StartOptions {
   partitionKey?: string;
   /**
    * At most one live workflow of this type per key: a start that finds one returns its handle
-   * ('return-existing', the default) or fails with SingletonConflictError ('reject') (docs/queues.md).
+   * ('return-existing', the default), fails with SingletonConflictError ('reject'), or is stored
+   * and starts once the key is free, after the starts queued before it ('queue') (docs/queues.md).
    */
-  singleton?: string | { key: string; onConflict?: 'return-existing' | 'reject' };
+  singleton?: string | { key: string; onConflict?: 'return-existing' | 'reject' | 'queue' };
+  /**
+   * Start once `delay` after the last start of this type with this key (at most `maxDelay` after
+   * the first), with the last call's input; every call returns the same handle (docs/queues.md).
+   */
+  debounce?: { key: string; delay: Duration; maxDelay?: Duration };
   /** The run's first attributes, bounded as ctx.setAttributes (docs/api.md, "Attributes"). */
   attributes?: Record<string, AttributeInput>;
 }

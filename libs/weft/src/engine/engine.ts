@@ -29,7 +29,9 @@ import { Starter } from './starter.js';
 import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';
 import { QueueAdmission } from './queues/admission.js';
-import { ResultPoll } from './result-poll.js';
+import { NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
+import type { SettledSubscription } from './run/settled-waiters.js';
+import type { Settled } from './settled.js';
 import { resolveQueues, type QueueView } from './queues/options.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
@@ -397,7 +399,6 @@ export class WeftEngine {
     validateWorkflowId(workflowId);
     const timeoutMs = opts.timeout === undefined ? Infinity : parseDuration(opts.timeout, 'result timeout');
     const deadline = Date.now() + timeoutMs;
-    let pollMs = 20;
     const sub = this.runtime.subscribeSettled(workflowId);
     try {
       // Running here: its end is announced locally, no need to read storage first.
@@ -408,7 +409,7 @@ export class WeftEngine {
       for (;;) {
         this.assertOpen(); // disposed while it waited
         // The row itself only once the status read shared with other waiters says it ended (or is absent).
-        const row = (await this.resultPoll.ended(workflowId))
+        const row = (await this.resultPoll.look(workflowId)).ended
           ? await this.store.workflows.get(workflowId).catch((err: unknown) => {
               this.assertOpen(); // the read failed because dispose() closed the database
               throw err;
@@ -416,19 +417,34 @@ export class WeftEngine {
           : undefined;
         if (row === null) throw new WorkflowNotFoundError(workflowId);
         if (row && isTerminal(row.status)) return settledValue<O>(workflowId, row);
-        // Until it ends here, or the shared status read says it ended.
-        for (;;) {
-          const left = deadline - Date.now();
-          if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
-          const s = await sub.wait(Math.min(pollMs, left));
-          if (s) return settledValue<O>(workflowId, s);
-          pollMs = Math.min(pollMs * 2, 500);
-          this.assertOpen();
-          if (await this.resultPoll.ended(workflowId)) break;
-        }
+        const s = await this.untilEnded(workflowId, sub, deadline, timeoutMs);
+        if (s) return settledValue<O>(workflowId, s);
       }
     } finally {
       sub.cancel();
+    }
+  }
+
+  /**
+   * Until it ends here (resolves with how), or the shared status read says it ended (null: read
+   * the row). A run live here announces its end here: no read while it is.
+   */
+  private async untilEnded(workflowId: string, sub: SettledSubscription, deadline: number, timeoutMs: number): Promise<Settled | null> {
+    let pollMs = 20;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
+      const s = await sub.wait(Math.min(pollMs, left));
+      if (s) return s;
+      this.assertOpen();
+      if (this.runtime.isLive(workflowId)) {
+        pollMs = 500;
+        continue;
+      }
+      const look = await this.resultPoll.look(workflowId);
+      if (look.ended) return null;
+      // Not started yet: if it is admitted here, its end is announced here.
+      pollMs = look.notStarted ? NOT_STARTED_POLL_MS : Math.min(pollMs * 2, 500);
     }
   }
 

@@ -21,13 +21,46 @@ const START_OPTIONS = new Set<string>([
   'manager',
   'partitionKey',
   'singleton',
+  'debounce',
   'attributes',
 ]);
 
-const ON_CONFLICT = ['return-existing', 'reject'];
+/** A debounce window (and its maxDelay) past this is a schedule, not a debounce. */
+export const MAX_DEBOUNCE_MS = 30 * 86_400_000;
+const DEBOUNCE_KEYS = new Set(['key', 'delay', 'maxDelay']);
+/** Options a debounced start cannot take: its id is the first caller's, its start time the window's. */
+const NOT_WITH_DEBOUNCE = ['workflowId', 'startAt', 'startAfter', 'executionTimeout', 'parentId', 'manager', 'singleton'] as const;
+
+/** A start's debounce window, checked; null without one. */
+export function debounceOf(opts: StartOptions): { key: string; delayMs: number; maxDelayMs: number | null } | null {
+  const d = opts.debounce as unknown;
+  if (d === undefined) return null;
+  if (typeof d !== 'object' || d === null)
+    throw new InvalidArgumentError('debounce', "must be an object like { key: 'user-1', delay: '5s' }");
+  const bad = Object.keys(d).find((k) => !DEBOUNCE_KEYS.has(k));
+  if (bad !== undefined) throw new InvalidArgumentError(`debounce.${bad}`, 'is not an option; use key, delay, maxDelay');
+  const { key, delay, maxDelay } = d as { key?: unknown; delay?: unknown; maxDelay?: unknown };
+  const problem = nameProblem(key);
+  if (problem) throw new InvalidArgumentError('debounce.key', problem);
+  const within = (v: unknown, option: string, min: number) => {
+    const ms = parseDuration(v as string, option);
+    if (ms < min || ms > MAX_DEBOUNCE_MS) throw new InvalidArgumentError(option, `must be from ${min} ms to 30 days (got ${ms} ms)`);
+    return ms;
+  };
+  const delayMs = within(delay, 'debounce.delay', 1);
+  const maxDelayMs = maxDelay === undefined ? null : within(maxDelay, 'debounce.maxDelay', delayMs);
+  const clash = NOT_WITH_DEBOUNCE.find((o) => opts[o] !== undefined);
+  if (clash)
+    throw new InvalidArgumentError('debounce', `does not combine with ${clash}: every call of a window shares the first call's workflow`);
+  return { key: key as string, delayMs, maxDelayMs };
+}
+
+const ON_CONFLICT = ['return-existing', 'reject', 'queue'];
+
+type SingletonConflict = 'return-existing' | 'reject' | 'queue';
 
 /** A start's singleton key and what a start that finds one live does; null without one. */
-export function singletonOf(opts: StartOptions): { key: string; onConflict: 'return-existing' | 'reject' } | null {
+export function singletonOf(opts: StartOptions): { key: string; onConflict: SingletonConflict } | null {
   const o = opts.singleton as unknown;
   if (o === undefined) return null;
   const { key, onConflict = 'return-existing' } = (typeof o === 'object' && o !== null ? o : { key: o }) as {
@@ -36,16 +69,13 @@ export function singletonOf(opts: StartOptions): { key: string; onConflict: 'ret
   };
   const problem = nameProblem(key);
   if (problem) throw new InvalidArgumentError('singleton.key', problem);
-  if (onConflict === 'queue') {
-    throw new InvalidArgumentError('singleton.onConflict', "'queue' is not built yet; use 'return-existing' or 'reject'");
-  }
   if (typeof onConflict !== 'string' || !ON_CONFLICT.includes(onConflict)) {
     throw new InvalidArgumentError('singleton.onConflict', `must be one of ${ON_CONFLICT.join(', ')}`);
   }
   if (opts.idPolicy === 'start-new-if-terminal') {
     throw new InvalidArgumentError('singleton', "does not combine with idPolicy 'start-new-if-terminal'");
   }
-  return { key: key as string, onConflict: onConflict as 'return-existing' | 'reject' };
+  return { key: key as string, onConflict: onConflict as SingletonConflict };
 }
 
 /**
@@ -70,7 +100,8 @@ export function newRow(
   const id = opts.workflowId === undefined ? uuidv7() : validateWorkflowId(opts.workflowId);
   const parentId = opts.parentId === undefined ? null : validateWorkflowId(opts.parentId);
   const stored = toStoredJson(input, 'Workflow input', maxPayloadBytes);
-  const startIn = startDelay(opts, clock.now());
+  const debounce = debounceOf(opts);
+  const startIn = debounce ? debounce.delayMs : startDelay(opts, clock.now());
   const timeoutMs = parseOptionalDuration(opts.executionTimeout, 'executionTimeout');
   const delayed = startIn > 0;
   const timers: InsertWorkflow['timers'] = [];
@@ -89,6 +120,7 @@ export function newRow(
   };
   row.attributes = startAttributes(opts.attributes);
   if (queued) Object.assign(row, queued);
+  if (debounce) row.debounce = debounce;
   return withSingleton(row, opts);
 }
 

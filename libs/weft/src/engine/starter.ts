@@ -71,6 +71,7 @@ export class Starter {
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
+    if (row.debounce) return this.startDebounced(def, row, signal, tx);
     if (tx) return this.startIn(tx, def, row, policy, signal);
     const sentAt = performance.now();
     const inserted = await this.insert(row, opts, signal);
@@ -87,6 +88,25 @@ export class Starter {
     options.metrics.workflowStarted?.(def.name);
     this.launch(def, row, { ...admitted, sentAt }, signal);
     return row.id;
+  }
+
+  /**
+   * A debounced start: one upsert opens the key's window or pushes its start later with this
+   * input (docs/queues.md); every call of a window gets its workflow's id. The start itself is the
+   * delayed-start fire's, on whichever engine takes its timer.
+   */
+  private async startDebounced(
+    def: WorkflowDefinition,
+    row: InsertWorkflow,
+    signal: StartRequest['signal'],
+    tx: CallerTransaction | undefined,
+  ): Promise<string> {
+    if (signal) throw new InvalidArgumentError('debounce', 'does not combine with signalWithStart');
+    if (tx) throw new InvalidArgumentError('debounce', "does not combine with a caller's transaction (manager, or an ambient one)");
+    const res = await this.deps.store.debounce.start(row);
+    if (res.inserted) this.deps.options.metrics.workflowStarted?.(def.name);
+    this.deps.nudgeTimersAt(this.deps.options.clock.now() + res.startInMs);
+    return res.id;
   }
 
   /** The start's insert: group-committed, or alone with a singleton key. */
@@ -109,10 +129,23 @@ export class Starter {
   ): Promise<{ res: InsertResult } | { other: string }> {
     const { key, onConflict } = singletonOf(opts)!;
     if (signal) throw new InvalidArgumentError('singleton', 'does not combine with signalWithStart');
+    if (onConflict === 'queue') return { res: await this.queueBehind(row, key) };
     const res = await this.deps.store.workflows.startSingleton(row, this.deps.ownership.claims.claimer());
     if (res.inserted || res.id === row.id) return { res };
     if (onConflict === 'reject') throw new SingletonConflictError(key, res.id);
     return { other: res.id };
+  }
+
+  /**
+   * onConflict 'queue': every start waits in line (pending, with a delayed-start timer due at once)
+   * and its fire takes the key when no live workflow holds it and no older start waits for it: a
+   * start that took a free key directly would overtake the line.
+   */
+  private async queueBehind(row: InsertWorkflow, key: string): Promise<InsertResult> {
+    row.status = WorkflowStatus.Pending;
+    row.startInMs ??= 0;
+    const queued = await this.deps.store.singletonWaits.queueBehind(row, key);
+    return { ...queued, claimEpoch: null, signalId: null };
   }
 
   /**

@@ -226,14 +226,33 @@ export class Transitions {
       if (!heldBefore && !this.runtime.isLive(workflowId)) await this.ownership.claims.release(workflowId);
     };
     let status: WorkflowStatus | undefined;
+    let read = { debounced: false, due: true };
+    // A debounced start (docs/decisions/0034) commits at the version it read, and only once due: a
+    // call that pushed its window later (a new input, a later timer) makes this fire do nothing.
+    const readForFire = async (id: string) => {
+      let r = await this.store.debounce.forFire(id);
+      if (r?.waits && r.status === WorkflowStatus.Pending) {
+        // A singleton start queued behind its key's holder: it starts once it holds the key.
+        if (!(await this.store.singletonWaits.promote(id))) {
+          await this.store.singletonWaits.recheck(id);
+          read = { debounced: false, due: false };
+          return { ...r, byVersion: false };
+        }
+        r = await this.store.debounce.forFire(id);
+      }
+      if (r) read = { debounced: r.debounced, due: !r.debounced || r.due };
+      return r && { ...r, byVersion: r.debounced };
+    };
     // A failed fire lets its claim go: the timer fires again (here or elsewhere) and claims anew,
     // and if another engine started the workflow meanwhile nothing would ever release it here.
-    const row = await this.external(workflowId, 'delayed-start', (r) => {
+    const decide = (r: WorkflowRow) => {
       status = r.status;
+      if (r.status !== WorkflowStatus.Pending || !read.due) return null;
       // A start into a queue goes to its queue now: the admission makes it running.
       const next = r.queue === null ? WorkflowStatus.Running : WorkflowStatus.Enqueued;
-      return r.status === WorkflowStatus.Pending ? { status: next, deleteTimers: [{ kind: 'delayed-start', seq: -1 }] } : null;
-    }).catch(async (err: unknown) => {
+      return { status: next, deleteTimers: [{ kind: 'delayed-start' as const, seq: -1 }] };
+    };
+    const row = await this.external(workflowId, 'delayed-start', decide, undefined, readForFire).catch(async (err: unknown) => {
       await letGo().catch(() => undefined);
       throw err;
     });
@@ -260,18 +279,20 @@ export class Transitions {
     what: string,
     decide: (row: WorkflowRow) => Change | null,
     tx?: CallerTransaction,
+    /** Another read of the row; `byVersion`: commit only at the version read (a debounced start's fire). */
+    read?: (id: string) => Promise<(WorkflowRow & { byVersion: boolean }) | null>,
   ): Promise<WorkflowRow | null> {
     validateWorkflowId(workflowId);
-    let row: WorkflowRow | null = null;
+    let row: (WorkflowRow & { byVersion?: boolean }) | null = null;
     for (let attempt = 0; attempt < EXTERNAL_ATTEMPTS; attempt++) {
-      row = await (tx ? this.store.workflows.getOn(tx.via, workflowId) : this.store.workflows.get(workflowId));
+      row = await (read ?? this.reader(tx))(workflowId);
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;
       const ends = change.status !== undefined && isTerminal(change.status);
       const settled = { status: change.status ?? row.status, output: null, error: change.error?.value ?? null };
       if (ends && row.parentId) change.messages = [childNotice(row.parentId, workflowId, settled)];
-      const command = { ...change, workflowId, expectedVersion: row.version, ifStatus: row.status };
+      const command = { ...change, workflowId, expectedVersion: row.version, ...judgedOn(row) };
       const outcome = await (tx ? this.runtime.commitCommandOn(tx.via, command, tx.onCommit) : this.runtime.commitCommand(command));
       if (!outcome.ok) {
         if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);
@@ -291,9 +312,18 @@ export class Transitions {
     throw new WorkflowVersionConflictError(workflowId, row!.version);
   }
 
+  private reader(tx?: CallerTransaction): (id: string) => Promise<WorkflowRow | null> {
+    return tx ? (id) => this.store.workflows.getOn(tx.via, id) : (id) => this.store.workflows.get(id);
+  }
+
   private ended(row: WorkflowRow, settled: Settled): void {
     this.runtime.options.metrics.workflowFinished?.(row.type, settled.status);
     this.runtime.settle(row.id, settled);
     this.runtime.terminated(row.id);
   }
+}
+
+/** An external commit is judged on the status it read, or (`byVersion`) on the version. */
+function judgedOn(row: WorkflowRow & { byVersion?: boolean }): { ifStatus?: WorkflowStatus } {
+  return row.byVersion ? {} : { ifStatus: row.status };
 }

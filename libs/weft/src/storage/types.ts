@@ -165,6 +165,8 @@ export interface InsertWorkflow {
   partitionKey?: string;
   /** At most one live workflow of its type holds this key (WorkflowRepository.startSingleton). */
   singletonKey?: string;
+  /** A debounced start (WorkflowRepository.startDebounced): its key, delay and latest start, in ms from now. */
+  debounce?: { key: string; delayMs: number; maxDelayMs: number | null };
   /** start(..., { attributes }), checked; absent when none. */
   attributes?: WorkflowAttributes;
 }

@@ -10,6 +10,8 @@ import { OperationRepository } from './repositories/operation.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
 import { ScheduleRepository } from './repositories/schedule.repository.js';
 import { TimerRepository } from './repositories/timer.repository.js';
+import { WorkflowDebounce } from './repositories/workflow-debounce.js';
+import { SingletonWaits } from './repositories/workflow-start-singleton.js';
 import { WorkflowRepository } from './repositories/workflow.repository.js';
 import { Payloads } from './payloads.js';
 
@@ -22,6 +24,10 @@ export class WorkflowStore {
   readonly queues: QueueRepository;
   readonly events: EventRepository;
   readonly streams: StreamRepository;
+  /** Debounced starts (docs/queues.md). */
+  readonly debounce: WorkflowDebounce;
+  /** Singleton starts queued behind their key's holder (onConflict 'queue'). */
+  readonly singletonWaits: SingletonWaits;
 
   constructor(
     readonly sql: SqlClient,
@@ -35,6 +41,8 @@ export class WorkflowStore {
     this.workflows = new WorkflowRepository(sql, schema, this.messages, clockOffset, payloads);
     this.operations = new OperationRepository(sql, schema, payloads);
     this.timers = new TimerRepository(sql, schema, clockOffset);
+    this.debounce = new WorkflowDebounce(sql, schema, clockOffset, payloads);
+    this.singletonWaits = new SingletonWaits(sql, schema, clockOffset, payloads);
     this.schedules = new ScheduleRepository(sql, schema, clockOffset, payloads);
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema, payloads);

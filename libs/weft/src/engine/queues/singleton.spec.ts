@@ -82,6 +82,35 @@ describe('singleton starts (real PostgreSQL)', () => {
     expect(bodies).toHaveLength(1);
   });
 
+  it("onConflict 'queue' on two engines: each start runs once, one at a time, in the order they were made", async () => {
+    const order: string[] = [];
+    let inFlight = 0;
+    let most = 0;
+    class Serial {
+      async run(ctx: WorkflowContext, input: { n: number }) {
+        await ctx.step('work', async () => {
+          most = Math.max(most, ++inFlight);
+          await new Promise((r) => setTimeout(r, 50));
+          order.push(String(input.n));
+          inFlight--;
+        });
+        return input.n;
+      }
+    }
+    const opts = { timerPollInterval: 100, ownership: 'workflow-lease' as const, workflowClaimTtl: 3000, workflowClaimRenewInterval: 500 };
+    const engines: WeftEngine[] = [];
+    for (const id of ['A', 'B']) engines.push(await env.pool.create({ ...opts, engineId: id }, (x) => x.register('serial', Serial)));
+    await Promise.all(engines.map((x) => x.bootstrap()));
+    const handles = [];
+    for (let n = 0; n < 6; n++) {
+      handles.push(await engines[n % 2].start('serial', { n }, { singleton: { key: 'one-at-a-time', onConflict: 'queue' } }));
+    }
+    expect(new Set(handles.map((h) => h.workflowId)).size).toBe(6);
+    expect(await Promise.all(handles.map((h) => h.result({ timeout: '20s' })))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(order).toEqual(['0', '1', '2', '3', '4', '5']);
+    expect(most).toBe(1);
+  });
+
   it('refuses bad singleton options before anything is written', async () => {
     const e = await env.pool.create({}, (x) => x.register('held', Held));
     await e.bootstrap();
@@ -89,7 +118,6 @@ describe('singleton starts (real PostgreSQL)', () => {
     const before = await count();
     for (const [singleton, what] of [
       ['', 'must not be empty'],
-      [{ key: 'k', onConflict: 'queue' }, 'not built yet'],
       [{ key: 'k', onConflict: 'replace' }, 'must be one of'],
       [{ onConflict: 'reject' }, 'must be a string'],
     ] as const) {

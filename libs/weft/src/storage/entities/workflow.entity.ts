@@ -18,6 +18,10 @@ import type { WorkflowStatus } from '../../common/types.js';
   unique: true,
   where: "singleton_key IS NOT NULL AND status IN ('pending', 'enqueued', 'running', 'suspended')",
 })
+@Index('weft_workflows_debounce_idx', ['type', 'debounceKey'], { unique: true, where: "debounce_key IS NOT NULL AND status = 'pending'" })
+@Index('weft_workflows_singleton_wait_idx', ['type', 'singletonWait', 'createdAt', 'id'], {
+  where: "singleton_wait IS NOT NULL AND status = 'pending'",
+})
 @Index('weft_workflows_partition_admitted_idx', ['queue', 'partitionKey', 'admittedAt'], {
   where: 'admitted_at IS NOT NULL AND partition_key IS NOT NULL',
 })
@@ -92,6 +96,18 @@ export class WorkflowEntity {
   /** At most one live workflow of a type holds a singleton key. */
   @Column({ name: 'singleton_key', type: 'varchar', length: 255, nullable: true })
   singletonKey!: string | null;
+
+  /** A singleton start queued behind the live holder of this key (onConflict 'queue'): it starts once it holds the key. */
+  @Column({ name: 'singleton_wait', type: 'varchar', length: 255, nullable: true })
+  singletonWait!: string | null;
+
+  /** A debounced start waiting for its window to close: one pending workflow of a type per key. */
+  @Column({ name: 'debounce_key', type: 'varchar', length: 255, nullable: true })
+  debounceKey!: string | null;
+
+  /** The latest a debounced start may be pushed to (`maxDelay` after its first call). */
+  @Column({ name: 'debounce_until', type: 'timestamptz', nullable: true })
+  debounceUntil!: Date | null;
 
   /** Within its queue, higher is admitted first. */
   @Column({ type: 'integer', default: 0 })

@@ -5,9 +5,11 @@
 // start without a key never comes here.
 import { LIVE } from './workflow-purge.js';
 import { qualify } from '../schema-name.js';
-import { jsonOrNullParam } from '../sql-client.js';
+import { jsonOrNullParam, type SqlClient } from '../sql-client.js';
+import type { WorkflowStatus } from '../../common/types.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { InsertWorkflow } from '../types.js';
+import { Payloads } from '../payloads.js';
 
 const ms = `* interval '1 millisecond'`;
 
@@ -76,4 +78,104 @@ export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | un
     JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
     ...mine,
   ];
+}
+
+/**
+ * Singleton starts that queue (onConflict 'queue', docs/decisions/0034): a start that meets the
+ * key's live holder is stored `pending` with `singleton_wait` and a delayed-start timer; each fire
+ * of that timer tries to take the key (only the oldest waiter of the key may), and the fire starts
+ * it once it holds the key; otherwise the timer is set to try again shortly.
+ */
+function waitStatements(schema: string) {
+  const wf = qualify(schema, 'weft_workflows');
+  const timers = qualify(schema, 'weft_timers');
+  const later = (p: string) => `CASE WHEN ${p}::float8 IS NULL THEN NULL ELSE clock_timestamp() + ${p}::float8 ${ms} END`;
+  return {
+    /**
+     * $1 id, $2 type, $3 input, $4 parent, $5 trace context, $6 workflow version, $7 queue, $8 priority,
+     * $9 partition key, $10 the key waited for, $11 attributes, $12 deadline and $13 start (ms from now), $14 timers.
+     */
+    queueBehind: `
+      WITH ins AS (
+        INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue,
+                           priority, partition_key, singleton_wait, attributes)
+        VALUES ($1::text, $2::text, 'pending', $3::json, $4::text, ${later('$12')}, ${later('$13')}, 1, $5::text, $6::text, $7::text,
+                COALESCE($8::int, 0), $9::text, $10::text, $11::jsonb)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id, status, version
+      ),
+      ins_timers AS (
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at)
+        SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms ${ms}
+        FROM ins, json_to_recordset($14::json) AS x(kind text, delay_ms double precision)
+      )
+      SELECT id, status, version, true AS inserted FROM ins
+      UNION ALL
+      SELECT id, status, version, false FROM ${wf} WHERE id = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`,
+    /** The waiter $1 takes its key: only when no live workflow holds it and no older waiter waits for it. */
+    promote: `
+      UPDATE ${wf} w SET singleton_key = w.singleton_wait, singleton_wait = NULL
+      WHERE w.id = $1 AND w.status = 'pending' AND w.singleton_wait IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM ${wf} o WHERE o.type = w.type AND o.singleton_key = w.singleton_wait AND o.status IN (${LIVE}))
+        AND NOT EXISTS (SELECT 1 FROM ${wf} o WHERE o.type = w.type AND o.singleton_wait = w.singleton_wait AND o.status = 'pending'
+                          AND (o.created_at, o.id) < (w.created_at, w.id))
+      RETURNING w.id`,
+    /** The waiter's timer fires again in $2 ms (workflow time: $3 is the clock's offset). */
+    recheck: `UPDATE ${timers} SET fire_at = clock_timestamp() + ($2::float8 + $3::float8) ${ms}
+              WHERE workflow_id = $1 AND kind = 'delayed-start' AND seq = -1`,
+  };
+}
+
+/** How often a queued singleton start looks whether its key is free. */
+export const SINGLETON_RECHECK_MS = 500;
+
+export class SingletonWaits {
+  private readonly sql: ReturnType<typeof waitStatements>;
+
+  constructor(
+    private readonly client: SqlClient,
+    schema: string,
+    private readonly clockOffset: () => number,
+    private readonly payloads: Payloads = new Payloads(),
+  ) {
+    this.sql = waitStatements(schema);
+  }
+
+  /** Stores a start that waits for `key`; or, when its id exists, that row's status (the id policy applies). */
+  async queueBehind(w: InsertWorkflow, key: string): Promise<{ inserted: boolean; status: WorkflowStatus; version: number }> {
+    const off = this.clockOffset();
+    const timers = w.timers.some((t) => t.kind === 'delayed-start') ? w.timers : [{ kind: 'delayed-start', delayMs: 0 }, ...w.timers];
+    const [r] = await this.client.query<{ inserted: boolean; status: WorkflowStatus; version: number }>(this.sql.queueBehind, [
+      w.id,
+      w.type,
+      jsonOrNullParam(await this.payloads.encode(w.input)),
+      w.parentId ?? null,
+      w.traceContext ?? null,
+      w.workflowVersion ?? null,
+      w.queue ?? null,
+      w.priority ?? null,
+      w.partitionKey ?? null,
+      key,
+      w.attributes ? JSON.stringify(w.attributes) : null,
+      w.deadlineInMs === null ? null : w.deadlineInMs + off,
+      (w.startInMs ?? 0) + off,
+      JSON.stringify(timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs + off }))),
+    ]);
+    return r;
+  }
+
+  /** True when waiter `id` now holds its key (or was not waiting); false: try again later (recheck). */
+  async promote(id: string): Promise<boolean> {
+    try {
+      return (await this.client.query(this.sql.promote, [id])).length === 1;
+    } catch (err) {
+      // A start that found the key free took it between the check and the update.
+      if ((err as { code?: string }).code === '23505') return false;
+      throw err;
+    }
+  }
+
+  async recheck(id: string, inMs = SINGLETON_RECHECK_MS): Promise<void> {
+    await this.client.query(this.sql.recheck, [id, inMs, this.clockOffset()]);
+  }
 }

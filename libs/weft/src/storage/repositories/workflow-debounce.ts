@@ -1,0 +1,113 @@
+// Debounced starts (docs/queues.md, docs/decisions/0034). A debounced start is a `pending` workflow
+// with a `debounce_key`, unique per type among pending workflows, and a delayed-start timer. A call
+// inside the open window is one upsert that keeps the last input, pushes the start (and its timer)
+// later, and bumps the version; the delayed-start fire commits only at the version it read and only
+// once the start is due (Transitions.fireDelayedStart), so it never starts with an input a later
+// call replaced. Once the window has closed (the start is due) no call changes the row: the call
+// detaches it from the key (it starts with what it has) and opens a new window.
+import { WorkflowVersionConflictError } from '../../common/errors.js';
+import { qualify } from '../schema-name.js';
+import { jsonOrNullParam, type SqlClient } from '../sql-client.js';
+import type { InsertWorkflow, WorkflowRow } from '../types.js';
+import { mapWorkflowRow } from './workflow.repository.js';
+import { Payloads } from '../payloads.js';
+
+const ms = `* interval '1 millisecond'`;
+/** Calls that each met a window closing under them: only a fire stalled between due and commit does this. */
+const MAX_ATTEMPTS = 20;
+
+function statements(schema: string) {
+  const wf = qualify(schema, 'weft_workflows');
+  const timers = qualify(schema, 'weft_timers');
+  // $13: the workflow clock's offset (ms): times in the row and the timers are workflow time.
+  const now = `(clock_timestamp() + $13::float8 ${ms})`;
+  return {
+    /**
+     * $1 id, $2 type, $3 input, $4 trace context, $5 workflow version, $6 queue, $7 priority,
+     * $8 partition key, $9 debounce key, $10 delay and $11 maxDelay (ms), $12 attributes, $13 offset.
+     * Returns the window's workflow (new or pushed) and the ms to its start; no row when the
+     * window of the pending workflow under the key has closed.
+     */
+    upsert: `
+      WITH up AS (
+        INSERT INTO ${wf} AS w (id, type, status, input, start_at, version, trace_context, workflow_version, queue, priority,
+                                partition_key, debounce_key, debounce_until, attributes)
+        VALUES ($1::text, $2::text, 'pending', $3::json, ${now} + $10::float8 ${ms}, 1, $4::text, $5::text, $6::text,
+                COALESCE($7::int, 0), $8::text, $9::text,
+                CASE WHEN $11::float8 IS NULL THEN NULL ELSE ${now} + $11::float8 ${ms} END, $12::jsonb)
+        ON CONFLICT (type, debounce_key) WHERE debounce_key IS NOT NULL AND status = 'pending'
+        DO UPDATE SET input = EXCLUDED.input, start_at = LEAST(EXCLUDED.start_at, w.debounce_until),
+                      version = w.version + 1, updated_at = clock_timestamp()
+          WHERE w.start_at > ${now}
+        RETURNING w.id, w.start_at, (w.xmax = 0) AS inserted
+      ),
+      tm AS (
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at) SELECT id, 'delayed-start', -1, start_at FROM up
+        ON CONFLICT (workflow_id, kind, seq) DO UPDATE SET fire_at = EXCLUDED.fire_at
+      )
+      SELECT id, inserted, GREATEST(0, EXTRACT(EPOCH FROM (start_at - ${now})) * 1000)::float8 AS start_in_ms FROM up`,
+    /** The pending workflow under a key whose window closed leaves the key: it starts as it is. */
+    detach: `
+      UPDATE ${wf} SET debounce_key = NULL
+      WHERE type = $1 AND debounce_key = $2 AND status = 'pending' AND start_at <= (clock_timestamp() + $3::float8 ${ms})`,
+    /** The row a delayed-start fire decides on, with whether it is debounced and due by the database clock. */
+    forFire: `
+      SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at, created_at, updated_at,
+             completed_at, version, workflow_version, queue, priority, admitted_at,
+             debounce_key IS NOT NULL AS debounced, start_at <= (clock_timestamp() + $2::float8 ${ms}) AS due,
+             singleton_wait IS NOT NULL AS waits
+      FROM ${wf} WHERE id = $1`,
+  };
+}
+
+export class WorkflowDebounce {
+  private readonly sql: ReturnType<typeof statements>;
+
+  constructor(
+    private readonly client: SqlClient,
+    schema: string,
+    private readonly clockOffset: () => number,
+    private readonly payloads: Payloads = new Payloads(),
+  ) {
+    this.sql = statements(schema);
+  }
+
+  /** A debounced start: the window's workflow (`inserted` when this call opened it) and the ms to its start. */
+  async start(w: InsertWorkflow): Promise<{ id: string; inserted: boolean; startInMs: number }> {
+    const d = w.debounce!;
+    const input = await this.payloads.encode(w.input);
+    for (let attempt = 0; ; attempt++) {
+      const off = this.clockOffset();
+      const [r] = await this.client.query<{ id: string; inserted: boolean; start_in_ms: number }>(this.sql.upsert, [
+        w.id,
+        w.type,
+        jsonOrNullParam(input),
+        w.traceContext ?? null,
+        w.workflowVersion ?? null,
+        w.queue ?? null,
+        w.priority ?? null,
+        w.partitionKey ?? null,
+        d.key,
+        d.delayMs,
+        d.maxDelayMs,
+        w.attributes ? JSON.stringify(w.attributes) : null,
+        off,
+      ]);
+      if (r) return { id: r.id, inserted: r.inserted, startInMs: Number(r.start_in_ms) };
+      // Only a fire that keeps stalling between due and commit gets here: the caller may try again.
+      if (attempt >= MAX_ATTEMPTS) throw new WorkflowVersionConflictError(w.id, 1);
+      await this.client.query(this.sql.detach, [w.type, d.key, off]);
+    }
+  }
+
+  /**
+   * A delayed start's row as its fire reads it: `debounced` rows commit only when `due` and at this
+   * version; `waits`: a singleton start queued behind its key's holder (SingletonWaits).
+   */
+  async forFire(id: string): Promise<(WorkflowRow & { debounced: boolean; due: boolean; waits: boolean }) | null> {
+    const [r] = await this.client.query<Record<string, unknown>>(this.sql.forFire, [id, this.clockOffset()]);
+    if (!r) return null;
+    const row = await this.payloads.row(mapWorkflowRow(r));
+    return { ...row, debounced: r.debounced as boolean, due: r.due as boolean, waits: r.waits as boolean };
+  }
+}
