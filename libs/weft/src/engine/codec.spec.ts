@@ -169,6 +169,16 @@ describe('payload codec (real PostgreSQL)', () => {
     await expect(other.describe(h.workflowId)).rejects.toMatchObject({ code: 'WEFT_CODEC_MISSING', codecId: 'k1', known: ['k2'] });
   });
 
+  it('encodes the inputs of debounced and queued singleton starts', async () => {
+    const [e] = await engines(key1, 1);
+    const d = await e.start('codec-child', { text: M('debounced') }, { debounce: { key: 'd1', delay: '50ms' } });
+    const s1 = await e.start('codec-child', { text: M('single-1') }, { singleton: { key: 's1', onConflict: 'queue' } });
+    const s2 = await e.start('codec-child', { text: M('single-2') }, { singleton: { key: 's1', onConflict: 'queue' } });
+    for (const h of [d, s1, s2]) await h.result({ timeout: '20s' });
+    expect(await s2.result()).toBe(`${M('single-2')}+${M('child-output')}`);
+    expect((await rawScan()).filter((r) => r.text.includes('MARKER-'))).toEqual([]);
+  });
+
   it('refuses a bad codec option at start-up', async () => {
     await expect(env.pool.create({ codec: { current: key1, accepts: [new AesGcmCodec('k1', randomBytes(32))] } })).rejects.toMatchObject({
       code: 'WEFT_INVALID_CONFIGURATION',
