@@ -27,6 +27,10 @@ class Everything {
       return ctx.continueAsNew({ text: M('continued-input'), continued: true });
     }
     const a = await ctx.step('a', () => ({ secret: M('step-result') }));
+    await ctx.transaction('tx', async (manager) => {
+      await manager.query('SELECT 1');
+      return { secret: M('transaction-result') };
+    });
     await ctx.step('body-stream', async () => {
       await ctx.writeStream('s', M('step-stream-entry'));
       return 1;

@@ -363,7 +363,8 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    * the outcome is ok. Throws what the advance threw (the transaction rolled back), and what
    * `commitAfter` throws (a serialization failure, or CommitOutcomeUnknown).
    */
-  async advanceAndCommit(tx: AppTransaction, command: AdvanceCommand, seq: number): Promise<AdvanceOutcome> {
+  async advanceAndCommit(tx: AppTransaction, given: AdvanceCommand, seq: number): Promise<AdvanceOutcome> {
+    const command = await this.payloads.command(given);
     const advance = this.advanceStatements.for([command]);
     const { committed, results } = await tx.commitAfter([advance, { sql: this.wf.wroteOperation, params: [command.workflowId, seq] }]);
     const [advanced, wrote] = results;
