@@ -28,6 +28,9 @@ export {
   WorkflowFailedError,
   StepTimeoutError,
   StepFailedError,
+  StepMaxElapsedError,
+  ApplicationError,
+  NonRetryableError,
   EngineDisposedError,
   WorkflowClaimUnavailableError,
   OwnershipModeMismatchError,
@@ -48,7 +51,7 @@ export {
   ForkRefusedError,
   TestClockStuckError,
 } from './common/errors.js';
-export type { RecordedError, WeftErrorClass } from './common/errors.js';
+export type { RecordedError, WeftErrorClass, ApplicationErrorOptions } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';
 

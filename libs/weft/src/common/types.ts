@@ -235,6 +235,13 @@ export interface RetryPolicy {
   maxInterval?: Duration;
   /** Error names (err.name) that fail the step at once. */
   nonRetryable?: string[];
+  /**
+   * How long the step may take over all its attempts, from its first attempt's start (Temporal's
+   * scheduleToClose): the attempt running at the deadline is aborted, no retry begins after it,
+   * and the step fails with StepMaxElapsedError. Measured from the recorded first start, so it
+   * holds across a takeover.
+   */
+  maxElapsed?: Duration;
 }
 
 export interface StepOptions {

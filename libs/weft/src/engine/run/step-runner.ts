@@ -1,8 +1,8 @@
-import { StepTimeoutError } from '../../common/errors.js';
+import { StepMaxElapsedError, StepTimeoutError } from '../../common/errors.js';
 import { stepBodyStorage } from '../als.js';
 import { LongTimeout, setLongTimeout } from '../long-timeout.js';
 import type { WorkflowClock } from '../../common/clock.js';
-import { backoffDelay, ResolvedRetry } from '../retry.js';
+import { backoffDelay, ResolvedRetry, stopsRetrying } from '../retry.js';
 import type { StepArgs } from '../../common/types.js';
 
 export type AttemptsOutcome =
@@ -34,12 +34,20 @@ export function abortableDelay(ms: number, signal: AbortSignal, clock: Pick<Work
 /** The ownership check right before a body's first line said no: the attempt never started. */
 class NotStarted extends Error {}
 
-/** One attempt: the step body raced against its timeout and the execution's abort. */
+/** What ends an attempt besides its body: a per-attempt timeout and the step's maxElapsed deadline. */
+interface AttemptLimits {
+  timeoutMs?: number;
+  /** Date.now() at which retry.maxElapsed runs out. */
+  deadlineAt?: number;
+  maxElapsedMs?: number;
+}
+
+/** One attempt: the step body raced against its timeout, its deadline and the execution's abort. */
 async function attemptOnce(
   fn: (args: StepArgs) => unknown,
   args: Omit<StepArgs, 'signal'>,
   name: string,
-  timeoutMs: number | undefined,
+  limits: AttemptLimits,
   parent: AbortSignal,
   mayStart?: () => boolean,
 ): Promise<unknown> {
@@ -50,9 +58,13 @@ async function attemptOnce(
       if (mayStart && !mayStart()) throw new NotStarted();
       return stepBodyStorage.run(stepArgs, () => fn(stepArgs));
     });
-  // Without a timeout, the attempt's signal is the run's own: an AbortController and a listener
+  // Without a limit, the attempt's signal is the run's own: an AbortController and a listener
   // per attempt are a measurable share of a short step (docs/performance.md).
-  if (timeoutMs === undefined) return start({ ...args, signal: parent });
+  if (limits.timeoutMs === undefined && limits.deadlineAt === undefined) return start({ ...args, signal: parent });
+  // The nearer of the attempt's timeout and the step's deadline ends it.
+  const toDeadline = limits.deadlineAt === undefined ? Infinity : Math.max(0, limits.deadlineAt - Date.now());
+  const byDeadline = toDeadline < (limits.timeoutMs ?? Infinity);
+  const ms = byDeadline ? toDeadline : limits.timeoutMs!;
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
@@ -61,10 +73,10 @@ async function attemptOnce(
     const body = start({ ...args, signal: controller.signal });
     const timeout = new Promise<never>((_, reject) => {
       timer = setLongTimeout(() => {
-        const err = new StepTimeoutError(name, timeoutMs);
+        const err = byDeadline ? new StepMaxElapsedError(name, limits.maxElapsedMs!) : new StepTimeoutError(name, ms);
         controller.abort(err);
         reject(err);
-      }, timeoutMs);
+      }, ms);
     });
     body.catch(() => undefined); // a late rejection after the timeout is not unhandled
     return await Promise.race([body, timeout]);
@@ -94,24 +106,45 @@ export async function runAttempts(
      * throwing would (a result PostgreSQL cannot store is retried per the policy, never committed).
      */
     accept?: (value: unknown) => unknown;
+    /** Date.now() of the step's first attempt when an earlier owner began it (retry.maxElapsed counts from it). */
+    firstStartedAt?: number;
   },
 ): Promise<AttemptsOutcome> {
+  const maxElapsedMs = opts.retry.maxElapsedMs;
+  const deadlineAt = maxElapsedMs === undefined ? undefined : (opts.firstStartedAt ?? Date.now()) + maxElapsedMs;
+  const limits: AttemptLimits = { timeoutMs: opts.timeoutMs, deadlineAt, maxElapsedMs };
   for (let attempt = 1; ; attempt++) {
     if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt - 1 };
     try {
       const args = { attempt, idempotencyKey: opts.idempotencyKey };
-      const value = await attemptOnce(fn, args, opts.name, opts.timeoutMs, opts.signal, opts.mayStart);
+      const value = await attemptOnce(fn, args, opts.name, limits, opts.signal, opts.mayStart);
       return { ok: true, value: opts.accept ? opts.accept(value) : value, attempts: attempt };
     } catch (error) {
       if (error instanceof NotStarted) return { ok: false, aborted: true, attempts: attempt - 1 };
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };
-      const name = (error as { name?: string })?.name ?? 'Error';
-      if (attempt >= opts.retry.maxAttempts || opts.retry.nonRetryable.has(name)) return { ok: false, error, attempts: attempt };
+      const next = afterFailure(opts.retry, opts.name, error, attempt, deadlineAt);
+      if ('fail' in next) return { ok: false, error: next.fail, attempts: attempt };
+      const delay = next.delay;
       opts.onBackoff?.(true);
-      const waited = await abortableDelay(backoffDelay(opts.retry, attempt), opts.signal, opts.clock ?? realTime).finally(() =>
-        opts.onBackoff?.(false),
-      );
+      const waited = await abortableDelay(delay, opts.signal, opts.clock ?? realTime).finally(() => opts.onBackoff?.(false));
       if (!waited) return { ok: false, aborted: true, attempts: attempt };
     }
   }
+}
+
+/** After a failed attempt: the error the step fails with now, or the backoff before the next attempt. */
+function afterFailure(
+  retry: ResolvedRetry,
+  name: string,
+  error: unknown,
+  attempt: number,
+  deadlineAt: number | undefined,
+): { fail: unknown } | { delay: number } {
+  if (attempt >= retry.maxAttempts || stopsRetrying(retry, error) || error instanceof StepMaxElapsedError) return { fail: error };
+  const delay = backoffDelay(retry, attempt);
+  // No retry begins past the deadline: the step fails now with the last attempt's error as cause.
+  if (deadlineAt !== undefined && Date.now() + delay >= deadlineAt) {
+    return { fail: new StepMaxElapsedError(name, retry.maxElapsedMs!, { cause: error }) };
+  }
+  return { delay };
 }

@@ -8,7 +8,7 @@ import type { OperationRecord, StepArgs, TransactionIsolation } from '../../comm
 import { CommitOutcomeUnknown, isSerializationFailure, type AppTransaction } from '../../storage/app-transaction.js';
 import { stepBodyStorage } from '../als.js';
 import { setLongTimeout, type LongTimeout } from '../long-timeout.js';
-import { backoffDelay, type ResolvedRetry } from '../retry.js';
+import { backoffDelay, stopsRetrying, type ResolvedRetry } from '../retry.js';
 import { describeError } from '../error-record.js';
 import type { Execution, TransactionHost } from './execution.js';
 import { abortableDelay } from './step-runner.js';
@@ -44,8 +44,7 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
     if ('stopped' in result) return result;
     if (result.ok) return { committed: result.op };
     const error = result.error;
-    const errorName = (error as { name?: string })?.name ?? 'Error';
-    if (attempt >= step.retry.maxAttempts || step.retry.nonRetryable.has(errorName)) {
+    if (attempt >= step.retry.maxAttempts || stopsRetrying(step.retry, error)) {
       const op: OperationRecord = {
         seq: step.seq,
         kind: 'step',
