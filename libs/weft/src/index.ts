@@ -29,6 +29,7 @@ export {
   StepTimeoutError,
   StepFailedError,
   StepMaxElapsedError,
+  StepHeartbeatTimeoutError,
   ApplicationError,
   NonRetryableError,
   EngineDisposedError,

@@ -476,6 +476,20 @@ export class StepTimeoutError extends WeftError {
   }
 }
 
+/** An attempt of a step with `heartbeatTimeout` went that long without a heartbeat: aborted, and retried per the policy. */
+export class StepHeartbeatTimeoutError extends WeftError {
+  static readonly code = 'WEFT_STEP_HEARTBEAT_TIMEOUT';
+  static readonly category = ErrorCategory.Internal;
+  constructor(
+    readonly stepName: string,
+    readonly heartbeatTimeoutMs: number,
+  ) {
+    super(
+      `Step "${stepName}" attempt sent no heartbeat for ${heartbeatTimeoutMs} ms (its heartbeatTimeout). Call currentStep().heartbeat() more often, or raise heartbeatTimeout.`,
+    );
+  }
+}
+
 /**
  * A step's attempts ran past `retry.maxElapsed` (counted from its first attempt's start): the
  * attempt running then was aborted, or no retry began after the deadline. `cause`: the last

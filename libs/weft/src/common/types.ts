@@ -248,6 +248,12 @@ export interface StepOptions {
   retry?: RetryPolicy;
   /** Per-attempt timeout; the attempt's signal is aborted when it passes. */
   timeout?: Duration;
+  /**
+   * An attempt that goes this long without `currentStep().heartbeat()` (from its start or its
+   * last heartbeat) is aborted and fails with StepHeartbeatTimeoutError, retried per the policy
+   * (docs/long-steps.md).
+   */
+  heartbeatTimeout?: Duration;
 }
 
 export interface StepArgs {
@@ -257,6 +263,16 @@ export interface StepArgs {
   signal: AbortSignal;
   /** Inside a transactional step only: the transaction's manager (its writes commit with the step's record). */
   manager?: EntityManager;
+  /**
+   * Saves the step's progress (JSON details, bounded like a payload): written in batches, off the
+   * hot path; a retry reads it as `lastHeartbeat`, here or on the engine that takes the workflow
+   * over. Also keeps a step with `heartbeatTimeout` alive (docs/long-steps.md).
+   */
+  readonly heartbeat: (details?: unknown) => void;
+  /** The last details a heartbeat saved (this attempt's, an earlier one's, or an earlier owner's); undefined when none. */
+  readonly lastHeartbeat: unknown;
+  /** With `{ complete: 'external' }`: the token that engine.completeStep / failStep take. */
+  readonly completionToken?: string;
 }
 
 /**

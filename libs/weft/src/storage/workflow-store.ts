@@ -5,6 +5,7 @@ import type { ClockOffset } from '../common/clock.js';
 import type { SqlClient } from './sql-client.js';
 import { EventRepository } from './repositories/event.repository.js';
 import { StreamRepository } from './repositories/stream.repository.js';
+import { StepProgressRepository } from './repositories/step-progress.repository.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
@@ -21,6 +22,7 @@ export class WorkflowStore {
   readonly queues: QueueRepository;
   readonly events: EventRepository;
   readonly streams: StreamRepository;
+  readonly stepProgress: StepProgressRepository;
 
   constructor(
     readonly sql: SqlClient,
@@ -36,5 +38,6 @@ export class WorkflowStore {
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema);
     this.streams = new StreamRepository(sql, schema);
+    this.stepProgress = new StepProgressRepository(sql, schema);
   }
 }

@@ -21,6 +21,7 @@ import { resolveRetry } from '../retry.js';
 import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
+import { StepProgress } from './step-progress.js';
 import { runTransactionStep } from './transaction-step.js';
 import { stepBodyStorage } from '../als.js';
 import type { EntityManager } from 'typeorm';
@@ -122,10 +123,21 @@ export class WorkflowContextImpl implements WorkflowContext {
     validateName('step name', name);
     const retry = resolveRetry(opts.retry);
     const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
+    const heartbeatTimeoutMs = optionalPositive(opts.heartbeatTimeout, `step "${name}" heartbeatTimeout`);
     const { seq, replay, live } = this.begin('step', name);
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
     const exec = this.exec;
+    const host = exec.host;
+    const progress = new StepProgress(
+      exec.workflowId,
+      exec.runNumber,
+      seq,
+      name,
+      host.heartbeats,
+      host.maxPayloadBytes,
+      exec.progressOf(seq),
+    );
     exec.stepBegins();
     try {
       // A body's side effects may only follow what earlier calls recorded.
@@ -141,6 +153,8 @@ export class WorkflowContextImpl implements WorkflowContext {
         idempotencyKey,
         retry,
         timeoutMs,
+        heartbeatTimeoutMs,
+        progress,
         signal: exec.abort.signal,
         mayStart,
         clock: exec.host.options.clock,
@@ -150,6 +164,7 @@ export class WorkflowContextImpl implements WorkflowContext {
       span?.end(out);
       exec.host.stepFinished((performance.now() - t0) / 1000);
       if ('aborted' in out || exec.state !== 'active') return NEVER;
+      progress.end(); // its outcome is recorded below: the saved progress goes
       let op: OperationRecord;
       if (out.ok) {
         op = { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
@@ -538,6 +553,14 @@ export class WorkflowContextImpl implements WorkflowContext {
     exec.recordLazy({ seq, kind, name: kind, status: 'completed', result: value });
     return value;
   }
+}
+
+/** A duration option that must be longer than 0 ms when given. */
+function optionalPositive(value: Duration | undefined, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value, option);
+  if (ms <= 0) throw new InvalidArgumentError(option, `must be longer than 0 ms (got ${ms})`);
+  return ms;
 }
 
 function validIsolation(isolation: TransactionOptions['isolation']): TransactionOptions['isolation'] {

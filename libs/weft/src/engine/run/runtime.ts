@@ -20,6 +20,7 @@ import type { Execution, ExecutionHost, ExecutionRun, ExternalHooks } from './ex
 import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
 import { Retries } from './retries.js';
+import { HeartbeatWriter } from './heartbeat-writer.js';
 import { StepTransactions } from './step-transactions.js';
 import type { AmbientTransactions } from '../ambient/ambient-transactions.js';
 
@@ -72,6 +73,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   readonly timers: LocalTimers;
   /** Transactional steps' connections and commits (step-transactions.ts). */
   readonly transactions: StepTransactions;
+  /** Steps' heartbeats, written in batches (heartbeat-writer.ts). */
+  readonly heartbeats: HeartbeatWriter;
 
   constructor(deps: RuntimeDependencies) {
     this.store = deps.store;
@@ -96,6 +99,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.transactions = new StepTransactions(this.store, this.ownership, deps.ambient, () => this.store.sql.poolMax - 2);
     this.runs = new LiveRuns(this.options.maxCachedWorkflows, (n) => this.options.metrics.parked?.(n));
     this.retries = new Retries(this.options.logger);
+    this.heartbeats = new HeartbeatWriter(this.store.stepProgress, this.options.logger, this.options.heartbeatFlushMs);
     this.commits = new CommitPath({
       committer: this.committer,
       ownership: this.ownership,
@@ -416,6 +420,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.retries.close();
     await Promise.allSettled([...this.loading.values()]);
     this.runs.stopAll();
+    // The last heartbeats of the bodies just stopped: the next owner resumes from them.
+    await this.heartbeats.close();
     await this.committer.idle();
   }
 }

@@ -12,6 +12,7 @@ import { backoffDelay, stopsRetrying, type ResolvedRetry } from '../retry.js';
 import { describeError } from '../error-record.js';
 import type { Execution, TransactionHost } from './execution.js';
 import { abortableDelay } from './step-runner.js';
+import { AttemptArgs } from './attempt-args.js';
 
 /**
  * Serialization failures and deadlocks (40001, 40P01) of one attempt are tried again at once, up
@@ -134,7 +135,8 @@ async function runBody(
   const onAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onAbort, { once: true });
   let timer: LongTimeout | undefined;
-  const stepArgs: StepArgs = { attempt: args.attempt, idempotencyKey: args.idempotencyKey, signal: controller.signal, manager };
+  const stepArgs: StepArgs = new AttemptArgs(args.attempt, args.idempotencyKey, controller.signal);
+  stepArgs.manager = manager;
   try {
     const run = () => stepBodyStorage.run(stepArgs, () => step.fn(manager, stepArgs));
     const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));

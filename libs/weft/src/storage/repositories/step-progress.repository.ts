@@ -1,0 +1,105 @@
+// weft_step_progress: running steps' heartbeats (docs/long-steps.md). The engine that runs a step
+// writes them in batches, one statement per flush for every step that beat meanwhile (upserts and
+// the rows of ended steps removed); the load statement reads a run's rows with its history.
+import { StepProgressEntity } from '../entities/step-progress.entity.js';
+import { type SqlAccess, WeftRepository } from './weft-repository.js';
+import { qualify } from '../schema-name.js';
+
+/** One step's progress as written. */
+export interface StepProgressWrite {
+  workflowId: string;
+  runNumber: number;
+  seq: number;
+  attempt: number;
+  firstStartedAt: Date;
+  /** Undefined: no heartbeat yet (the row keeps the first start for retry.maxElapsed). */
+  details?: { value: unknown };
+}
+
+/** The row of a step that ended, to remove. */
+export interface StepProgressKey {
+  workflowId: string;
+  runNumber: number;
+  seq: number;
+}
+
+/** One step's progress as loaded with its run. */
+export interface StepProgressRow {
+  seq: number;
+  attempt: number;
+  firstStartedAt: Date;
+  details?: { value: unknown };
+}
+
+function statements(schema: string) {
+  const progress = qualify(schema, 'weft_step_progress');
+  return {
+    /**
+     * Upserts, then removals, in one statement. An upsert never lowers the attempt: a deposed
+     * engine's late batch cannot overwrite what the step's new owner wrote. A row whose workflow
+     * is gone (purged) is skipped rather than refused by the foreign key.
+     */
+    flush: `WITH gone AS (
+               DELETE FROM ${progress} p USING unnest($8::varchar[], $9::int[], $10::int[]) AS d(workflow_id, run_number, seq)
+                WHERE p.workflow_id = d.workflow_id AND p.run_number = d.run_number AND p.seq = d.seq)
+             INSERT INTO ${progress} AS p (workflow_id, run_number, seq, attempt, first_started_at, has_details, details, beat_at)
+             SELECT u.workflow_id, u.run_number, u.seq, u.attempt, u.first_started_at, u.has_details, u.details::json, now()
+               FROM unnest($1::varchar[], $2::int[], $3::int[], $4::int[], $5::timestamptz[], $6::boolean[], $7::text[])
+                    AS u(workflow_id, run_number, seq, attempt, first_started_at, has_details, details)
+              WHERE EXISTS (SELECT 1 FROM ${qualify(schema, 'weft_workflows')} w WHERE w.id = u.workflow_id)
+             ON CONFLICT (workflow_id, run_number, seq) DO UPDATE
+                SET attempt = excluded.attempt,
+                    has_details = p.has_details OR excluded.has_details,
+                    details = CASE WHEN excluded.has_details THEN excluded.details ELSE p.details END,
+                    beat_at = now()
+              WHERE p.attempt <= excluded.attempt`,
+    /** The load statement's part: a run's rows, as JSON (workflow.repository.ts). */
+    ofRun: (w: string) => `COALESCE((SELECT json_agg(json_build_object('seq', sp.seq, 'attempt', sp.attempt,
+                 'first_started_at', sp.first_started_at, 'has_details', sp.has_details, 'details', sp.details))
+               FROM ${progress} sp WHERE sp.workflow_id = ${w}.id AND sp.run_number = ${w}.run_number), '[]'::json)`,
+  };
+}
+
+/** weft_step_progress. */
+export class StepProgressRepository extends WeftRepository<StepProgressEntity> {
+  private readonly q: ReturnType<typeof statements>;
+
+  /** @internal Built by the engine. */
+  constructor(db: SqlAccess, schema: string) {
+    super(db, StepProgressEntity, 'weft_step_progress');
+    this.q = statements(schema);
+  }
+
+  /** @internal Writes `saves` and removes `removes` in one statement. */
+  async flush(saves: StepProgressWrite[], removes: StepProgressKey[]): Promise<void> {
+    await this.db.query(this.q.flush, [
+      saves.map((s) => s.workflowId),
+      saves.map((s) => s.runNumber),
+      saves.map((s) => s.seq),
+      saves.map((s) => s.attempt),
+      saves.map((s) => s.firstStartedAt),
+      saves.map((s) => s.details !== undefined),
+      saves.map((s) => (s.details === undefined ? null : JSON.stringify(s.details.value ?? null))),
+      removes.map((r) => r.workflowId),
+      removes.map((r) => r.runNumber),
+      removes.map((r) => r.seq),
+    ]);
+  }
+}
+
+/** The load statement's text for a run's rows (`w` is the workflow row's alias). */
+export function stepProgressOfRun(schema: string, w: string): string {
+  return statements(schema).ofRun(w);
+}
+
+/** A run's rows as the load statement gives them. */
+export function stepProgressFrom(json: unknown): StepProgressRow[] {
+  return ((json as Array<{ seq: number; attempt: number; first_started_at: string; has_details: boolean; details: unknown }>) ?? []).map(
+    (r) => ({
+      seq: r.seq,
+      attempt: r.attempt,
+      firstStartedAt: new Date(r.first_started_at),
+      details: r.has_details ? { value: r.details } : undefined,
+    }),
+  );
+}
