@@ -30,6 +30,7 @@ export {
   StepFailedError,
   StepMaxElapsedError,
   StepHeartbeatTimeoutError,
+  StepAlreadyCompletedError,
   ApplicationError,
   NonRetryableError,
   EngineDisposedError,

@@ -491,6 +491,25 @@ export class StepHeartbeatTimeoutError extends WeftError {
 }
 
 /**
+ * engine.completeStep / failStep with a token whose step attempt has its outcome already: completed
+ * or failed by an earlier call, recorded, or replaced by a later attempt (that one has its own token).
+ */
+export class StepAlreadyCompletedError extends WeftError {
+  static readonly code = 'WEFT_STEP_ALREADY_COMPLETED';
+  static readonly category = ErrorCategory.Conflict;
+  constructor(
+    readonly workflowId: string,
+    readonly seq: number,
+    readonly attempt: number,
+  ) {
+    super(
+      `The step at seq ${seq} of workflow "${workflowId}" (attempt ${attempt}) already has its outcome, or a later attempt replaced it. ` +
+        'A completion token finishes its attempt once; a retried attempt gives its body a new token.',
+    );
+  }
+}
+
+/**
  * A step's attempts ran past `retry.maxElapsed` (counted from its first attempt's start): the
  * attempt running then was aborted, or no retry began after the deadline. `cause`: the last
  * attempt's error, when one failed before.

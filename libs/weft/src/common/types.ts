@@ -254,6 +254,12 @@ export interface StepOptions {
    * (docs/long-steps.md).
    */
   heartbeatTimeout?: Duration;
+  /**
+   * 'external': the body gets `completionToken` and its return value is not the result: the step
+   * waits, within its `timeout`, for engine.completeStep(token, result) or failStep(token, error),
+   * called once from anywhere (docs/long-steps.md).
+   */
+  complete?: 'external';
 }
 
 export interface StepArgs {

@@ -4,6 +4,7 @@ import type { EntityManager } from 'typeorm';
 import { Inbox } from './inbox.js';
 import type { StepProgressRow } from '../../storage/repositories/step-progress.repository.js';
 import type { ProgressSink } from './step-progress.js';
+import type { ExternalCompletions } from './external-completions.js';
 import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
@@ -77,6 +78,8 @@ export interface ExecutionHost {
   readonly maxPayloadBytes: number;
   /** Where steps' heartbeats are saved, in batches (heartbeat-writer.ts). */
   readonly heartbeats: ProgressSink;
+  /** Where external steps wait for engine.completeStep / failStep (external-completions.ts). */
+  readonly completions: Pick<ExternalCompletions, 'wait'>;
   readonly logger: WeftLogger;
   readonly options: { readonly tracing: EngineTracing; readonly clock: WorkflowClock };
 }

@@ -21,6 +21,7 @@ import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
 import { Retries } from './retries.js';
 import { HeartbeatWriter } from './heartbeat-writer.js';
+import { ExternalCompletions } from './external-completions.js';
 import { StepTransactions } from './step-transactions.js';
 import type { AmbientTransactions } from '../ambient/ambient-transactions.js';
 
@@ -75,6 +76,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   readonly transactions: StepTransactions;
   /** Steps' heartbeats, written in batches (heartbeat-writer.ts). */
   readonly heartbeats: HeartbeatWriter;
+  /** External steps' completions (external-completions.ts). */
+  readonly completions: ExternalCompletions;
 
   constructor(deps: RuntimeDependencies) {
     this.store = deps.store;
@@ -100,6 +103,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.runs = new LiveRuns(this.options.maxCachedWorkflows, (n) => this.options.metrics.parked?.(n));
     this.retries = new Retries(this.options.logger);
     this.heartbeats = new HeartbeatWriter(this.store.stepProgress, this.options.logger, this.options.heartbeatFlushMs);
+    this.completions = new ExternalCompletions(this.store.stepProgress, this.options.logger);
     this.commits = new CommitPath({
       committer: this.committer,
       ownership: this.ownership,
@@ -418,6 +422,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.commits.hurry();
     this.timers.close();
     this.retries.close();
+    this.completions.close();
     await Promise.allSettled([...this.loading.values()]);
     this.runs.stopAll();
     // The last heartbeats of the bodies just stopped: the next owner resumes from them.

@@ -2,7 +2,7 @@
 // heartbeat, its attempt and its first start. An earlier owner's saved progress is loaded with
 // the run, so a step taken over resumes from its last heartbeat, counts on from its attempt and
 // keeps retry.maxElapsed's clock. Saving goes through the engine's HeartbeatWriter, in batches.
-import type { StepProgressRow, StepProgressWrite } from '../../storage/repositories/step-progress.repository.js';
+import type { StepCompletion, StepProgressRow, StepProgressWrite } from '../../storage/repositories/step-progress.repository.js';
 import { toStoredJson } from '../validation.js';
 
 /** Where a step's progress is saved (heartbeat-writer.ts): the latest of each step, in batches. */
@@ -29,6 +29,8 @@ export class StepProgress {
   private ended = false;
   /** An earlier owner saved it: its row exists. */
   readonly loaded: boolean;
+  /** An external completion that landed while no engine ran the step (taken by its next attempt). */
+  private loadedCompletion: StepCompletion | undefined;
 
   constructor(
     readonly workflowId: string,
@@ -45,7 +47,20 @@ export class StepProgress {
       this.last = loaded.details;
       this.firstStartedAt = loaded.firstStartedAt.getTime();
       this.stored = true;
+      this.loadedCompletion = loaded.completion;
     }
+  }
+
+  /** Its row exists (an external completion wrote it): its end removes it. */
+  rowWritten(): void {
+    this.stored = true;
+  }
+
+  /** The external completion stored before this engine took the step over, once. */
+  takeLoadedCompletion(): StepCompletion | undefined {
+    const c = this.loadedCompletion;
+    this.loadedCompletion = undefined;
+    return c;
   }
 
   get lastHeartbeat(): unknown {

@@ -137,6 +137,8 @@ export async function runAttempts(
     accept?: (value: unknown) => unknown;
     /** Its heartbeats, attempt and first start, loaded when an earlier owner began it (step-progress.ts). */
     progress?: StepProgress;
+    /** `{ complete: 'external' }`: the token of each attempt. */
+    tokenFor?: (attempt: number) => string;
   },
 ): Promise<AttemptsOutcome> {
   const { progress } = opts;
@@ -148,7 +150,8 @@ export async function runAttempts(
     const late = beginAttempt(attempt, limits, opts.name, progress);
     if (late) return { ok: false, error: late, attempts: attempt - 1 };
     try {
-      const at: Attempt = { attempt, idempotencyKey: opts.idempotencyKey, name: opts.name, limits, progress };
+      const completionToken = opts.tokenFor?.(attempt);
+      const at: Attempt = { attempt, idempotencyKey: opts.idempotencyKey, name: opts.name, limits, progress, completionToken };
       const value = await attemptOnce(fn, at, opts.signal, opts.mayStart);
       return { ok: true, value: opts.accept ? opts.accept(value) : value, attempts: attempt };
     } catch (error) {

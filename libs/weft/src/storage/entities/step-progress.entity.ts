@@ -31,6 +31,10 @@ export class StepProgressEntity {
   @Column({ type: 'json', nullable: true })
   details!: unknown;
 
+  /** engine.completeStep / failStep's outcome, `{ ok, value }` or `{ ok: false, error }`, written once. */
+  @Column({ type: 'json', nullable: true })
+  completion!: unknown;
+
   @Column({ name: 'beat_at', type: 'timestamptz', default: () => 'now()' })
   beatAt!: Date;
 }

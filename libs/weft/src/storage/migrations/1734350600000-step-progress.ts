@@ -3,7 +3,8 @@ import { qualify } from '../schema-name.js';
 
 /**
  * `weft_step_progress`: a running step's last heartbeat, its attempt and its first start, kept
- * so that the engine that takes the workflow over resumes the step from them (docs/long-steps.md).
+ * so that the engine that takes the workflow over resumes the step from them, and the outcome an
+ * external completion gave it (engine.completeStep / failStep) (docs/long-steps.md).
  * Written in batches off the hot path; removed when the step ends, or with its workflow.
  */
 export function stepProgressMigration(schema: string): MigrationInterface {
@@ -21,6 +22,7 @@ export function stepProgressMigration(schema: string): MigrationInterface {
           first_started_at timestamptz NOT NULL,
           has_details boolean NOT NULL DEFAULT false,
           details json,
+          completion json,
           beat_at timestamptz NOT NULL DEFAULT now(),
           PRIMARY KEY (workflow_id, run_number, seq)
         )`);

@@ -23,12 +23,27 @@ export interface StepProgressKey {
   seq: number;
 }
 
+/** An external completion's outcome (engine.completeStep / failStep). */
+export type StepCompletion = { ok: true; value: unknown } | { ok: false; error: Record<string, unknown> };
+
 /** One step's progress as loaded with its run. */
 export interface StepProgressRow {
   seq: number;
   attempt: number;
   firstStartedAt: Date;
   details?: { value: unknown };
+  completion?: StepCompletion;
+}
+
+/** What an external completion found. */
+export interface CompletionOutcome {
+  /** The workflow's status and run, or null when there is none. */
+  status: string | null;
+  runNumber: number | null;
+  /** The step is recorded already. */
+  recorded: boolean;
+  /** This call's outcome was stored (false: one was before, or the attempt moved on). */
+  taken: boolean;
 }
 
 function statements(schema: string) {
@@ -53,9 +68,32 @@ function statements(schema: string) {
                     details = CASE WHEN excluded.has_details THEN excluded.details ELSE p.details END,
                     beat_at = now()
               WHERE p.attempt <= excluded.attempt`,
+    /**
+     * An external completion, stored once: only while the workflow runs that run, the step is not
+     * recorded, and no completion of this attempt is stored nor a later attempt began (a later
+     * attempt's completion replaces a failed earlier one's).
+     */
+    complete: `WITH wf AS (SELECT status, run_number FROM ${qualify(schema, 'weft_workflows')} WHERE id = $1),
+                    rec AS (SELECT 1 FROM ${qualify(schema, 'weft_operations')} o
+                             WHERE o.workflow_id = $1 AND o.seq = $3 AND (SELECT run_number FROM wf) = $2),
+                    ins AS (
+                      INSERT INTO ${progress} AS p (workflow_id, run_number, seq, attempt, first_started_at, completion)
+                      SELECT $1, $2, $3, $4, now(), $5::json FROM wf
+                       WHERE wf.status = 'running' AND wf.run_number = $2 AND NOT EXISTS (SELECT 1 FROM rec)
+                      ON CONFLICT (workflow_id, run_number, seq) DO UPDATE SET completion = excluded.completion, attempt = excluded.attempt
+                       WHERE (p.completion IS NULL OR p.attempt < excluded.attempt) AND p.attempt <= excluded.attempt
+                      RETURNING 1)
+               SELECT (SELECT status FROM wf) AS status, (SELECT run_number FROM wf) AS run_number,
+                      EXISTS (SELECT 1 FROM rec) AS recorded, EXISTS (SELECT 1 FROM ins) AS taken`,
+    /** The completions stored for these waiting steps. */
+    completions: `SELECT p.workflow_id, p.run_number, p.seq, p.attempt, p.completion FROM ${progress} p
+                    JOIN unnest($1::varchar[], $2::int[], $3::int[]) AS k(workflow_id, run_number, seq)
+                      ON p.workflow_id = k.workflow_id AND p.run_number = k.run_number AND p.seq = k.seq
+                   WHERE p.completion IS NOT NULL`,
     /** The load statement's part: a run's rows, as JSON (workflow.repository.ts). */
     ofRun: (w: string) => `COALESCE((SELECT json_agg(json_build_object('seq', sp.seq, 'attempt', sp.attempt,
-                 'first_started_at', sp.first_started_at, 'has_details', sp.has_details, 'details', sp.details))
+                 'first_started_at', sp.first_started_at, 'has_details', sp.has_details, 'details', sp.details,
+                 'completion', sp.completion))
                FROM ${progress} sp WHERE sp.workflow_id = ${w}.id AND sp.run_number = ${w}.run_number), '[]'::json)`,
   };
 }
@@ -68,6 +106,30 @@ export class StepProgressRepository extends WeftRepository<StepProgressEntity> {
   constructor(db: SqlAccess, schema: string) {
     super(db, StepProgressEntity, 'weft_step_progress');
     this.q = statements(schema);
+  }
+
+  /** @internal Stores an external completion of the step at (workflowId, runNumber, seq), attempt `attempt`, once. */
+  async complete(key: StepProgressKey, attempt: number, completion: StepCompletion): Promise<CompletionOutcome> {
+    const [r] = await this.db.query<{ status: string | null; run_number: number | null; recorded: boolean; taken: boolean }>(
+      this.q.complete,
+      [key.workflowId, key.runNumber, key.seq, attempt, JSON.stringify(completion)],
+    );
+    return { status: r.status, runNumber: r.run_number, recorded: r.recorded, taken: r.taken };
+  }
+
+  /** @internal The completions stored for these steps. */
+  async completions(keys: StepProgressKey[]): Promise<Array<StepProgressKey & { attempt: number; completion: StepCompletion }>> {
+    const rows = await this.db.query<{ workflow_id: string; run_number: number; seq: number; attempt: number; completion: StepCompletion }>(
+      this.q.completions,
+      [keys.map((k) => k.workflowId), keys.map((k) => k.runNumber), keys.map((k) => k.seq)],
+    );
+    return rows.map((r) => ({
+      workflowId: r.workflow_id,
+      runNumber: r.run_number,
+      seq: r.seq,
+      attempt: r.attempt,
+      completion: r.completion,
+    }));
   }
 
   /** @internal Writes `saves` and removes `removes` in one statement. */
@@ -94,12 +156,19 @@ export function stepProgressOfRun(schema: string, w: string): string {
 
 /** A run's rows as the load statement gives them. */
 export function stepProgressFrom(json: unknown): StepProgressRow[] {
-  return ((json as Array<{ seq: number; attempt: number; first_started_at: string; has_details: boolean; details: unknown }>) ?? []).map(
-    (r) => ({
-      seq: r.seq,
-      attempt: r.attempt,
-      firstStartedAt: new Date(r.first_started_at),
-      details: r.has_details ? { value: r.details } : undefined,
-    }),
-  );
+  type Row = {
+    seq: number;
+    attempt: number;
+    first_started_at: string;
+    has_details: boolean;
+    details: unknown;
+    completion: StepCompletion | null;
+  };
+  return ((json as Row[]) ?? []).map((r) => ({
+    seq: r.seq,
+    attempt: r.attempt,
+    firstStartedAt: new Date(r.first_started_at),
+    details: r.has_details ? { value: r.details } : undefined,
+    completion: r.completion ?? undefined,
+  }));
 }
