@@ -44,6 +44,8 @@ const benches = [
   ['recovery', 'recovery.ts', [process.env.BENCH_RECOVERY ?? '100000']],
   // Issue #40: list by attribute on 1,000,000 workflows, and the hot path with attributes set at start ÷ without.
   ['attributes', 'attributes.ts', [process.env.BENCH_ATTRIBUTE_ROWS ?? '1000000', process.env.BENCH_ATTRIBUTE_WORKFLOWS ?? '1000']],
+  // Issue #38: 1,000 steps heartbeating every 100 ms ÷ the same steps without heartbeats, and the writes per heartbeat.
+  ['heartbeats', 'heartbeats.ts', [process.env.BENCH_HEARTBEAT_STEPS ?? '1000']],
 ];
 
 function runOne(file, args) {
