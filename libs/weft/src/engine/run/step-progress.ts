@@ -67,13 +67,16 @@ export class StepProgress {
     return this.last?.value;
   }
 
-  /** An attempt begins; `keepStart`: save the first start now (retry.maxElapsed across a takeover). */
-  attemptBegins(attempt: number, keepStart: boolean): void {
+  /**
+   * An attempt begins. `keepStart`: note the first start and save it now (retry.maxElapsed across
+   * a takeover); `timed`: heartbeatTimeout counts from here. A step with neither reads no clock.
+   */
+  attemptBegins(attempt: number, keepStart: boolean, timed: boolean): void {
     this.attempt = attempt;
-    this.lastBeatAt = performance.now();
-    if (this.firstStartedAt === undefined) {
+    if (timed) this.lastBeatAt = performance.now();
+    if (keepStart && this.firstStartedAt === undefined) {
       this.firstStartedAt = Date.now();
-      if (keepStart) this.queue();
+      this.queue();
     }
   }
 
@@ -103,7 +106,8 @@ export class StepProgress {
       runNumber: this.runNumber,
       seq: this.seq,
       attempt: this.attempt,
-      firstStartedAt: new Date(this.firstStartedAt ?? Date.now()),
+      // Without maxElapsed the first start is not noted: the first save stands for it.
+      firstStartedAt: new Date((this.firstStartedAt ??= Date.now())),
       details: this.last,
     };
   }

@@ -169,7 +169,7 @@ export async function runAttempts(
 /** An attempt begins: its progress and deadline set; a StepMaxElapsedError when it is taken over past its deadline. */
 function beginAttempt(attempt: number, limits: AttemptLimits, name: string, progress?: StepProgress): StepMaxElapsedError | undefined {
   const maxElapsedMs = limits.maxElapsedMs;
-  progress?.attemptBegins(attempt, maxElapsedMs !== undefined);
+  progress?.attemptBegins(attempt, maxElapsedMs !== undefined, limits.heartbeatTimeoutMs !== undefined);
   if (maxElapsedMs === undefined) return undefined;
   limits.deadlineAt = (progress?.firstStartedAt ?? Date.now()) + maxElapsedMs;
   return attempt > 1 && Date.now() >= limits.deadlineAt ? new StepMaxElapsedError(name, maxElapsedMs) : undefined;
