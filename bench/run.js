@@ -48,6 +48,8 @@ const benches = [
   ['attributes', 'attributes.ts', [process.env.BENCH_ATTRIBUTE_ROWS ?? '1000000', process.env.BENCH_ATTRIBUTE_WORKFLOWS ?? '1000']],
   // Issue #41: the 3-step workflow with AesGcmCodec on ÷ off at 16 in flight, and one payload's encode + decode.
   ['codec', 'codec.ts', [process.env.BENCH_CODEC_WORKFLOWS ?? '1500']],
+  // Issue #38: 1,000 steps heartbeating every 100 ms ÷ the same steps without heartbeats, and the writes per heartbeat.
+  ['heartbeats', 'heartbeats.ts', [process.env.BENCH_HEARTBEAT_STEPS ?? '1000']],
 ];
 
 function runOne(file, args) {

@@ -28,6 +28,11 @@ export {
   WorkflowFailedError,
   StepTimeoutError,
   StepFailedError,
+  StepMaxElapsedError,
+  StepHeartbeatTimeoutError,
+  StepAlreadyCompletedError,
+  ApplicationError,
+  NonRetryableError,
   EngineDisposedError,
   WorkflowClaimUnavailableError,
   OwnershipModeMismatchError,
@@ -50,7 +55,7 @@ export {
   CodecMissingError,
   PayloadCodecError,
 } from './common/errors.js';
-export type { RecordedError, WeftErrorClass } from './common/errors.js';
+export type { RecordedError, WeftErrorClass, ApplicationErrorOptions } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
 export * from './nest/nest-errors.js';
 

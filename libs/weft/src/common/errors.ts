@@ -68,6 +68,59 @@ export class DatabaseUnavailableError extends WeftError {
   }
 }
 
+/** What ApplicationError and NonRetryableError take beside their message. */
+export interface ApplicationErrorOptions {
+  /** The application's own code for the failure (any text; Weft's own codes start with WEFT_). */
+  code?: string;
+  /** JSON data about the failure, recorded with it (left out above 32 KiB or when JSON cannot hold it). */
+  details?: unknown;
+  cause?: unknown;
+  /** Fails the step at once, whatever its retry policy (NonRetryableError always is). */
+  nonRetryable?: boolean;
+}
+
+/**
+ * A typed failure of the application's own (Temporal's ApplicationFailure): thrown from a step
+ * body or workflow code, it is recorded with its name, message, `code` and `details`, and comes
+ * back as an ApplicationError (its subclasses' names kept) on every engine and replay, as
+ * `StepFailedError.cause` and as `WorkflowFailedError.cause` (docs/concepts.md "Errors").
+ */
+export class ApplicationError extends Error {
+  declare readonly code?: string;
+  declare readonly details?: unknown;
+  readonly nonRetryable: boolean;
+  constructor(message: string, options: ApplicationErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    if (options.code !== undefined) (this as { code?: string }).code = options.code;
+    if (options.details !== undefined) (this as { details?: unknown }).details = options.details;
+    this.nonRetryable = options.nonRetryable ?? false;
+  }
+
+  /** The application's code: whose fault it is is the app's to say; Weft reports it as internal. */
+  get category(): ErrorCategory {
+    return ErrorCategory.Internal;
+  }
+}
+
+/** An ApplicationError that fails its step at the first attempt, whatever the step's retry policy. */
+export class NonRetryableError extends ApplicationError {
+  constructor(message: string, options: Omit<ApplicationErrorOptions, 'nonRetryable'> = {}) {
+    super(message, { ...options, nonRetryable: true });
+  }
+}
+
+/** Is this error one that ends its step's attempts now (a NonRetryableError, or an ApplicationError so marked)? */
+export function isNonRetryable(err: unknown): boolean {
+  return err instanceof ApplicationError && err.nonRetryable;
+}
+
+/**
+ * The key under which a history marks an ApplicationError (its base class, when a subclass's
+ * name is recorded), so it is rebuilt as one. Not a field of the error itself.
+ */
+export const APPLICATION_ERROR_MARK = 'applicationError';
+
 /** An error rebuilt from a history: its recorded `code` and `details` (and short own fields) are on it. */
 export interface RecordedError extends Error {
   code?: string | number;
@@ -87,7 +140,9 @@ export function recordedError(recorded: Record<string, unknown> | null | undefin
   const err =
     name === 'StepFailedError' && typeof r.stepName === 'string' && cause
       ? new StepFailedError(r.stepName, typeof r.attempts === 'number' ? r.attempts : 1, cause)
-      : plainRecordedError(r, name, message, cause);
+      : r[APPLICATION_ERROR_MARK]
+        ? applicationRecordedError(r, name, message, cause)
+        : plainRecordedError(r, name, message, cause);
   err.stack = typeof r.stack === 'string' ? r.stack : `${name}: ${message}`;
   return err;
 }
@@ -102,6 +157,24 @@ function plainRecordedError(r: Record<string, unknown>, name: string, message: s
   }
   return err;
 }
+
+/** A recorded ApplicationError (or NonRetryableError) rebuilt as one: `instanceof` holds on any engine. */
+function applicationRecordedError(r: Record<string, unknown>, name: string, message: string, cause: Error | undefined): RecordedError {
+  const options: ApplicationErrorOptions = {
+    code: typeof r.code === 'string' ? r.code : undefined,
+    details: r.details,
+    cause,
+  };
+  const err =
+    r[APPLICATION_ERROR_MARK] === 'NonRetryableError' ? new NonRetryableError(message, options) : new ApplicationError(message, options);
+  err.name = name;
+  for (const [key, value] of Object.entries(r)) {
+    if (!RECORD_KEYS.has(key) && value !== undefined) (err as unknown as Record<string, unknown>)[key] = value;
+  }
+  return err;
+}
+
+const RECORD_KEYS = new Set(['name', 'message', 'stack', 'cause', 'code', 'details', APPLICATION_ERROR_MARK]);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -400,6 +473,59 @@ export class StepTimeoutError extends WeftError {
     readonly timeoutMs: number,
   ) {
     super(`Step "${stepName}" attempt exceeded its timeout of ${timeoutMs} ms.`);
+  }
+}
+
+/** An attempt of a step with `heartbeatTimeout` went that long without a heartbeat: aborted, and retried per the policy. */
+export class StepHeartbeatTimeoutError extends WeftError {
+  static readonly code = 'WEFT_STEP_HEARTBEAT_TIMEOUT';
+  static readonly category = ErrorCategory.Internal;
+  constructor(
+    readonly stepName: string,
+    readonly heartbeatTimeoutMs: number,
+  ) {
+    super(
+      `Step "${stepName}" attempt sent no heartbeat for ${heartbeatTimeoutMs} ms (its heartbeatTimeout). Call currentStep().heartbeat() more often, or raise heartbeatTimeout.`,
+    );
+  }
+}
+
+/**
+ * engine.completeStep / failStep with a token whose step attempt has its outcome already: completed
+ * or failed by an earlier call, recorded, or replaced by a later attempt (that one has its own token).
+ */
+export class StepAlreadyCompletedError extends WeftError {
+  static readonly code = 'WEFT_STEP_ALREADY_COMPLETED';
+  static readonly category = ErrorCategory.Conflict;
+  constructor(
+    readonly workflowId: string,
+    readonly seq: number,
+    readonly attempt: number,
+  ) {
+    super(
+      `The step at seq ${seq} of workflow "${workflowId}" (attempt ${attempt}) already has its outcome, or a later attempt replaced it. ` +
+        'A completion token finishes its attempt once; a retried attempt gives its body a new token.',
+    );
+  }
+}
+
+/**
+ * A step's attempts ran past `retry.maxElapsed` (counted from its first attempt's start): the
+ * attempt running then was aborted, or no retry began after the deadline. `cause`: the last
+ * attempt's error, when one failed before.
+ */
+export class StepMaxElapsedError extends WeftError {
+  static readonly code = 'WEFT_STEP_MAX_ELAPSED';
+  static readonly category = ErrorCategory.Internal;
+  constructor(
+    readonly stepName: string,
+    readonly maxElapsedMs: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Step "${stepName}" ran out of its retry.maxElapsed of ${maxElapsedMs} ms over all its attempts. Raise retry.maxElapsed, or make the step faster.`,
+      options,
+    );
   }
 }
 

@@ -241,12 +241,31 @@ export interface RetryPolicy {
   maxInterval?: Duration;
   /** Error names (err.name) that fail the step at once. */
   nonRetryable?: string[];
+  /**
+   * How long the step may take over all its attempts, from its first attempt's start (Temporal's
+   * scheduleToClose): the attempt running at the deadline is aborted, no retry begins after it,
+   * and the step fails with StepMaxElapsedError. Measured from the recorded first start, so it
+   * holds across a takeover.
+   */
+  maxElapsed?: Duration;
 }
 
 export interface StepOptions {
   retry?: RetryPolicy;
   /** Per-attempt timeout; the attempt's signal is aborted when it passes. */
   timeout?: Duration;
+  /**
+   * An attempt that goes this long without `currentStep().heartbeat()` (from its start or its
+   * last heartbeat) is aborted and fails with StepHeartbeatTimeoutError, retried per the policy
+   * (docs/long-steps.md).
+   */
+  heartbeatTimeout?: Duration;
+  /**
+   * 'external': the body gets `completionToken` and its return value is not the result: the step
+   * waits, within its `timeout`, for engine.completeStep(token, result) or failStep(token, error),
+   * called once from anywhere (docs/long-steps.md).
+   */
+  complete?: 'external';
 }
 
 export interface StepArgs {
@@ -256,6 +275,16 @@ export interface StepArgs {
   signal: AbortSignal;
   /** Inside a transactional step only: the transaction's manager (its writes commit with the step's record). */
   manager?: EntityManager;
+  /**
+   * Saves the step's progress (JSON details, bounded like a payload): written in batches, off the
+   * hot path; a retry reads it as `lastHeartbeat`, here or on the engine that takes the workflow
+   * over. Also keeps a step with `heartbeatTimeout` alive (docs/long-steps.md).
+   */
+  readonly heartbeat: (details?: unknown) => void;
+  /** The last details a heartbeat saved (this attempt's, an earlier one's, or an earlier owner's); undefined when none. */
+  readonly lastHeartbeat: unknown;
+  /** With `{ complete: 'external' }`: the token that engine.completeStep / failStep take. */
+  readonly completionToken?: string;
 }
 
 /**

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { AesGcmCodec } from '../common/aes-gcm-codec.js';
 import type { CodecOption } from '../common/codec.js';
-import type { WorkflowContext, WorkflowDefinition } from '../common/types.js';
+import type { StepArgs, WorkflowContext, WorkflowDefinition } from '../common/types.js';
+import { currentStep } from '../nest/step-scope.js';
 import type { WeftEngine } from './engine.js';
 import { WorkflowReplayer } from './replayer.js';
 
@@ -59,10 +60,28 @@ class Waiter {
   }
 }
 
+const tokens: string[] = [];
+
+/** A step that heartbeats its progress, then waits to be completed from outside. */
+class LongStep {
+  async run(ctx: WorkflowContext) {
+    return ctx.step(
+      'ext',
+      ({ completionToken }: StepArgs) => {
+        currentStep()?.heartbeat({ cursor: M('heartbeat') });
+        tokens.push(completionToken!);
+        return 'ignored';
+      },
+      { complete: 'external', timeout: '30s' },
+    );
+  }
+}
+
 const defs: WorkflowDefinition[] = [
   { name: 'codec-all', factory: () => new Everything() as never, signalHandlers: { add: 'onAdd' }, updateHandlers: { bump: 'bump' } },
   { name: 'codec-child', factory: () => new Child() as never },
   { name: 'codec-waiter', factory: () => new Waiter() as never },
+  { name: 'codec-long', factory: () => new LongStep() as never },
 ];
 const register = (e: WeftEngine) => defs.forEach((d) => e.register(d));
 
@@ -180,6 +199,21 @@ describe('payload codec (real PostgreSQL)', () => {
     const s2 = await e.start('codec-child', { text: M('single-2') }, { singleton: { key: 's1', onConflict: 'queue' } });
     for (const h of [d, s1, s2]) await h.result({ timeout: '20s' });
     expect(await s2.result()).toBe(`${M('single-2')}+${M('child-output')}`);
+    expect((await rawScan()).filter((r) => r.text.includes('MARKER-'))).toEqual([]);
+  });
+
+  it('encodes heartbeat details and external completions', async () => {
+    const [runner, other] = await engines(key1, 2);
+    const h = await runner.start('codec-long', {}, { workflowId: 'long-1' });
+    await waitFor(() => tokens.length === 1, 'the completion token');
+    await waitFor(
+      async () =>
+        (await env.tdb.query(`SELECT 1 FROM weft.weft_step_progress WHERE workflow_id = $1 AND has_details`, [h.workflowId])).length === 1,
+      'the heartbeat flushed',
+    );
+    expect((await rawScan()).filter((r) => r.text.includes('MARKER-'))).toEqual([]);
+    await other.completeStep(tokens[0], { by: M('external-result') });
+    await expect(h.result({ timeout: '20s' })).resolves.toEqual({ by: M('external-result') });
     expect((await rawScan()).filter((r) => r.text.includes('MARKER-'))).toEqual([]);
   });
 

@@ -57,6 +57,7 @@ import { checkStreamArgs, readStream } from './streams.js';
 import { TalkWaiters } from './talk-waiters.js';
 
 import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
+import { describeError } from './error-record.js';
 
 export type { EngineHealthSnapshot } from '../common/types.js';
 export type { QueueView } from './queues/options.js';
@@ -366,6 +367,27 @@ export class WeftEngine {
   async query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
     this.assertOpen();
     return this.messaging.query<R>(workflowId, name, args);
+  }
+
+  /**
+   * Completes a step run with `{ complete: 'external' }` with `result`, given the token its body
+   * got (`currentStep().completionToken`), from any engine: once; a second completion of the same
+   * attempt gets StepAlreadyCompletedError (docs/long-steps.md).
+   */
+  async completeStep(token: string, result?: unknown): Promise<void> {
+    this.assertOpen();
+    const value = toStoredJson(result ?? null, 'Result of an externally completed step', this.options.maxPayloadBytes);
+    return this.runtime.completions.complete(token, { ok: true, value });
+  }
+
+  /**
+   * Fails that attempt with `error` (recorded as a step's error; an Error keeps its name, code and
+   * details, and a NonRetryableError stops the retries): it counts as a failed attempt, retried per
+   * the step's policy. Once, as completeStep.
+   */
+  async failStep(token: string, error: unknown): Promise<void> {
+    this.assertOpen();
+    return this.runtime.completions.complete(token, { ok: false, error: describeError(error) as Record<string, unknown> });
   }
 
   /**

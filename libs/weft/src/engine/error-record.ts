@@ -1,6 +1,7 @@
 // How an error is written into a history (a step's failure, a workflow's, an update's): what
 // `recordedError` in common/errors.ts rebuilds, the same on the live run, on another engine and
 // after replay (docs/concepts.md "Errors").
+import { APPLICATION_ERROR_MARK, ApplicationError, NonRetryableError } from '../common/errors.js';
 import type { WorkflowFailure } from '../common/types.js';
 import { assertJsonSerializable, storableText, unstorableText } from './validation.js';
 
@@ -11,7 +12,7 @@ export const MAX_ERROR_DETAILS_BYTES = 32 * 1024;
 /** Own fields (stepName, attempts, workflowId...) kept beside name and message. */
 const MAX_FIELDS = 16;
 const MAX_FIELD_CHARS = 1024;
-const RESERVED = new Set(['name', 'message', 'stack', 'code', 'details', 'cause']);
+const RESERVED = new Set(['name', 'message', 'stack', 'code', 'details', 'cause', APPLICATION_ERROR_MARK]);
 
 /**
  * The error as stored: name, message, stack, `code`, `details` (when JSON can hold them), its
@@ -28,6 +29,9 @@ export function describeError(err: unknown, depth = 0): WorkflowFailure {
   const details = storableDetails(rec.details);
   if (details !== undefined) out.details = details;
   Object.assign(out, shortFields(err));
+  // Marked so every engine rebuilds it as one (its subclass's own name is kept beside the mark).
+  if (err instanceof ApplicationError)
+    out[APPLICATION_ERROR_MARK] = err instanceof NonRetryableError ? 'NonRetryableError' : 'ApplicationError';
   if (err.cause !== undefined && depth < MAX_CAUSE_DEPTH) out.cause = describeError(err.cause, depth + 1);
   return out;
 }

@@ -29,6 +29,11 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
   notify?: boolean;
   /** How long dispose() lets running steps finish before aborting them (default 5s). */
   shutdownGracePeriod?: Duration;
+  /**
+   * How often steps' heartbeats are written, all of them in one statement (default 1s): the
+   * details a takeover resumes from are at most this old (docs/long-steps.md).
+   */
+  heartbeatFlushInterval?: Duration;
   /** Ended workflows older than this (by final status) are deleted with their histories by maintenance (docs/retention.md). */
   retention?: RetentionOptions;
   /** Queues by name: limits on running and admitted workflows that hold across all engines (docs/queues.md). */
@@ -68,6 +73,7 @@ export interface ResolvedEngineOptions {
   maxPayloadBytes: number;
   backgroundTasks: 'auto' | 'manual';
   shutdownGraceMs: number;
+  heartbeatFlushMs: number;
   notify: boolean;
   /** Empty: retention off. */
   retention: Array<{ status: WorkflowStatus; keepMs: number }>;
@@ -145,8 +151,13 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
   }
   const timerPollMs = parseDuration(o.timerPollInterval ?? 1000, 'timerPollInterval');
   if (timerPollMs < 10) throw new InvalidConfigurationError('timerPollInterval', `must be at least 10ms (got ${timerPollMs})`);
+  const heartbeatFlushMs = parseDuration(o.heartbeatFlushInterval ?? 1000, 'heartbeatFlushInterval');
+  if (heartbeatFlushMs < 10) {
+    throw new InvalidConfigurationError('heartbeatFlushInterval', `must be at least 10ms (got ${heartbeatFlushMs})`);
+  }
   return {
     engineId,
+    heartbeatFlushMs,
     metrics: o.metrics ?? {},
     logger: o.logger ?? consoleLogger,
     maxCachedWorkflows: positiveInt(o.maxCachedWorkflows, 'maxCachedWorkflows', 10_000),

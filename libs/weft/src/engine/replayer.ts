@@ -115,6 +115,8 @@ function replayHost(): ExecutionHost {
     continueAsNew: () => undefined,
     transactions: { beginTransaction: () => NEVER, commitInTransaction: () => NEVER, withinAmbient: (_m, fn) => fn() },
     maxPayloadBytes: Number.MAX_SAFE_INTEGER,
+    heartbeats: { save: () => undefined, forget: () => undefined },
+    completions: { wait: () => NEVER },
     logger: silent,
     // Nothing ran, so nothing is traced.
     options: { tracing: { tracer: NOOP_TRACER } as unknown as EngineTracing, clock: systemClock },

@@ -1,4 +1,4 @@
-import { InvalidArgumentError } from '../common/errors.js';
+import { InvalidArgumentError, isNonRetryable } from '../common/errors.js';
 import { parseDuration } from '../common/duration.js';
 import type { RetryPolicy } from '../common/types.js';
 
@@ -8,6 +8,8 @@ export interface ResolvedRetry {
   coefficient: number;
   maxMs: number;
   nonRetryable: Set<string>;
+  /** retry.maxElapsed in ms; undefined: attempts are bounded by count only. */
+  maxElapsedMs?: number;
 }
 
 /**
@@ -44,6 +46,7 @@ function resolvePolicy(policy: RetryPolicy): ResolvedRetry {
     coefficient,
     maxMs: parseDuration(p.maxInterval ?? DEFAULT_RETRY.maxInterval, 'retry.maxInterval'),
     nonRetryable: new Set(p.nonRetryable ?? []),
+    maxElapsedMs: p.maxElapsed === undefined ? undefined : positive(parseDuration(p.maxElapsed, 'retry.maxElapsed'), 'retry.maxElapsed'),
   };
 }
 
@@ -54,4 +57,14 @@ function resolvePolicy(policy: RetryPolicy): ResolvedRetry {
 export function backoffDelay(r: ResolvedRetry, attempt: number, random: () => number = Math.random): number {
   const exp = Math.min(r.maxMs, r.initialMs * Math.pow(r.coefficient, attempt - 1));
   return exp / 2 + random() * (exp / 2);
+}
+
+function positive(ms: number, option: string): number {
+  if (ms <= 0) throw new InvalidArgumentError(option, `must be longer than 0 ms (got ${ms})`);
+  return ms;
+}
+
+/** The error fails its step now: its name is in retry.nonRetryable, or it is a NonRetryableError (or an ApplicationError so marked). */
+export function stopsRetrying(r: ResolvedRetry, error: unknown): boolean {
+  return isNonRetryable(error) || r.nonRetryable.has((error as { name?: string } | null)?.name ?? 'Error');
 }

@@ -28,6 +28,7 @@ describe('migrations', () => {
         'weft_queues',
         'weft_schedules',
         'weft_schema_migrations',
+        'weft_step_progress',
         'weft_stream_entries',
         'weft_streams',
         'weft_timers',

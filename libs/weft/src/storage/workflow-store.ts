@@ -5,6 +5,7 @@ import type { ClockOffset } from '../common/clock.js';
 import type { SqlClient } from './sql-client.js';
 import { EventRepository } from './repositories/event.repository.js';
 import { StreamRepository } from './repositories/stream.repository.js';
+import { StepProgressRepository } from './repositories/step-progress.repository.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { OperationRepository } from './repositories/operation.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
@@ -28,6 +29,7 @@ export class WorkflowStore {
   readonly debounce: WorkflowDebounce;
   /** Singleton starts queued behind their key's holder (onConflict 'queue'). */
   readonly singletonWaits: SingletonWaits;
+  readonly stepProgress: StepProgressRepository;
 
   constructor(
     readonly sql: SqlClient,
@@ -47,5 +49,6 @@ export class WorkflowStore {
     this.queues = new QueueRepository(sql, schema);
     this.events = new EventRepository(sql, schema, payloads);
     this.streams = new StreamRepository(sql, schema, payloads);
+    this.stepProgress = new StepProgressRepository(sql, schema, payloads);
   }
 }

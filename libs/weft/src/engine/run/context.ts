@@ -21,6 +21,9 @@ import { resolveRetry } from '../retry.js';
 import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
+import { StepProgress } from './step-progress.js';
+import { completionToken, type ExternalCompletions } from './external-completions.js';
+import type { StepProgressKey } from '../../storage/repositories/step-progress.repository.js';
 import { runTransactionStep } from './transaction-step.js';
 import { stepBodyStorage } from '../als.js';
 import type { EntityManager } from 'typeorm';
@@ -120,12 +123,21 @@ export class WorkflowContextImpl implements WorkflowContext {
   async step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
     this.active('step');
     validateName('step name', name);
-    const retry = resolveRetry(opts.retry);
-    const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
+    const { retry, timeoutMs, heartbeatTimeoutMs, external } = stepOptions(name, opts);
     const { seq, replay, live } = this.begin('step', name);
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
     const exec = this.exec;
+    const host = exec.host;
+    const progress = new StepProgress(
+      exec.workflowId,
+      exec.runNumber,
+      seq,
+      name,
+      host.heartbeats,
+      host.maxPayloadBytes,
+      exec.progressOf(seq),
+    );
     exec.stepBegins();
     try {
       // A body's side effects may only follow what earlier calls recorded.
@@ -136,11 +148,16 @@ export class WorkflowContextImpl implements WorkflowContext {
       const t0 = performance.now();
       const mayStart = () => exec.state === 'active' && exec.host.mayRun(exec);
       const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
-      const out = await runAttempts(span ? span.wrap(fn) : (fn as (a: StepArgs) => unknown), {
+      const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
+      const body = external ? externalBody(fn, host.completions, key, progress) : (fn as (a: StepArgs) => unknown);
+      const out = await runAttempts(span ? span.wrap(body) : body, {
         name,
         idempotencyKey,
         retry,
         timeoutMs,
+        heartbeatTimeoutMs,
+        progress,
+        tokenFor: external ? (attempt) => completionToken(key, attempt) : undefined,
         signal: exec.abort.signal,
         mayStart,
         clock: exec.host.options.clock,
@@ -150,6 +167,7 @@ export class WorkflowContextImpl implements WorkflowContext {
       span?.end(out);
       exec.host.stepFinished((performance.now() - t0) / 1000);
       if ('aborted' in out || exec.state !== 'active') return NEVER;
+      progress.end(); // its outcome is recorded below: the saved progress goes
       let op: OperationRecord;
       if (out.ok) {
         op = { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
@@ -538,6 +556,50 @@ export class WorkflowContextImpl implements WorkflowContext {
     exec.recordLazy({ seq, kind, name: kind, status: 'completed', result: value });
     return value;
   }
+}
+
+/**
+ * A step completed from outside: the body runs (its value is not the result), then the attempt
+ * waits for its completion. One stored while no engine ran the step is taken without running the
+ * body again. A failure comes back as recorded: a NonRetryableError stops the retries.
+ */
+function externalBody(
+  fn: (args: StepArgs) => unknown,
+  completions: Pick<ExternalCompletions, 'wait'>,
+  key: StepProgressKey,
+  progress: StepProgress,
+): (args: StepArgs) => Promise<unknown> {
+  return async (args) => {
+    let completion = progress.takeLoadedCompletion();
+    if (!completion) {
+      await fn(args);
+      completion = await completions.wait(key, args.attempt, args.signal);
+      progress.rowWritten();
+    }
+    if (completion.ok) return completion.value;
+    throw recordedError(completion.error);
+  };
+}
+
+/** A step's options, checked before anything is taken or recorded. */
+function stepOptions(name: string, opts: StepOptions) {
+  if (opts.complete !== undefined && opts.complete !== 'external') {
+    throw new InvalidArgumentError(`step "${name}" complete`, `must be 'external' when given (got ${String(opts.complete)})`);
+  }
+  return {
+    retry: resolveRetry(opts.retry),
+    timeoutMs: opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`),
+    heartbeatTimeoutMs: optionalPositive(opts.heartbeatTimeout, `step "${name}" heartbeatTimeout`),
+    external: opts.complete === 'external',
+  };
+}
+
+/** A duration option that must be longer than 0 ms when given. */
+function optionalPositive(value: Duration | undefined, option: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value, option);
+  if (ms <= 0) throw new InvalidArgumentError(option, `must be longer than 0 ms (got ${ms})`);
+  return ms;
 }
 
 function validIsolation(isolation: TransactionOptions['isolation']): TransactionOptions['isolation'] {

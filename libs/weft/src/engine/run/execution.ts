@@ -2,6 +2,9 @@ import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
 import type { AppTransaction } from '../../storage/app-transaction.js';
 import type { EntityManager } from 'typeorm';
 import { Inbox } from './inbox.js';
+import type { StepProgressRow } from '../../storage/repositories/step-progress.repository.js';
+import type { ProgressSink } from './step-progress.js';
+import type { ExternalCompletions } from './external-completions.js';
 import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
@@ -73,6 +76,10 @@ export interface ExecutionHost {
   appendStream(workflowId: string, key: string, value: unknown, attempt: number): Promise<void>;
   readonly external: ExternalHooks;
   readonly maxPayloadBytes: number;
+  /** Where steps' heartbeats are saved, in batches (heartbeat-writer.ts). */
+  readonly heartbeats: ProgressSink;
+  /** Where external steps wait for engine.completeStep / failStep (external-completions.ts). */
+  readonly completions: Pick<ExternalCompletions, 'wait'>;
   readonly logger: WeftLogger;
   readonly options: { readonly tracing: EngineTracing; readonly clock: WorkflowClock };
 }
@@ -119,6 +126,8 @@ export interface ExecutionRun {
   traceContext?: string | null;
   /** The attributes the run begins with (its start's), before any recorded setAttributes. */
   attributes?: WorkflowAttributes;
+  /** Its steps' progress an earlier owner saved, by seq (heartbeats, attempt, first start). */
+  progress?: ReadonlyMap<number, StepProgressRow>;
 }
 
 /**
@@ -167,6 +176,7 @@ export class Execution implements ReplayTarget {
   readonly runNumber: number;
   readonly parentId: string | null;
   private readonly _history: Map<number, OperationRecord>;
+  private readonly _progress: ReadonlyMap<number, StepProgressRow> | undefined;
   private readonly _timers: Map<number, Date>;
   readonly loadedAtDbNow: Date;
   /**
@@ -189,6 +199,7 @@ export class Execution implements ReplayTarget {
     this.readOnly = run.readOnly ?? false;
     this.traceContext = run.traceContext;
     if (run.attributes) this._attributes = run.attributes;
+    if (run.progress?.size) this._progress = run.progress;
     const history = (this._history = run.history ?? new Map());
     this._timers = run.timers ?? new Map();
     this.loadedAtDbNow = run.loadedAtDbNow ?? new Date(0);
@@ -262,6 +273,10 @@ export class Execution implements ReplayTarget {
   }
   get attributes(): WorkflowAttributes {
     return this._attributes;
+  }
+  /** The progress an earlier owner saved of the step at `seq`, if any. */
+  progressOf(seq: number): StepProgressRow | undefined {
+    return this._progress?.get(seq);
   }
   get mayHaveStoredTimers(): boolean {
     return this._mayHaveStoredTimers;

@@ -83,6 +83,7 @@ export class RunLauncher {
       readOnly,
       traceContext: l.traceContext, // loaded: its span links to the stored context
       attributes: attributesBeforeHistory(l.row.attributes, l.history),
+      progress: l.progress.length ? new Map(l.progress.map((p) => [p.seq, p])) : undefined,
     });
     exec.inbox.add(l.inbox);
     return exec;

@@ -20,6 +20,8 @@ import type { Execution, ExecutionHost, ExecutionRun, ExternalHooks } from './ex
 import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
 import { Retries } from './retries.js';
+import { HeartbeatWriter } from './heartbeat-writer.js';
+import { ExternalCompletions } from './external-completions.js';
 import { StepTransactions } from './step-transactions.js';
 import type { AmbientTransactions } from '../ambient/ambient-transactions.js';
 
@@ -72,6 +74,10 @@ export class Runtime implements ExecutionHost, ContinueHost {
   readonly timers: LocalTimers;
   /** Transactional steps' connections and commits (step-transactions.ts). */
   readonly transactions: StepTransactions;
+  /** Steps' heartbeats, written in batches (heartbeat-writer.ts). */
+  readonly heartbeats: HeartbeatWriter;
+  /** External steps' completions (external-completions.ts). */
+  readonly completions: ExternalCompletions;
 
   constructor(deps: RuntimeDependencies) {
     this.store = deps.store;
@@ -96,6 +102,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.transactions = new StepTransactions(this.store, this.ownership, deps.ambient, () => this.store.sql.poolMax - 2);
     this.runs = new LiveRuns(this.options.maxCachedWorkflows, (n) => this.options.metrics.parked?.(n));
     this.retries = new Retries(this.options.logger);
+    this.heartbeats = new HeartbeatWriter(this.store.stepProgress, this.options.logger, this.options.heartbeatFlushMs);
+    this.completions = new ExternalCompletions(this.store.stepProgress, this.options.logger);
     this.commits = new CommitPath({
       committer: this.committer,
       ownership: this.ownership,
@@ -414,8 +422,11 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.commits.hurry();
     this.timers.close();
     this.retries.close();
+    this.completions.close();
     await Promise.allSettled([...this.loading.values()]);
     this.runs.stopAll();
+    // The last heartbeats of the bodies just stopped: the next owner resumes from them.
+    await this.heartbeats.close();
     await this.committer.idle();
   }
 }

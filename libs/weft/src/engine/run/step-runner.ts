@@ -1,8 +1,10 @@
-import { StepTimeoutError } from '../../common/errors.js';
+import { StepHeartbeatTimeoutError, StepMaxElapsedError, StepTimeoutError } from '../../common/errors.js';
+import { AttemptArgs } from './attempt-args.js';
+import type { StepProgress } from './step-progress.js';
 import { stepBodyStorage } from '../als.js';
 import { LongTimeout, setLongTimeout } from '../long-timeout.js';
 import type { WorkflowClock } from '../../common/clock.js';
-import { backoffDelay, ResolvedRetry } from '../retry.js';
+import { backoffDelay, ResolvedRetry, stopsRetrying } from '../retry.js';
 import type { StepArgs } from '../../common/types.js';
 
 export type AttemptsOutcome =
@@ -34,44 +36,82 @@ export function abortableDelay(ms: number, signal: AbortSignal, clock: Pick<Work
 /** The ownership check right before a body's first line said no: the attempt never started. */
 class NotStarted extends Error {}
 
-/** One attempt: the step body raced against its timeout and the execution's abort. */
-async function attemptOnce(
-  fn: (args: StepArgs) => unknown,
-  args: Omit<StepArgs, 'signal'>,
-  name: string,
-  timeoutMs: number | undefined,
-  parent: AbortSignal,
-  mayStart?: () => boolean,
-): Promise<unknown> {
+/** What ends an attempt besides its body: a per-attempt timeout, the step's maxElapsed deadline, stopped heartbeats. */
+interface AttemptLimits {
+  timeoutMs?: number;
+  /** Date.now() at which retry.maxElapsed runs out. */
+  deadlineAt?: number;
+  maxElapsedMs?: number;
+  heartbeatTimeoutMs?: number;
+}
+
+/** What one attempt is: its number, the step's key and progress, and what ends it. */
+interface Attempt {
+  attempt: number;
+  idempotencyKey: string;
+  name: string;
+  limits: AttemptLimits;
+  progress?: StepProgress;
+  completionToken?: string;
+}
+
+/** One attempt: the step body raced against its limits and the execution's abort. */
+async function attemptOnce(fn: (args: StepArgs) => unknown, at: Attempt, parent: AbortSignal, mayStart?: () => boolean): Promise<unknown> {
   // The ownership check runs in the same microtask as the body's first line: an engine paused
   // between a check and the body (a burst of steps resuming at once) re-checks after the pause.
-  const start = (stepArgs: StepArgs) =>
+  const start = (signal: AbortSignal) =>
     Promise.resolve().then(() => {
       if (mayStart && !mayStart()) throw new NotStarted();
+      const stepArgs = new AttemptArgs(at.attempt, at.idempotencyKey, signal, at.progress, at.completionToken);
       return stepBodyStorage.run(stepArgs, () => fn(stepArgs));
     });
-  // Without a timeout, the attempt's signal is the run's own: an AbortController and a listener
+  const { limits } = at;
+  // Without a limit, the attempt's signal is the run's own: an AbortController and a listener
   // per attempt are a measurable share of a short step (docs/performance.md).
-  if (timeoutMs === undefined) return start({ ...args, signal: parent });
+  if (limits.timeoutMs === undefined && limits.deadlineAt === undefined && limits.heartbeatTimeoutMs === undefined) {
+    return start(parent);
+  }
   const controller = new AbortController();
   const onParentAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onParentAbort, { once: true });
-  let timer: LongTimeout | undefined;
+  const timers: LongTimeout[] = [];
   try {
-    const body = start({ ...args, signal: controller.signal });
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setLongTimeout(() => {
-        const err = new StepTimeoutError(name, timeoutMs);
+    const body = start(controller.signal);
+    const ended = new Promise<never>((_, reject) => {
+      const fail = (err: Error) => {
         controller.abort(err);
         reject(err);
-      }, timeoutMs);
+      };
+      armLimits(at, timers, fail);
     });
     body.catch(() => undefined); // a late rejection after the timeout is not unhandled
-    return await Promise.race([body, timeout]);
+    return await Promise.race([body, ended]);
   } finally {
-    timer?.clear();
+    for (const t of timers) t.clear();
     parent.removeEventListener('abort', onParentAbort);
   }
+}
+
+/** Arms the attempt's timers: the nearer of its timeout and the step's deadline, and its heartbeat check. */
+function armLimits(at: Attempt, timers: LongTimeout[], fail: (err: Error) => void): void {
+  const { limits, name } = at;
+  const toDeadline = limits.deadlineAt === undefined ? Infinity : Math.max(0, limits.deadlineAt - Date.now());
+  if (toDeadline < (limits.timeoutMs ?? Infinity)) {
+    timers.push(setLongTimeout(() => fail(new StepMaxElapsedError(name, limits.maxElapsedMs!)), toDeadline));
+  } else if (limits.timeoutMs !== undefined) {
+    const ms = limits.timeoutMs;
+    timers.push(setLongTimeout(() => fail(new StepTimeoutError(name, ms)), ms));
+  }
+  const hbMs = limits.heartbeatTimeoutMs;
+  const progress = at.progress;
+  if (hbMs === undefined || !progress) return;
+  // One timer per heartbeatTimeout, not per heartbeat: when it fires it looks at the last beat.
+  const check = () => {
+    const quiet = performance.now() - progress.lastBeatAt;
+    if (quiet >= hbMs) return fail(new StepHeartbeatTimeoutError(name, hbMs));
+    timers[timers.length - 1] = setLongTimeout(check, hbMs - quiet);
+  };
+  timers.push(setLongTimeout(check, hbMs));
 }
 
 /** Runs a step body with retries and backoff; never throws. */
@@ -82,6 +122,7 @@ export async function runAttempts(
     idempotencyKey: string;
     retry: ResolvedRetry;
     timeoutMs?: number;
+    heartbeatTimeoutMs?: number;
     signal: AbortSignal;
     /** Checked right before every attempt's body: false once this engine may no longer run the workflow. */
     mayStart?: () => boolean;
@@ -94,24 +135,59 @@ export async function runAttempts(
      * throwing would (a result PostgreSQL cannot store is retried per the policy, never committed).
      */
     accept?: (value: unknown) => unknown;
+    /** Its heartbeats, attempt and first start, loaded when an earlier owner began it (step-progress.ts). */
+    progress?: StepProgress;
+    /** `{ complete: 'external' }`: the token of each attempt. */
+    tokenFor?: (attempt: number) => string;
   },
 ): Promise<AttemptsOutcome> {
-  for (let attempt = 1; ; attempt++) {
+  const { progress } = opts;
+  const maxElapsedMs = opts.retry.maxElapsedMs;
+  const limits: AttemptLimits = { timeoutMs: opts.timeoutMs, maxElapsedMs, heartbeatTimeoutMs: opts.heartbeatTimeoutMs };
+  const first = (progress?.attemptsBefore ?? 0) + 1;
+  for (let attempt = first; ; attempt++) {
     if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt - 1 };
+    const late = beginAttempt(attempt, limits, opts.name, progress);
+    if (late) return { ok: false, error: late, attempts: attempt - 1 };
     try {
-      const args = { attempt, idempotencyKey: opts.idempotencyKey };
-      const value = await attemptOnce(fn, args, opts.name, opts.timeoutMs, opts.signal, opts.mayStart);
+      const completionToken = opts.tokenFor?.(attempt);
+      const at: Attempt = { attempt, idempotencyKey: opts.idempotencyKey, name: opts.name, limits, progress, completionToken };
+      const value = await attemptOnce(fn, at, opts.signal, opts.mayStart);
       return { ok: true, value: opts.accept ? opts.accept(value) : value, attempts: attempt };
     } catch (error) {
       if (error instanceof NotStarted) return { ok: false, aborted: true, attempts: attempt - 1 };
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };
-      const name = (error as { name?: string })?.name ?? 'Error';
-      if (attempt >= opts.retry.maxAttempts || opts.retry.nonRetryable.has(name)) return { ok: false, error, attempts: attempt };
+      const next = afterFailure(opts.retry, opts.name, error, attempt, limits.deadlineAt);
+      if ('fail' in next) return { ok: false, error: next.fail, attempts: attempt };
       opts.onBackoff?.(true);
-      const waited = await abortableDelay(backoffDelay(opts.retry, attempt), opts.signal, opts.clock ?? realTime).finally(() =>
-        opts.onBackoff?.(false),
-      );
+      const waited = await abortableDelay(next.delay, opts.signal, opts.clock ?? realTime).finally(() => opts.onBackoff?.(false));
       if (!waited) return { ok: false, aborted: true, attempts: attempt };
     }
   }
+}
+
+/** An attempt begins: its progress and deadline set; a StepMaxElapsedError when it is taken over past its deadline. */
+function beginAttempt(attempt: number, limits: AttemptLimits, name: string, progress?: StepProgress): StepMaxElapsedError | undefined {
+  const maxElapsedMs = limits.maxElapsedMs;
+  progress?.attemptBegins(attempt, maxElapsedMs !== undefined, limits.heartbeatTimeoutMs !== undefined);
+  if (maxElapsedMs === undefined) return undefined;
+  limits.deadlineAt = (progress?.firstStartedAt ?? Date.now()) + maxElapsedMs;
+  return attempt > 1 && Date.now() >= limits.deadlineAt ? new StepMaxElapsedError(name, maxElapsedMs) : undefined;
+}
+
+/** After a failed attempt: the error the step fails with now, or the backoff before the next attempt. */
+function afterFailure(
+  retry: ResolvedRetry,
+  name: string,
+  error: unknown,
+  attempt: number,
+  deadlineAt: number | undefined,
+): { fail: unknown } | { delay: number } {
+  if (attempt >= retry.maxAttempts || stopsRetrying(retry, error) || error instanceof StepMaxElapsedError) return { fail: error };
+  const delay = backoffDelay(retry, attempt);
+  // No retry begins past the deadline: the step fails now with the last attempt's error as cause.
+  if (deadlineAt !== undefined && Date.now() + delay >= deadlineAt) {
+    return { fail: new StepMaxElapsedError(name, retry.maxElapsedMs!, { cause: error }) };
+  }
+  return { delay };
 }

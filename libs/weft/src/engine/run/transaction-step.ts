@@ -8,10 +8,11 @@ import type { OperationRecord, StepArgs, TransactionIsolation } from '../../comm
 import { CommitOutcomeUnknown, isSerializationFailure, type AppTransaction } from '../../storage/app-transaction.js';
 import { stepBodyStorage } from '../als.js';
 import { setLongTimeout, type LongTimeout } from '../long-timeout.js';
-import { backoffDelay, type ResolvedRetry } from '../retry.js';
+import { backoffDelay, stopsRetrying, type ResolvedRetry } from '../retry.js';
 import { describeError } from '../error-record.js';
 import type { Execution, TransactionHost } from './execution.js';
 import { abortableDelay } from './step-runner.js';
+import { AttemptArgs } from './attempt-args.js';
 
 /**
  * Serialization failures and deadlocks (40001, 40P01) of one attempt are tried again at once, up
@@ -44,8 +45,7 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
     if ('stopped' in result) return result;
     if (result.ok) return { committed: result.op };
     const error = result.error;
-    const errorName = (error as { name?: string })?.name ?? 'Error';
-    if (attempt >= step.retry.maxAttempts || step.retry.nonRetryable.has(errorName)) {
+    if (attempt >= step.retry.maxAttempts || stopsRetrying(step.retry, error)) {
       const op: OperationRecord = {
         seq: step.seq,
         kind: 'step',
@@ -135,7 +135,8 @@ async function runBody(
   const onAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onAbort, { once: true });
   let timer: LongTimeout | undefined;
-  const stepArgs: StepArgs = { attempt: args.attempt, idempotencyKey: args.idempotencyKey, signal: controller.signal, manager };
+  const stepArgs: StepArgs = new AttemptArgs(args.attempt, args.idempotencyKey, controller.signal);
+  stepArgs.manager = manager;
   try {
     const run = () => stepBodyStorage.run(stepArgs, () => step.fn(manager, stepArgs));
     const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));

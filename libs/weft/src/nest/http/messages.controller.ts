@@ -3,7 +3,7 @@ import { Observable } from 'rxjs';
 import { WorkflowNotFoundError } from '../../common/errors.js';
 import type { StreamEntry } from '../../common/types.js';
 import { WeftEngine } from '../../engine/engine.js';
-import { objectBody, parseResultTimeout, parseStreamStart, parseUpdateBody } from './requests.js';
+import { objectBody, parseCompletionBody, parseResultTimeout, parseStepError, parseStreamStart, parseUpdateBody } from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 
 /** Signal, update, query, event and stream routes. */
@@ -37,6 +37,24 @@ export class WeftMessagesController {
   @Get(':id/query/:name')
   async queryNoArgs(@Param('id') id: string, @Param('name') name: string) {
     return { workflowId: id, query: name, result: await this.engine.query(id, name) };
+  }
+
+  /** Completes a step run with `{ complete: 'external' }` of this workflow (docs/long-steps.md), once. */
+  @Post(':id/steps/complete')
+  @HttpCode(200)
+  async completeStep(@Param('id') id: string, @Body() body: unknown) {
+    const { token, result } = parseCompletionBody(id, body, 'result');
+    await this.engine.completeStep(token, result ?? null);
+    return { workflowId: id, completed: true };
+  }
+
+  /** Fails that step's attempt with `error` ({ message, name?, code?, details?, nonRetryable? }), once. */
+  @Post(':id/steps/fail')
+  @HttpCode(200)
+  async failStep(@Param('id') id: string, @Body() body: unknown) {
+    const { token, error } = parseCompletionBody(id, body, 'error');
+    await this.engine.failStep(token, parseStepError(error));
+    return { workflowId: id, failed: true };
   }
 
   /** The key's event (ctx.setEvent), waiting up to `?timeout=` (0 to 60 s); `value` null when there is none. */

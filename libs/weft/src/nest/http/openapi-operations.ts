@@ -206,6 +206,27 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     ok: { schema: { type: 'object' } },
     errors: [400, 404, 409],
   },
+  'WeftMessagesController.completeStep': {
+    summary: "Complete a step run with { complete: 'external' } (its body's completionToken), once",
+    body: obj({ token: str, result: any }, ['token']),
+    ok: { schema: obj({ workflowId: str, completed: { type: 'boolean' } }, ['workflowId', 'completed']) },
+    errors: [400, 404, 409, 413],
+  },
+  'WeftMessagesController.failStep': {
+    summary: "Fail the attempt of a step run with { complete: 'external' } (retried per its policy unless nonRetryable), once",
+    body: obj(
+      {
+        token: str,
+        error: obj(
+          { message: { type: 'string', maxLength: 1000 }, name: str, code: str, details: any, nonRetryable: { type: 'boolean' } },
+          ['message'],
+        ),
+      },
+      ['token', 'error'],
+    ),
+    ok: { schema: obj({ workflowId: str, failed: { type: 'boolean' } }, ['workflowId', 'failed']) },
+    errors: [400, 404, 409, 413],
+  },
   'WeftMessagesController.event': {
     summary: 'The value of an event (ctx.setEvent), waiting for it up to ?timeout=',
     query: [{ name: 'timeout', description: 'how long to wait for it, at most 60s (default 0)' }],

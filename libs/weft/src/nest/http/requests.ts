@@ -1,4 +1,5 @@
-import { InvalidArgumentError } from '../../common/errors.js';
+import { ApplicationError, InvalidArgumentError, NonRetryableError } from '../../common/errors.js';
+import { parseCompletionToken } from '../../engine/run/external-completions.js';
 import { Duration, parseDuration } from '../../common/duration.js';
 import { parseWhere } from '../../engine/attribute-filter.js';
 import { type IdPolicy, type ListFilter, type StartOptions, WORKFLOW_STATUSES, WorkflowStatus } from '../../common/types.js';
@@ -171,4 +172,36 @@ export function parseForkBody(body: unknown): { fromStep: number | string; workf
     throw new InvalidArgumentError('fromStep', 'must be a seq (a number) or a step name');
   const workflowId = optionalString(b.workflowId, 'workflowId');
   return workflowId === undefined ? { fromStep: b.fromStep } : { fromStep: b.fromStep, workflowId };
+}
+
+/** The body of POST :id/steps/complete ({ token, result }) or :id/steps/fail ({ token, error }): the token must name this workflow. */
+export function parseCompletionBody(
+  workflowId: string,
+  body: unknown,
+  field: 'result' | 'error',
+): { token: string; result?: unknown; error?: unknown } {
+  const b = objectBody(body, ['token', field]);
+  const { key } = parseCompletionToken(b.token);
+  if (key.workflowId !== workflowId)
+    throw new InvalidArgumentError('token', `belongs to workflow "${key.workflowId}", not "${workflowId}"`);
+  return { token: b.token as string, [field]: b[field] };
+}
+
+/** failStep's `error` over HTTP: an ApplicationError (a NonRetryableError with `nonRetryable: true`) built from its fields. */
+export function parseStepError(error: unknown): ApplicationError {
+  const e = objectBody(error, ['message', 'name', 'code', 'details', 'nonRetryable'], 'error');
+  if (typeof e.message !== 'string' || e.message.length === 0 || e.message.length > 1000) {
+    throw new InvalidArgumentError('error.message', 'must be a string of 1 to 1000 characters');
+  }
+  if (e.code !== undefined && (typeof e.code !== 'string' || e.code.length > 255))
+    throw new InvalidArgumentError('error.code', 'must be a string of at most 255 characters');
+  if (e.name !== undefined && (typeof e.name !== 'string' || e.name.length === 0 || e.name.length > 255)) {
+    throw new InvalidArgumentError('error.name', 'must be a string of 1 to 255 characters');
+  }
+  if (e.nonRetryable !== undefined && typeof e.nonRetryable !== 'boolean')
+    throw new InvalidArgumentError('error.nonRetryable', 'must be a boolean');
+  const options = { code: e.code as string | undefined, details: e.details };
+  const err = e.nonRetryable ? new NonRetryableError(e.message, options) : new ApplicationError(e.message, options);
+  if (e.name !== undefined) err.name = e.name as string;
+  return err;
 }

@@ -4,6 +4,7 @@ import { OperationEntity } from './operation.entity.js';
 import { GlobalLeaseEntity, OwnershipMarkerEntity, WorkflowClaimEntity } from './ownership.entities.js';
 import { QueueEntity } from './queue.entity.js';
 import { StreamEntity, StreamEntryEntity } from './stream.entity.js';
+import { StepProgressEntity } from './step-progress.entity.js';
 import { ScheduleEntity } from './schedule.entity.js';
 import { TimerEntity } from './timer.entity.js';
 import { WorkflowEntity } from './workflow.entity.js';
@@ -15,6 +16,7 @@ export * from './ownership.entities.js';
 export * from './queue.entity.js';
 export * from './schedule.entity.js';
 export * from './stream.entity.js';
+export * from './step-progress.entity.js';
 export * from './timer.entity.js';
 export * from './workflow.entity.js';
 
@@ -31,4 +33,5 @@ export const WEFT_ENTITIES = [
   EventEntity,
   StreamEntity,
   StreamEntryEntity,
+  StepProgressEntity,
 ];

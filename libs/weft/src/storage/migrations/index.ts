@@ -17,6 +17,7 @@ import { repairOriginsMigration } from './1734177850000-repair-origins.js';
 import { queuePartitionsMigration } from './1734178039000-queue-partitions.js';
 import { streamsMigration } from './1734264200000-streams.js';
 import { debounceMigration } from './1734350600000-debounce.js';
+import { stepProgressMigration } from './1734350700000-step-progress.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -39,5 +40,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734178039000, migration: queuePartitionsMigration(schema) },
     { id: 1734264200000, migration: streamsMigration(schema) },
     { id: 1734350600000, migration: debounceMigration(schema) },
+    { id: 1734350700000, migration: stepProgressMigration(schema) },
   ];
 }

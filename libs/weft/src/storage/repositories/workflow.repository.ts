@@ -20,6 +20,7 @@ import { LIVE, purgeStatements } from './workflow-purge.js';
 import { listStatement, type ListQuery } from './workflow-list.js';
 import { type ForkOrigin, type RetryOrigin, WorkflowRepair } from './workflow-repair.js';
 import { Payloads } from '../payloads.js';
+import { decodeStepProgress, stepProgressFrom, stepProgressOfRun, type StepProgressRow } from './step-progress.repository.js';
 
 // Delays count from the database clock; `off`, the workflow clock's offset (common/clock.ts), puts
 // the times they make on the workflow clock.
@@ -168,7 +169,8 @@ function statements(schema: string) {
                     FROM ${msgs} m WHERE m.workflow_id = w.id AND m.consumed_seq IS NULL AND m.status = 'pending'),
                     '[]'::json) AS inbox,
                   COALESCE((SELECT json_agg(json_build_object('kind', t.kind, 'seq', t.seq, 'fire_at', t.fire_at))
-                    FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers
+                    FROM ${timers} t WHERE t.workflow_id = w.id), '[]'::json) AS timers,
+                  ${stepProgressOfRun(schema, 'w')} AS progress
            FROM ${wf} w WHERE w.id = ANY($1::text[])`,
     get: `SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at,
                  created_at, updated_at, completed_at, version, workflow_version, queue, priority, admitted_at, attributes,
@@ -195,6 +197,7 @@ function loadedFrom(r: Record<string, unknown>, off: number): LoadedWorkflow {
     fenceEpoch: (r.fence_epoch as string | null) ?? null,
     history: r.history as OperationRecord[],
     inbox: r.inbox as InboxMessage[],
+    progress: stepProgressFrom(r.progress),
     timers: (r.timers as Array<{ kind: string; seq: number; fire_at: string }>).map((t) => ({
       kind: t.kind,
       seq: t.seq,
@@ -268,6 +271,8 @@ export interface LoadedWorkflow {
   traceContext: string | null;
   /** The epoch the row's fenced writes must carry; null while its claim has no holder (docs/decisions/0008). */
   fenceEpoch: string | null;
+  /** Its running steps' heartbeats and first starts, as an earlier owner saved them (docs/long-steps.md). */
+  progress: StepProgressRow[];
 }
 
 /**
@@ -507,7 +512,12 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         const r = byId.get(id);
         if (!r) return null;
         const loaded = loadedFrom(r, off);
-        await Promise.all([this.payloads.row(loaded.row), this.payloads.history(loaded.history), this.payloads.inbox(loaded.inbox)]);
+        await Promise.all([
+          this.payloads.row(loaded.row),
+          this.payloads.history(loaded.history),
+          this.payloads.inbox(loaded.inbox),
+          decodeStepProgress(this.payloads, loaded.progress),
+        ]);
         return loaded;
       }),
     );

@@ -1,0 +1,207 @@
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { currentStep } from './als.js';
+import { StepFailedError, WorkflowFailedError } from '../common/errors.js';
+import type { StepArgs, WorkflowContext } from '../common/types.js';
+import type { WeftEngine } from './engine.js';
+import type { HeartbeatWriter } from './run/heartbeat-writer.js';
+
+// Heartbeats (DESIGN 9.4, docs/long-steps.md): currentStep().heartbeat(details) saves progress a
+// retry reads as lastHeartbeat, here or on the engine that takes the workflow over; a step whose
+// heartbeats stop past heartbeatTimeout is retried; writes are batched, one statement per flush.
+
+const seen: Record<string, unknown[]> = {};
+const see = (key: string, v: unknown) => (seen[key] ??= []).push(v);
+const forever = (signal: AbortSignal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+
+/** Attempt 1 reports progress 3 then fails; attempt 2 resumes from what it reads. */
+class Resumes {
+  async run(ctx: WorkflowContext) {
+    return ctx.step(
+      'import',
+      ({ attempt }: StepArgs) => {
+        const step = currentStep()!;
+        see('resumes', { attempt, last: step.lastHeartbeat });
+        if (attempt === 1) {
+          for (let done = 1; done <= 3; done++) step.heartbeat({ done });
+          throw new Error('connection reset');
+        }
+        return (step.lastHeartbeat as { done: number }).done;
+      },
+      { retry: { maxAttempts: 2, initialInterval: 10 } },
+    );
+  }
+}
+
+/** Beats once, then hangs: heartbeatTimeout aborts it; attempt 2 beats steadily past the timeout and finishes. */
+class GoesQuiet {
+  async run(ctx: WorkflowContext) {
+    return ctx.step(
+      'poll',
+      async ({ attempt, signal, heartbeat, lastHeartbeat }: StepArgs) => {
+        see('quiet', { attempt, last: lastHeartbeat });
+        heartbeat(`attempt ${attempt}`);
+        if (attempt === 1) return forever(signal);
+        for (let i = 0; i < 8; i++) {
+          await new Promise((r) => setTimeout(r, 50));
+          heartbeat(i);
+        }
+        return 'done';
+      },
+      { heartbeatTimeout: 200, retry: { maxAttempts: 2, initialInterval: 10 } },
+    );
+  }
+}
+
+/** Reports progress and hangs, so its engine can go away mid-step; after a takeover it returns what it resumed from. */
+class Hangs {
+  async run(ctx: WorkflowContext, input: { maxElapsed?: number }) {
+    return ctx.step(
+      'long',
+      async ({ attempt, signal }: StepArgs) => {
+        const step = currentStep()!;
+        see(ctx.workflowId, { attempt, last: step.lastHeartbeat });
+        if (step.lastHeartbeat !== undefined) return { resumedFrom: step.lastHeartbeat, attempt };
+        step.heartbeat({ offset: 40 });
+        step.heartbeat({ offset: 41 });
+        return forever(signal);
+      },
+      { retry: { maxAttempts: 5, initialInterval: 10, ...(input.maxElapsed ? { maxElapsed: input.maxElapsed } : {}) } },
+    );
+  }
+}
+
+/** Beats every 20 ms for a while: the batching test runs many. */
+class Beats {
+  async run(ctx: WorkflowContext) {
+    return ctx.step('beats', async ({ heartbeat }: StepArgs) => {
+      for (let i = 0; i < 40; i++) {
+        heartbeat(i);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return 40;
+    });
+  }
+}
+
+const register = (e: WeftEngine) =>
+  e.register('resumes', Resumes).register('quiet', GoesQuiet).register('hangs', Hangs).register('beats', Beats);
+const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300, heartbeatFlushInterval: 50 };
+const writerOf = (e: WeftEngine) => (e as unknown as { runtime: { heartbeats: HeartbeatWriter } }).runtime.heartbeats;
+
+describe('step heartbeats (real PostgreSQL)', () => {
+  const env = useTestEngines();
+  const rows = (id: string) =>
+    env.tdb.query<{ seq: number; attempt: number; details: unknown; has_details: boolean; first_started_at: Date }>(
+      `SELECT seq, attempt, details, has_details, first_started_at FROM weft.weft_step_progress WHERE workflow_id = $1`,
+      [id],
+    );
+
+  it("a retry reads the last heartbeat's details", async () => {
+    const a = await env.pool.create(WL, register);
+    await a.bootstrap();
+    await a.start('resumes', {}, { workflowId: 'resumes-1' });
+    await expect(a.result('resumes-1', { timeout: '10s' })).resolves.toBe(3);
+    expect(seen.resumes).toEqual([
+      { attempt: 1, last: undefined },
+      { attempt: 2, last: { done: 3 } },
+    ]);
+    // The step ended: its saved progress goes.
+    await waitFor(async () => (await rows('resumes-1')).length === 0, 'the progress row removed');
+  });
+
+  it('heartbeatTimeout aborts an attempt whose heartbeats stopped; steady heartbeats keep one alive past it', async () => {
+    const a = await env.pool.create(WL, register);
+    await a.bootstrap();
+    await a.start('quiet', {}, { workflowId: 'quiet-1' });
+    await expect(a.result('quiet-1', { timeout: '10s' })).resolves.toBe('done');
+    expect(seen.quiet).toEqual([
+      { attempt: 1, last: undefined },
+      { attempt: 2, last: 'attempt 1' },
+    ]);
+  });
+
+  it('heartbeatTimeout fails the step with StepHeartbeatTimeoutError once the attempts are used', async () => {
+    class Silent {
+      async run(ctx: WorkflowContext) {
+        return ctx.step('silent', ({ signal }: StepArgs) => forever(signal), { heartbeatTimeout: 100, retry: { maxAttempts: 1 } });
+      }
+    }
+    const a = await env.pool.create(WL, (e) => e.register('silent', Silent));
+    await a.bootstrap();
+    await a.start('silent', {}, { workflowId: 'silent-1' });
+    const err = await a.result('silent-1', { timeout: '10s' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowFailedError);
+    const step = (err as WorkflowFailedError).cause as StepFailedError;
+    expect(step.cause).toMatchObject({ name: 'StepHeartbeatTimeoutError', code: 'WEFT_STEP_HEARTBEAT_TIMEOUT', heartbeatTimeoutMs: 100 });
+  });
+
+  it('after a takeover, the step runs again on the new owner from the last saved heartbeat, counting on from its attempt', async () => {
+    const a = await env.pool.create({ ...WL, engineId: 'A' }, register);
+    await a.bootstrap();
+    await a.start('hangs', {}, { workflowId: 'hangs-1' });
+    await waitFor(async () => (await rows('hangs-1'))[0]?.has_details, 'the heartbeat saved');
+    expect((await rows('hangs-1'))[0]).toMatchObject({ attempt: 1, details: { offset: 41 } });
+    await a.dispose(); // its body never ends: stopped, the step left unrecorded
+
+    const b = await env.pool.create({ ...WL, engineId: 'B' }, register);
+    await b.bootstrap();
+    await expect(b.result('hangs-1', { timeout: '10s' })).resolves.toEqual({ resumedFrom: { offset: 41 }, attempt: 2 });
+    expect(seen['hangs-1']).toEqual([
+      { attempt: 1, last: undefined },
+      { attempt: 2, last: { offset: 41 } },
+    ]);
+    const [op] = await env.tdb.query<{ attempts: number }>(`SELECT attempts FROM weft.weft_operations WHERE workflow_id = 'hangs-1'`);
+    expect(op.attempts).toBe(2);
+  });
+
+  it('retry.maxElapsed counts from the first start an earlier owner saved: past it, the new owner starts no attempt', async () => {
+    const a = await env.pool.create({ ...WL, engineId: 'A' }, register);
+    await a.bootstrap();
+    await a.start('hangs', { maxElapsed: 1500 }, { workflowId: 'elapsed-takeover' });
+    const row = await waitFor(async () => (await rows('elapsed-takeover'))[0], 'the first start saved');
+    await a.dispose();
+    // Taken over only once the deadline, counted from the saved first start, has passed.
+    await waitFor(() => Date.now() > row.first_started_at.getTime() + 1600, 'the deadline passed', 5000);
+    const b = await env.pool.create({ ...WL, engineId: 'B' }, register);
+    await b.bootstrap();
+    const err = await b.result('elapsed-takeover', { timeout: '10s' }).catch((e: unknown) => e);
+    const step = (err as WorkflowFailedError).cause as StepFailedError;
+    expect(step.cause).toMatchObject({ name: 'StepMaxElapsedError', maxElapsedMs: 1500 });
+    expect(seen['elapsed-takeover']).toHaveLength(1); // only A's attempt ran
+  });
+
+  it('many steps heartbeating cost one statement per flush, not one per heartbeat', async () => {
+    const a = await env.pool.create({ ...WL, heartbeatFlushInterval: 200 }, register);
+    await a.bootstrap();
+    const ids = Array.from({ length: 50 }, (_, i) => `beats-${i}`);
+    for (const id of ids) await a.start('beats', {}, { workflowId: id });
+    for (const id of ids) await expect(a.result(id, { timeout: '20s' })).resolves.toBe(40);
+    const { beats, statements } = writerOf(a).stats;
+    expect(beats).toBe(50 * 40);
+    // About 1 s of beating at one flush per 200 ms, plus the removals: far below one per beat.
+    expect(statements).toBeLessThan(beats / 50);
+  });
+
+  it('refuses heartbeat details that are not JSON, at the call', async () => {
+    class BadBeat {
+      async run(ctx: WorkflowContext) {
+        return ctx.step(
+          'bad',
+          ({ heartbeat }: StepArgs) => {
+            try {
+              heartbeat({ n: 10n });
+              return 'accepted';
+            } catch (err) {
+              return (err as { code?: string }).code;
+            }
+          },
+          { retry: { maxAttempts: 1 } },
+        );
+      }
+    }
+    const a = await env.pool.create(WL, (e) => e.register('bad-beat', BadBeat));
+    await a.bootstrap();
+    await a.start('bad-beat', {}, { workflowId: 'bad-beat-1' });
+    await expect(a.result('bad-beat-1', { timeout: '10s' })).resolves.toBe('WEFT_PAYLOAD_NOT_SERIALIZABLE');
+  });
+});
