@@ -140,7 +140,9 @@ describe('typed user failures and retry.maxElapsed', () => {
     const step = (await failureOf(a, 'elapsed-1')).cause as StepFailedError;
     expect(step.cause).toMatchObject({ name: 'StepMaxElapsedError', code: 'WEFT_STEP_MAX_ELAPSED', maxElapsedMs: 300 });
     expect((step.cause.cause as Error).message).toBe('still down');
-    expect(step.attempts).toBeGreaterThan(1);
+    // Stopped by maxElapsed, not by maxAttempts (1000). How many attempts fit in 300 ms is the
+    // machine's business: on a loaded one the first retry may already be past the deadline.
+    expect(step.attempts).toBeGreaterThanOrEqual(1);
     expect(step.attempts).toBeLessThan(1000);
   });
 
