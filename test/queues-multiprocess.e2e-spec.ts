@@ -104,25 +104,27 @@ describe('queues across engine processes', () => {
   });
 
   it('concurrency 5: 200 workflows over three engines never run more than 5 at once, all finish, also across a SIGKILL', async () => {
-    const items = Array.from({ length: 200 }, (_, i) => ({ id: `c5-${String(i).padStart(3, '0')}`, queue: 'c5', ms: 120 }));
+    const items = Array.from({ length: 200 }, (_, i) => ({ id: `c5-${String(i).padStart(3, '0')}`, queue: 'c5', ms: 300 }));
     send(engines.get('A')!, items);
     await engines.get('A')!.waitEvent('started', 30_000);
     await waitFor(async () => (await ledger('c5-')).filter((l) => l.ended_at).length >= 40, 'forty ends', 30_000, 50);
 
-    // SIGKILL the engine that holds the most of the queue's runs (all 200 are stored by now).
+    // SIGKILL the engine with the most step bodies running now (begun, not ended): those are
+    // unfinished when it dies, so a survivor must finish them. Choosing by claims instead could
+    // pick an engine whose claimed runs had not begun their body (a survivor then runs them whole).
     const busiest = await waitFor(
       async () =>
         (
-          await tdb.query<{ engine_id: string; n: number }>(
-            `SELECT c.engine_id, count(*)::int AS n FROM weft.weft_workflows w JOIN weft.weft_workflow_claims c ON c.workflow_id = w.id
-             WHERE w.queue = 'c5' AND w.status = 'running' AND c.engine_id IS NOT NULL GROUP BY c.engine_id ORDER BY n DESC LIMIT 1`,
+          await tdb.query<{ begin_engine: string; n: number }>(
+            `SELECT begin_engine, count(*)::int AS n FROM queue_ledger WHERE workflow_id LIKE 'c5-%' AND ended_at IS NULL
+             GROUP BY begin_engine ORDER BY n DESC LIMIT 1`,
           )
         )[0],
-      'an engine running some of the queue',
+      'an engine running a step body of the queue',
       10_000,
       10,
     );
-    const victim = busiest.engine_id;
+    const victim = busiest.begin_engine;
     await kill(engines.get(victim)!);
     engines.delete(victim);
 
