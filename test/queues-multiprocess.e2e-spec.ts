@@ -233,15 +233,17 @@ describe('queues across engine processes', () => {
       expect(overlap, key).toBe(2); // the key's limit was reached, not merely never approached
     }
     // The admission calls that began after the small key's first start was stored: its first
-    // admission is in the first or second of them, although 1,000 or more of the flood were waiting.
+    // admission is among the first of them, although 1,000 or more of the flood were waiting.
     const [{ at }] = await tdb.query<{ at: Date }>(`SELECT created_at AS at FROM weft.weft_workflows WHERE id = 'pk-small-0'`);
     const log = await tdb.query<{ workflow_id: string; xid: string }>(
       `SELECT workflow_id, xid::text AS xid FROM admission_log WHERE xact_start > $1 ORDER BY xact_start, xid`,
       [at],
     );
+    // Every engine runs admission passes, each in its own transaction: "within two passes" is two
+    // of each engine's (3 engines), where a queue without partitions would first admit the 1,000.
     const passes = [...new Set(log.map((l) => l.xid))];
     const firstSmall = log.find((l) => l.workflow_id.startsWith('pk-small-'))!;
-    expect(passes.indexOf(firstSmall.xid)).toBeLessThan(2);
+    expect(passes.indexOf(firstSmall.xid)).toBeLessThan(2 * 3);
   }, 300_000);
 
   it('debounce across two engines: calls in turn from both start one workflow, once, with the last input', async () => {
