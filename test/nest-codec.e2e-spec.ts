@@ -27,13 +27,14 @@ class KeyService {
 @Module({ providers: [KeyService], exports: [KeyService] })
 class KeysModule {}
 
-/** A codec whose key comes from an injected service. */
-@Injectable()
-class KeyOneCodec implements PayloadCodec {
-  readonly id = 'k1';
+/** A codec whose key comes from an injected service, by its id. */
+abstract class KeyedCodec implements PayloadCodec {
   private readonly aes: AesGcmCodec;
-  constructor(keys: KeyService) {
-    this.aes = new AesGcmCodec(this.id, keys.key(this.id));
+  constructor(
+    keys: KeyService,
+    readonly id: string,
+  ) {
+    this.aes = new AesGcmCodec(id, keys.key(id));
   }
   encode(b: Uint8Array) {
     return this.aes.encode(b);
@@ -43,18 +44,18 @@ class KeyOneCodec implements PayloadCodec {
   }
 }
 
+/** Each key a class of its own, so WeftModule resolves it with DI (its KeyService injected). */
 @Injectable()
-class KeyTwoCodec implements PayloadCodec {
-  readonly id = 'k2';
-  private readonly aes: AesGcmCodec;
+class KeyOneCodec extends KeyedCodec {
   constructor(keys: KeyService) {
-    this.aes = new AesGcmCodec(this.id, keys.key(this.id));
+    super(keys, 'k1');
   }
-  encode(b: Uint8Array) {
-    return this.aes.encode(b);
-  }
-  decode(b: Uint8Array) {
-    return this.aes.decode(b);
+}
+
+@Injectable()
+class KeyTwoCodec extends KeyedCodec {
+  constructor(keys: KeyService) {
+    super(keys, 'k2');
   }
 }
 
