@@ -23,9 +23,6 @@ export function isEncoded(v: unknown): v is Encoded {
   return typeof o[CODEC_KEY] === 'string' && typeof o.data === 'string' && Object.keys(o).length === 2;
 }
 
-/** The id of the codec that encoded `v`, or null for a plain payload. */
-export const codecIdOf = (v: unknown): string | null => (isEncoded(v) ? v[CODEC_KEY] : null);
-
 function checkedCodecs(option: CodecOption): { current: PayloadCodec; all: PayloadCodec[] } {
   const current = 'current' in option ? option.current : option;
   const all = [current, ...('current' in option ? (option.accepts ?? []) : [])];
