@@ -33,6 +33,7 @@ import { NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
 import type { SettledSubscription } from './run/settled-waiters.js';
 import type { Settled } from './settled.js';
 import { resolveQueues, type QueueView } from './queues/options.js';
+import { QueueSlots } from './queues/slots.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -131,7 +132,10 @@ export class WeftEngine {
         poll: () => this.messaging.poll(),
       },
     });
+    const queues = resolveQueues(options.queues);
+    const slots = new QueueSlots({ store: this.store, queues, logger: this.options.logger, freed: (q) => this.queues.nudge(0, q) });
     this.runtime = new Runtime({
+      slots,
       store: this.store,
       committer: new GroupCommitter(this.store),
       registry: this.registry,
@@ -184,7 +188,8 @@ export class WeftEngine {
       ownership: this.ownership,
       runtime: this.runtime,
       options: this.options,
-      queues: resolveQueues(options.queues),
+      queues,
+      slots,
       mayAdmit: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.starter = new Starter({

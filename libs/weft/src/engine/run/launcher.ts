@@ -84,6 +84,8 @@ export class RunLauncher {
       traceContext: l.traceContext, // loaded: its span links to the stored context
       attributes: attributesBeforeHistory(l.row.attributes, l.history),
       progress: l.progress.length ? new Map(l.progress.map((p) => [p.seq, p])) : undefined,
+      queue: l.row.queue,
+      slotReleased: l.slotReleased,
     });
     exec.inbox.add(l.inbox);
     return exec;
