@@ -144,8 +144,10 @@ export class WeftEngine {
       children: {
         // A child is started also while this engine shuts down (it drains).
         start: (parentId, childId, type, input, seq) => this.starter.startChild(parentId, childId, type, input, seq),
-        terminated: (id, children) => {
+        terminated: (id, children, endsSingleton) => {
           this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
+          // Its singleton key is free: the oldest start waiting for it fires now (undefined: an external end, not known).
+          if (endsSingleton !== false) this.wakeSingletonWaiter(id);
           if (!children || children.length) this.transitions.closeChildren(id, children);
         },
       },
@@ -246,6 +248,15 @@ export class WeftEngine {
       await db.close(); // a bad option must not leave the pool it opened behind
       throw err;
     }
+  }
+
+  /** A workflow that may have held a singleton key ended here: the start waiting for it fires now, not at its recheck. */
+  private wakeSingletonWaiter(workflowId: string): void {
+    void this.store.singletonWaits.wakeNext(workflowId).then(
+      (woke) => woke && this.timers.nudgeAt(this.options.clock.now()),
+      (err: unknown) =>
+        this.options.logger.warn(`A queued singleton start could not be woken (its recheck starts it): ${(err as Error).message}`),
+    );
   }
 
   /** The declared queues with their limits, and enqueued/running as of the last admission pass. */

@@ -263,6 +263,7 @@ export class Starter {
             parentId: row.parentId,
             storedTimers: row.timers.length > 0,
             attributes: row.attributes,
+            singleton: row.singletonKey !== undefined,
           },
           inbox,
         ),

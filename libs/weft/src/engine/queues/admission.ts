@@ -188,6 +188,7 @@ export class QueueAdmission {
         runNumber: w.runNumber,
         version: w.version,
         queue: q.name,
+        singleton: w.singleton,
       };
       runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
     }

@@ -9,7 +9,7 @@ import type { WeftEngine } from '../engine.js';
 const ledger: Array<{ id: string; step: string; from: number; to: number }> = [];
 const gates = new Map<string, () => void>();
 const gate = (key: string) => new Promise<void>((r) => gates.set(key, r));
-const open = async (key: string) => (await waitFor(() => gates.get(key), `gate ${key}`, 20_000))();
+const open = async (key: string) => (await waitFor(() => gates.get(key), `gate ${key}`, 20_000))!();
 
 async function body(ctx: WorkflowContext, step: string, ms: number, gated?: string) {
   await ctx.step(step, async () => {

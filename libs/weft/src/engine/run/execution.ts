@@ -134,6 +134,8 @@ export interface ExecutionRun {
   queue?: string | null;
   /** Loaded parked with its queue slot given back (releaseWhileWaiting). */
   slotReleased?: boolean;
+  /** It holds a singleton key: its end wakes the start waiting for the key (onConflict 'queue'). */
+  singleton?: boolean;
 }
 
 /**
@@ -177,6 +179,8 @@ export class Execution implements ReplayTarget {
   readonly maxRecordedSeq: number;
   /** The queue that admitted it, whose slot it holds (null outside a queue). */
   readonly queue: string | null;
+  /** Holds a singleton key (see ExecutionRun.singleton). */
+  readonly holdsSingleton: boolean;
   /**
    * Its queue slot under releaseWhileWaiting (docs/decisions/0040): held; released while it is
    * parked; wanted once a wake came while released. A wake is held back until it holds one again.
@@ -221,6 +225,7 @@ export class Execution implements ReplayTarget {
     this._mayHaveStoredTimers = run.storedTimers ?? true;
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
     this.queue = run.queue ?? null;
+    this.holdsSingleton = run.singleton ?? false;
     if (run.slotReleased) this._slot = 'released';
     let maxEvent = -1;
     for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);

@@ -86,6 +86,7 @@ export class RunLauncher {
       progress: l.progress.length ? new Map(l.progress.map((p) => [p.seq, p])) : undefined,
       queue: l.row.queue,
       slotReleased: l.slotReleased,
+      singleton: l.singleton,
     });
     exec.inbox.add(l.inbox);
     return exec;
@@ -139,15 +140,15 @@ export class RunLauncher {
     this.deps.runs.forget(exec);
     options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.deps.settle(exec.workflowId, settled);
-    this.closeChildren(exec);
+    this.closeChildren(exec, exec.holdsSingleton);
   }
 
   /**
    * The parent-close policy for this run's own children only: after a continue-as-new the next
    * run of the same id is already starting its own.
    */
-  private closeChildren(exec: Execution): void {
-    this.deps.children.terminated(exec.workflowId, exec.closeChildren());
+  private closeChildren(exec: Execution, endsSingleton = false): void {
+    this.deps.children.terminated(exec.workflowId, exec.closeChildren(), endsSingleton);
   }
 
   continueAsNew(exec: Execution, input: unknown): void {

@@ -138,7 +138,7 @@ function admitQuery(schema: string, slots: boolean): string {
                                 ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
       FROM picked WHERE w.id = picked.id AND w.status = 'enqueued'
       RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at, w.fence_epoch,
-                picked.rank, picked.i, picked.pkey
+                picked.rank, picked.i, picked.pkey${slots ? ', w.singleton_key IS NOT NULL AS singleton' : ''}
     ),
     ins_claims AS (
       INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
@@ -170,9 +170,15 @@ function admitQuery(schema: string, slots: boolean): string {
            CASE WHEN upd.id IS NULL THEN NULL ELSE COALESCE((
              SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
              FROM ${msgs} m WHERE m.workflow_id = upd.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json) END AS inbox
+           ${slots ? ', upd.singleton' : ''}
     FROM room LEFT JOIN upd ON true LEFT JOIN ins_claims ic ON ic.workflow_id = upd.id
     ORDER BY upd.rank, upd.i, upd.priority DESC, upd.created_at, upd.id`;
 }
+
+const ADMIT_ARGS = 'text, int, int, int, text, int, float8, varchar[], text, float8, float8, text, bigint, boolean, int, int, float8';
+
+/** Drops the function (a migration that changes what it returns drops it first). */
+export const dropAdmitFunctionSql = (schema: string): string => `DROP FUNCTION IF EXISTS ${admitFunction(schema)}(${ADMIT_ARGS})`;
 
 /** The function's name in `schema`. */
 export const admitFunction = (schema: string): string => qualify(schema, 'weft_queue_admit');
@@ -184,10 +190,9 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
 export function admitFunctionSql(schema: string, slots = true): string {
   const queues = qualify(schema, 'weft_queues');
   return `
-    CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(
-      text, int, int, int, text, int, float8, varchar[], text, float8, float8, text, bigint, boolean, int, int, float8)
+    CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(${ADMIT_ARGS})
     RETURNS TABLE (running int, recent_count int, room int, frees_in_ms float8, more boolean, id text, type text, input json,
-                   parent_id text, run_number int, version int, claim_epoch text, inbox json)
+                   parent_id text, run_number int, version int, claim_epoch text, inbox json${slots ? ', singleton boolean' : ''})
     LANGUAGE plpgsql VOLATILE AS $fn$
     #variable_conflict use_column
     BEGIN

@@ -70,6 +70,8 @@ export interface AdmittedWorkflow {
   version: number;
   claimEpoch: string | null;
   inbox: InboxMessage[];
+  /** It holds a singleton key. */
+  singleton: boolean;
 }
 
 export interface AdmitResult {
@@ -100,6 +102,7 @@ type AdmitRow = {
   version: number;
   claim_epoch: string | null;
   inbox: InboxMessage[] | null;
+  singleton: boolean | null;
 };
 
 /** weft_queues. Internal: the engine's admission loop is its only user. */
@@ -169,6 +172,7 @@ function admitResult(rows: AdmitRow[]): AdmitResult {
         version: w.version,
         claimEpoch: w.claim_epoch,
         inbox: w.inbox ?? [],
+        singleton: w.singleton === true,
       })),
     runningBefore: head.running,
     recentCount: head.recent_count,

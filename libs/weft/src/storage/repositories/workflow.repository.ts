@@ -160,6 +160,7 @@ function statements(schema: string) {
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
                   w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now, w.trace_context,
                   w.fence_epoch::text AS fence_epoch, w.attributes, w.queue, w.slot_released_at IS NOT NULL AS slot_released,
+                  w.singleton_key IS NOT NULL AS singleton,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
                       'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
                       ORDER BY o.seq)
@@ -196,6 +197,7 @@ function loadedFrom(r: Record<string, unknown>, off: number): LoadedWorkflow {
     traceContext: (r.trace_context as string | null) ?? null,
     fenceEpoch: (r.fence_epoch as string | null) ?? null,
     slotReleased: r.slot_released === true,
+    singleton: r.singleton === true,
     history: r.history as OperationRecord[],
     inbox: r.inbox as InboxMessage[],
     progress: stepProgressFrom(r.progress),
@@ -276,6 +278,8 @@ export interface LoadedWorkflow {
   progress: StepProgressRow[];
   /** Parked with its queue slot given back (releaseWhileWaiting): it takes one again before it goes on. */
   slotReleased: boolean;
+  /** It holds a singleton key. */
+  singleton: boolean;
 }
 
 /**
