@@ -193,7 +193,7 @@ export function admitFunctionSql(schema: string, slots = true): string {
     CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(${ADMIT_ARGS})
     RETURNS TABLE (running int, recent_count int, room int, frees_in_ms float8, more boolean, id text, type text, input json,
                    parent_id text, run_number int, version int, claim_epoch text, inbox json${slots ? ', singleton boolean' : ''})
-    LANGUAGE plpgsql VOLATILE AS $fn$
+    LANGUAGE plpgsql VOLATILE ${slots ? 'SET plan_cache_mode = force_generic_plan ' : ''}AS $fn$
     #variable_conflict use_column
     BEGIN
       -- Creates the row if absent and locks it: admissions to one queue take turns here.
