@@ -54,11 +54,8 @@ describe('releaseWhileWaiting across engine processes', () => {
     // Both asleep: each ran its first step and gave its slot back.
     await waitFor(
       async () =>
-        (
-          await tdb.query(
-            `SELECT 1 FROM weft.weft_workflows WHERE id LIKE 'rw-%' AND status = 'running' AND slot_released_at IS NOT NULL`,
-          )
-        ).length === 2,
+        (await tdb.query(`SELECT 1 FROM weft.weft_workflows WHERE id LIKE 'rw-%' AND status = 'running' AND slot_released_at IS NOT NULL`))
+          .length === 2,
       'both sleepers asleep with their slots given back',
       30_000,
       20,
