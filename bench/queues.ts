@@ -3,13 +3,15 @@
 //   workflows; for each of N admissions, the time from the previous run's last step body ending to
 //   the next run's first step body starting (its completion commit, the nudge, the admission
 //   transaction, the launch), p50/p99;
-// - throughput: N three-step workflows through a queue at concurrency 50, and through a
-//   partitioned queue at concurrency 50 (100 keys, at most 2 running per key), against the same N
-//   started without a queue at 50 in flight (measured before and after them: their mean), in
-//   one run on one engine, and their ratios. The queued runs are started at once and their
-//   handles awaited, as an application does with a backlog.
+// - throughput: chunks of N three-step workflows through a queue at concurrency 50, through a
+//   partitioned queue at concurrency 50 (100 keys, at most 2 running per key), and started without
+//   a queue at 50 in flight, on one engine: a full chunk of each as warm-up, then BENCH_QUEUE_CHUNKS
+//   (5) rounds of one chunk of each, alternating which goes first; the ratios are the median over
+//   rounds of the paired ratio (queued ÷ no queue in the same round), the ratio of the sums beside
+//   them. The queued runs are started at once and their handles awaited, as an application does
+//   with a backlog. BENCH_VERBOSE=1 prints each round on stderr.
 // Ownership 'workflow-lease' (BENCH_OWNERSHIP to change), as several engines would share a queue.
-// node --import ./test/support/register-ts.js bench/queues.ts [N=2000]
+// node --import ./test/support/register-ts.js bench/queues.ts [N=1000 per chunk]
 import os from 'node:os';
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import { machine, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
@@ -60,10 +62,19 @@ async function throughput(engine: WeftEngine, n: number, queued: false | 'fifty'
   return n / ((performance.now() - t0) / 1000);
 }
 
+type Variant = false | 'fifty' | 'parts';
+const VARIANTS: Variant[] = [false, 'fifty', 'parts'];
+const median = (xs: number[]) => {
+  const a = [...xs].sort((x, y) => x - y);
+  return (a[(a.length - 1) >> 1]! + a[a.length >> 1]!) / 2;
+};
+
 async function main() {
-  const n = Number(process.argv[2] ?? 2000);
+  const n = Number(process.argv[2] ?? 1000);
+  const chunks = Number(process.env.BENCH_QUEUE_CHUNKS ?? 5);
   const samples = Number(process.env.BENCH_QUEUE_SAMPLES ?? 300);
   const ownership = (process.env.BENCH_OWNERSHIP ?? 'workflow-lease') as 'none' | 'workflow-lease';
+  const log = (m: string) => process.env.BENCH_VERBOSE && process.stderr.write(`${m}\n`);
   const out = await withFreshDatabase(async (url) => {
     const engine = await WeftEngine.create({
       database: { url, poolSize: 20 },
@@ -74,28 +85,42 @@ async function main() {
     });
     engine.register('noop3', ThreeNoops).register('stamped', Stamped);
     await engine.bootstrap();
-    await throughput(engine, 300, false); // warm-up: prepared statements, JIT
-    await throughput(engine, 300, 'fifty');
-    await throughput(engine, 300, 'parts');
+    // A full chunk of each as warm-up (prepared statements, plans, the JIT of each path): a short one
+    // left part of a path's warm-up in its first measured chunk.
+    for (const v of VARIANTS) await throughput(engine, n, v);
     const latency = await handoffLatency(engine, samples);
-    const before = await throughput(engine, n, false);
-    const queued = await throughput(engine, n, 'fifty');
-    const partitioned = await throughput(engine, n, 'parts');
-    const after = await throughput(engine, n, false);
+    // Alternating chunks, each variant first in turn, so the machine's drift (the baseline moved
+    // 444 -> 741 wf/s within one run) falls on all three alike; the ratios are paired per chunk.
+    const rates = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
+    for (let i = 0; i < chunks; i++) {
+      const order = VARIANTS.map((_, k) => VARIANTS[(k + i) % VARIANTS.length]);
+      for (const v of order) rates.get(v)!.push(await throughput(engine, n, v));
+      log(`chunk ${i}: ${VARIANTS.map((v) => `${v || 'plain'} ${round(rates.get(v)!.at(-1)!, 0)}`).join(', ')} wf/s`);
+    }
     await engine.dispose();
-    const plain = (before + after) / 2;
+    const plain = rates.get(false)!;
+    const paired = (v: Variant) => rates.get(v)!.map((r, i) => r / plain[i]!);
+    const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     return {
       ownership,
       handoffLatencyMs: { ...latency, samples },
       throughput: {
-        workflows: n,
-        queueConcurrency50WfPerSec: round(queued, 0),
-        partitioned100KeysWfPerSec: round(partitioned, 0),
-        noQueue50InFlightWfPerSec: round(plain, 0),
-        noQueueBeforeAndAfter: [round(before, 0), round(after, 0)],
+        workflowsPerChunk: n,
+        chunks,
+        queueConcurrency50WfPerSec: round(median(rates.get('fifty')!), 0),
+        partitioned100KeysWfPerSec: round(median(rates.get('parts')!), 0),
+        noQueue50InFlightWfPerSec: round(median(plain), 0),
+        noQueueChunks: plain.map((r) => round(r, 0)),
+        queuedChunkRatios: paired('fifty').map((r) => round(r, 3)),
+        partitionedChunkRatios: paired('parts').map((r) => round(r, 3)),
+        ratioOfSums: {
+          queued: round(sum(rates.get('fifty')!) / sum(plain), 3),
+          partitioned: round(sum(rates.get('parts')!) / sum(plain), 3),
+        },
       },
-      ratioQueuedOverPlain: round(queued / plain, 2),
-      ratioPartitionedOverPlain: round(partitioned / plain, 2),
+      // The median over chunks of the paired ratio (variant ÷ no queue, measured side by side).
+      ratioQueuedOverPlain: round(median(paired('fifty')), 2),
+      ratioPartitionedOverPlain: round(median(paired('parts')), 2),
       loadAverage: os.loadavg().map((l) => round(l, 1)),
     };
   });

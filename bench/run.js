@@ -35,7 +35,7 @@ const benches = [
   ['parked-heap', 'parked-heap.ts', [process.env.BENCH_PARKED ?? '100000']],
   ['renewal', 'renewal.ts', []],
   // A queue at concurrency 50 and a partitioned one (100 keys) against 50 in flight without a queue; handoff latency at 1,000 queued.
-  ['queues', 'queues.ts', [process.env.BENCH_QUEUES ?? '2000']],
+  ['queues', 'queues.ts', [process.env.BENCH_QUEUES ?? '1000']],
   ['signal-latency', 'signal-latency.ts', []],
   // How late a durable timer fires on its owner (local timers; the 1 s poll is the backstop): 1 and 1,000 parked.
   ['timer-lateness', 'timer-lateness.ts', [process.env.BENCH_TIMER_TRIALS ?? '20', process.env.BENCH_TIMER_PARKED ?? '1000']],

@@ -232,6 +232,12 @@ export interface QueueOptions {
    * keys with work are admitted in turn, so one key cannot hold back the others.
    */
   partition?: { concurrency?: number; rateLimit?: { limit: number; period: Duration } };
+  /**
+   * A run parked on a timer or a message (sleep, condition, waitForSignal, a child's result) gives
+   * its slot back, and takes one again before it goes on, waiting (ahead of the queue's enqueued
+   * work) when none is free. Default false: a run holds its slot from admission to its end.
+   */
+  releaseWhileWaiting?: boolean;
 }
 
 export interface RetryPolicy {

@@ -33,6 +33,7 @@ import { NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
 import type { SettledSubscription } from './run/settled-waiters.js';
 import type { Settled } from './settled.js';
 import { resolveQueues, type QueueView } from './queues/options.js';
+import { QueueSlots } from './queues/slots.js';
 import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -131,7 +132,10 @@ export class WeftEngine {
         poll: () => this.messaging.poll(),
       },
     });
+    const queues = resolveQueues(options.queues);
+    const slots = new QueueSlots({ store: this.store, queues, logger: this.options.logger, freed: (q) => this.queues.nudge(0, q) });
     this.runtime = new Runtime({
+      slots,
       store: this.store,
       committer: new GroupCommitter(this.store),
       registry: this.registry,
@@ -140,8 +144,10 @@ export class WeftEngine {
       children: {
         // A child is started also while this engine shuts down (it drains).
         start: (parentId, childId, type, input, seq) => this.starter.startChild(parentId, childId, type, input, seq),
-        terminated: (id, children) => {
+        terminated: (id, children, endsSingleton) => {
           this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
+          // Its singleton key is free: the oldest start waiting for it fires now (undefined: an external end, not known).
+          if (endsSingleton !== false) this.wakeSingletonWaiter(id);
           if (!children || children.length) this.transitions.closeChildren(id, children);
         },
       },
@@ -184,7 +190,8 @@ export class WeftEngine {
       ownership: this.ownership,
       runtime: this.runtime,
       options: this.options,
-      queues: resolveQueues(options.queues),
+      queues,
+      slots,
       mayAdmit: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.starter = new Starter({
@@ -241,6 +248,15 @@ export class WeftEngine {
       await db.close(); // a bad option must not leave the pool it opened behind
       throw err;
     }
+  }
+
+  /** A workflow that may have held a singleton key ended here: the start waiting for it fires now, not at its recheck. */
+  private wakeSingletonWaiter(workflowId: string): void {
+    void this.store.singletonWaits.wakeNext(workflowId).then(
+      (woke) => woke && this.timers.nudgeAt(this.options.clock.now()),
+      (err: unknown) =>
+        this.options.logger.warn(`A queued singleton start could not be woken (its recheck starts it): ${(err as Error).message}`),
+    );
   }
 
   /** The declared queues with their limits, and enqueued/running as of the last admission pass. */

@@ -100,6 +100,7 @@ function replayHost(): ExecutionHost {
     onCommitError: () => false,
     pauseBeforeRetry: () => Promise.resolve(),
     onParked: () => undefined,
+    wantSlot: () => undefined,
     timers: { armed: () => undefined, cleared: () => undefined },
     onNonDeterminism(exec, err) {
       if (exec.state === 'active') exec.failReadOnly(err);

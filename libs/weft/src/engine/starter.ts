@@ -214,7 +214,9 @@ export class Starter {
    */
   private async inParentsQueue(parentId: string, type: string): Promise<boolean> {
     const queue = this.deps.registry.get(type).queue;
-    if (queue === undefined) return false;
+    // Under releaseWhileWaiting the parent gives its slot back while it waits for the child, which
+    // is then admitted as any other (on the parent's slot, it would hold none while the parent waits).
+    if (queue === undefined || this.deps.queues.declared.get(queue)?.releaseWhileWaiting) return false;
     return (await this.deps.store.workflows.get(parentId))?.queue === queue;
   }
 
@@ -261,6 +263,7 @@ export class Starter {
             parentId: row.parentId,
             storedTimers: row.timers.length > 0,
             attributes: row.attributes,
+            singleton: row.singletonKey !== undefined,
           },
           inbox,
         ),

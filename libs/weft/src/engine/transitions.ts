@@ -227,6 +227,7 @@ export class Transitions {
     };
     let status: WorkflowStatus | undefined;
     let read = { debounced: false, due: true };
+    let promoted = false; // it took a singleton key: its end wakes the next waiter
     // A debounced start (docs/decisions/0034) commits at the version it read, and only once due: a
     // call that pushed its window later (a new input, a later timer) makes this fire do nothing.
     const readForFire = async (id: string) => {
@@ -238,6 +239,7 @@ export class Transitions {
           read = { debounced: false, due: false };
           return { ...r, byVersion: false };
         }
+        promoted = true;
         r = await this.store.debounce.forFire(id);
       }
       if (r) read = { debounced: r.debounced, due: !r.debounced || r.due };
@@ -261,7 +263,15 @@ export class Transitions {
       this.enqueued(row.queue);
     } else if (row) {
       const { input, runNumber, version, parentId } = row;
-      this.runtime.launchNew({ workflowId, definition: this.registry.get(row.type), input, runNumber, version, parentId });
+      this.runtime.launchNew({
+        workflowId,
+        definition: this.registry.get(row.type),
+        input,
+        runNumber,
+        version,
+        parentId,
+        singleton: promoted,
+      });
     } else if (status === WorkflowStatus.Running) {
       if (!heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
     } else await letGo();

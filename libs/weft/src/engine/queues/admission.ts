@@ -13,6 +13,7 @@ import type { WorkflowRegistry } from '../registry.js';
 import type { Runtime } from '../run/runtime.js';
 import { TimerLoop } from '../timer-loop.js';
 import { type QueuedStart, type ResolvedQueue, startQueue } from './options.js';
+import type { QueueSlots } from './slots.js';
 
 /** Admitted per queue per pass: a busy queue cannot hold a pass (and the other queues) for long. */
 export const ADMIT_BATCH = 100;
@@ -25,6 +26,8 @@ export interface QueueAdmissionDependencies {
   runtime: Runtime;
   options: ResolvedEngineOptions;
   queues: Map<string, ResolvedQueue>;
+  /** Woken runs of releaseWhileWaiting queues waiting for a slot: served before fresh admissions. */
+  slots: QueueSlots;
   /** False once this engine may not start runs (disposed, draining, deposed, not the lease holder). */
   mayAdmit(): boolean;
 }
@@ -110,6 +113,9 @@ export class QueueAdmission {
     // Taken before any await: a nudge that arrives meanwhile is for the next pass.
     const nudged = [...this.pending];
     this.pending.clear();
+    // Runs of this engine woken while their slot was released take slots first (the admission
+    // counts them as holding theirs, so fresh work cannot take them meanwhile).
+    for (const queue of this.deps.slots.queuesWaiting()) await this.deps.slots.retake(queue);
     const names =
       full || Date.now() - this.figuresAt >= options.timerPollMs ? await this.readFigures(types, nudged) : types.length > 0 ? nudged : [];
     let admitted = 0;
@@ -175,7 +181,15 @@ export class QueueAdmission {
       // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
       if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
       this.admittedHere.set(w.id, { at: Date.now(), queue: q.name });
-      const run = { workflowId: w.id, definition: registry.get(w.type), input: w.input, runNumber: w.runNumber, version: w.version };
+      const run = {
+        workflowId: w.id,
+        definition: registry.get(w.type),
+        input: w.input,
+        runNumber: w.runNumber,
+        version: w.version,
+        queue: q.name,
+        singleton: w.singleton,
+      };
       runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
     }
     this.afterAdmission(q, room, res);

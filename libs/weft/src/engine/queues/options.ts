@@ -20,6 +20,8 @@ export interface ResolvedQueue {
   rateLimit: { limit: number; periodMs: number } | null;
   /** Limits per partition key (null: not partitioned; every start of a partitioned queue names a key). */
   partition: { concurrency: number | null; rateLimit: { limit: number; periodMs: number } | null } | null;
+  /** A parked run gives its slot back and takes one again before it goes on (docs/decisions/0040). */
+  releaseWhileWaiting: boolean;
 }
 
 /** Where a start goes in its queue. */
@@ -30,7 +32,7 @@ export interface QueuedStart {
   partitionKey?: string;
 }
 
-const QUEUE_KEYS = new Set(['concurrency', 'perEngineConcurrency', 'rateLimit', 'partition']);
+const QUEUE_KEYS = new Set(['concurrency', 'perEngineConcurrency', 'rateLimit', 'partition', 'releaseWhileWaiting']);
 const RATE_KEYS = new Set(['limit', 'period']);
 const PARTITION_KEYS = new Set(['concurrency', 'rateLimit']);
 
@@ -80,7 +82,14 @@ function resolveQueue(name: string, q: unknown): ResolvedQueue {
     perEngineConcurrency: perEngine,
     rateLimit: resolveRate(o.rateLimit, `${option}.rateLimit`),
     partition: resolvePartition(o.partition, `${option}.partition`, concurrency),
+    releaseWhileWaiting: resolveFlag(o.releaseWhileWaiting, `${option}.releaseWhileWaiting`),
   };
+}
+
+function resolveFlag(v: unknown, option: string): boolean {
+  if (v === undefined) return false;
+  if (typeof v !== 'boolean') throw new InvalidConfigurationError(option, `must be true or false (got ${JSON.stringify(v)})`);
+  return v;
 }
 
 function resolvePartition(p: unknown, option: string, concurrency: number | null): ResolvedQueue['partition'] {
@@ -176,6 +185,8 @@ export interface QueueView {
   rateLimit: { limit: number; periodMs: number } | null;
   /** Limits per partition key; null when the queue is not partitioned. */
   partition: { concurrency: number | null; rateLimit: { limit: number; periodMs: number } | null } | null;
+  /** A parked run gives its slot back while it waits. */
+  releaseWhileWaiting: boolean;
   /** As of this engine's last admission pass. */
   enqueued: number;
   running: number;

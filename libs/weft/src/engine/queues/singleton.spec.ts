@@ -111,6 +111,47 @@ describe('singleton starts (real PostgreSQL)', () => {
     expect(most).toBe(1);
   });
 
+  it("onConflict 'queue': the holder's end wakes the next start at once, on another engine, by a run's end or a cancel", async () => {
+    gate = newGate();
+    bodies.length = 0;
+    const opts = { timerPollInterval: 100, ownership: 'workflow-lease' as const, workflowClaimTtl: 3000, workflowClaimRenewInterval: 500 };
+    const engines: WeftEngine[] = [];
+    for (const id of ['A', 'B']) engines.push(await env.pool.create({ ...opts, engineId: id }, (x) => x.register('held', Held)));
+    await Promise.all(engines.map((x) => x.bootstrap()));
+    const key = { key: 'woken', onConflict: 'queue' as const };
+    const holder = await engines[0].start('held', { n: 0 }, { singleton: 'woken' });
+    const w1 = await engines[1].start('held', { n: 1 }, { singleton: key });
+    const w2 = await engines[1].start('held', { n: 2 }, { singleton: key });
+    /** Once a fire found the key held and set its recheck, the waiter's timer goes an hour out: only a wake starts it now. */
+    const farOut = async (id: string) => {
+      await waitFor(
+        async () =>
+          (
+            await env.tdb.query(
+              `SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1 AND kind = 'delayed-start' AND fire_at > clock_timestamp() + interval '1 second'`,
+              [id],
+            )
+          ).length === 1,
+        `${id} rechecked`,
+        20_000,
+      );
+      await env.tdb.query(
+        `UPDATE weft.weft_timers SET fire_at = clock_timestamp() + interval '1 hour' WHERE workflow_id = $1 AND kind = 'delayed-start'`,
+        [id],
+      );
+    };
+    await farOut(w1.workflowId);
+    await farOut(w2.workflowId);
+    // An external end (a cancel, from the other engine) wakes the first waiter.
+    await engines[1].cancel(holder.workflowId);
+    await waitFor(() => bodies.includes(w1.workflowId), 'the first waiter to run', 30_000);
+    await farOut(w2.workflowId);
+    // A run's end wakes the second.
+    gate.release();
+    expect(await w1.result({ timeout: '30s' })).toBe(1);
+    expect(await w2.result({ timeout: '30s' })).toBe(2);
+  });
+
   it('refuses bad singleton options before anything is written', async () => {
     const e = await env.pool.create({}, (x) => x.register('held', Held));
     await e.bootstrap();

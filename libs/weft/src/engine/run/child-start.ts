@@ -12,7 +12,7 @@ export interface ChildHooks {
    * A workflow ended (parent-close policy): its live children among `children` are cancelled, or
    * all its live children when the ending run's are not known here (an external transition).
    */
-  terminated(workflowId: string, children?: string[]): void;
+  terminated(workflowId: string, children?: string[], endsSingleton?: boolean): void;
 }
 
 /**

@@ -38,6 +38,8 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
       runNumber: exec.runNumber + 1,
       version: exec.version,
       parentId: exec.parentId,
+      singleton: exec.holdsSingleton,
+      queue: exec.queue, // still in its queue, holding the slot its last run held
       // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
       traceContext: exec.trace?.traceparent() ?? null,
     });

@@ -169,6 +169,8 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): { k
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
   if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
+  // Woken while its queue slot was released: nothing more runs until it holds one (Execution.slotTaken).
+  if (exec.slot === 'wanted') return;
   const { kept, resumed } = deliverAll(exec, onUpdate);
   exec.inbox.keep(kept);
   for (const [seq, w] of [...exec.waits]) {

@@ -51,6 +51,8 @@ export interface ExecutionHost {
   /** Waits before a failed commit is sent again (cut short when the engine stops). */
   pauseBeforeRetry(ms: number): Promise<void>;
   onParked(exec: Execution): void;
+  /** A run whose queue slot was released was woken: it goes on once `exec.slotTaken()` is called. */
+  wantSlot(exec: Execution): void;
   /** Timers of its waits, armed to their due time by the engine (local-timers.ts). */
   readonly timers: TimerHooks;
   /** Replay met a different call than the history holds: suspend the workflow. */
@@ -128,6 +130,12 @@ export interface ExecutionRun {
   attributes?: WorkflowAttributes;
   /** Its steps' progress an earlier owner saved, by seq (heartbeats, attempt, first start). */
   progress?: ReadonlyMap<number, StepProgressRow>;
+  /** The queue that admitted it (null or absent: none, or a child on its parent's slot). */
+  queue?: string | null;
+  /** Loaded parked with its queue slot given back (releaseWhileWaiting). */
+  slotReleased?: boolean;
+  /** It holds a singleton key: its end wakes the start waiting for the key (onConflict 'queue'). */
+  singleton?: boolean;
 }
 
 /**
@@ -169,6 +177,17 @@ export class Execution implements ReplayTarget {
   private readonly commits: CommitQueue;
   private parkCheckScheduled = false;
   readonly maxRecordedSeq: number;
+  /** The queue that admitted it, whose slot it holds (null outside a queue). */
+  readonly queue: string | null;
+  /** Holds a singleton key (see ExecutionRun.singleton). */
+  readonly holdsSingleton: boolean;
+  /**
+   * Its queue slot under releaseWhileWaiting (docs/decisions/0040): held; released while it is
+   * parked; wanted once a wake came while released. A wake is held back until it holds one again.
+   */
+  private _slot: 'held' | 'released' | 'wanted' = 'held';
+  /** Wait resolutions held back until the slot is taken again, in the order they came. */
+  private _heldWakes: Array<() => void> = [];
 
   readonly workflowId: string;
   readonly definition: WorkflowDefinition;
@@ -205,6 +224,9 @@ export class Execution implements ReplayTarget {
     this.loadedAtDbNow = run.loadedAtDbNow ?? new Date(0);
     this._mayHaveStoredTimers = run.storedTimers ?? true;
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
+    this.queue = run.queue ?? null;
+    this.holdsSingleton = run.singleton ?? false;
+    if (run.slotReleased) this._slot = 'released';
     let maxEvent = -1;
     for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);
     this.nextEvent = maxEvent + 1;
@@ -472,12 +494,30 @@ export class Execution implements ReplayTarget {
     return outcome;
   }
 
-  /** Resolves a pending live wait with `result`, recording it (and `extra`) first. */
+  /**
+   * Resolves a pending live wait with `result`, recording it (and `extra`) first. With its queue
+   * slot released, the wait is taken (nothing else resolves it) but its resolution waits until
+   * the run holds a slot again: the code goes on only then.
+   */
   resolveWait(seq: number, result: unknown, extra: Change = {}): boolean {
     const w = this._waits.get(seq);
     if (!w || this._state !== 'active') return false;
     this._waits.delete(seq);
     this._parked = false;
+    if (this._slot !== 'held' && !this.readOnly) {
+      this._heldWakes.push(() => this.resolveTaken(seq, w, result, extra));
+      if (this._slot === 'released') {
+        this._slot = 'wanted';
+        this.host.wantSlot(this);
+      }
+      return true;
+    }
+    this.resolveTaken(seq, w, result, extra);
+    return true;
+  }
+
+  private resolveTaken(seq: number, w: Wait, result: unknown, extra: Change): void {
+    if (this._state !== 'active') return;
     if (w.timer) this.host.timers.cleared(this.workflowId, seq);
     const deleteTimers = w.timer ? [{ kind: w.timer, seq }] : [];
     void this.record(
@@ -487,7 +527,31 @@ export class Execution implements ReplayTarget {
     const replayed = this.afterReplay();
     if (replayed) void replayed.then(() => w.resolve(result));
     else w.resolve(result);
-    return true;
+  }
+
+  /** Its queue slot: see _slot. */
+  get slot(): 'held' | 'released' | 'wanted' {
+    return this._slot;
+  }
+
+  /** Parked in a releaseWhileWaiting queue: its slot is being given back (a wake from now on waits for one). */
+  slotReleased(): void {
+    if (this._slot === 'held') this._slot = 'released';
+  }
+
+  /** The release did not land (the row moved on): it still holds its slot. */
+  slotKept(): void {
+    if (this._slot === 'released') this._slot = 'held';
+  }
+
+  /** It holds a slot again: the wakes held back resolve, in order, and its inbox is delivered. */
+  slotTaken(): void {
+    if (this._slot === 'held') return;
+    this._slot = 'held';
+    const wakes = this._heldWakes;
+    this._heldWakes = [];
+    for (const wake of wakes) wake();
+    this.host.pump(this);
   }
 
   recordLazy(op: OperationRecord): void {

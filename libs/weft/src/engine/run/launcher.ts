@@ -84,6 +84,9 @@ export class RunLauncher {
       traceContext: l.traceContext, // loaded: its span links to the stored context
       attributes: attributesBeforeHistory(l.row.attributes, l.history),
       progress: l.progress.length ? new Map(l.progress.map((p) => [p.seq, p])) : undefined,
+      queue: l.row.queue,
+      slotReleased: l.slotReleased,
+      singleton: l.singleton,
     });
     exec.inbox.add(l.inbox);
     return exec;
@@ -137,15 +140,15 @@ export class RunLauncher {
     this.deps.runs.forget(exec);
     options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.deps.settle(exec.workflowId, settled);
-    this.closeChildren(exec);
+    this.closeChildren(exec, exec.holdsSingleton);
   }
 
   /**
    * The parent-close policy for this run's own children only: after a continue-as-new the next
    * run of the same id is already starting its own.
    */
-  private closeChildren(exec: Execution): void {
-    this.deps.children.terminated(exec.workflowId, exec.closeChildren());
+  private closeChildren(exec: Execution, endsSingleton = false): void {
+    this.deps.children.terminated(exec.workflowId, exec.closeChildren(), endsSingleton);
   }
 
   continueAsNew(exec: Execution, input: unknown): void {

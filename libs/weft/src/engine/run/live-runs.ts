@@ -48,7 +48,8 @@ export class LiveRuns {
   allWaiting(): boolean {
     for (const e of this.runs.values()) {
       if (e.hasPendingCommits || e.busySteps > 0) return false;
-      if (e.state === 'active' && !e.parked && e.inflightSteps === 0) return false;
+      // A run woken while its queue slot is released waits for a slot (queues/slots.ts), as a parked one waits.
+      if (e.state === 'active' && !e.parked && e.inflightSteps === 0 && e.slot !== 'wanted') return false;
     }
     return true;
   }

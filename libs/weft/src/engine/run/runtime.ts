@@ -24,6 +24,7 @@ import { HeartbeatWriter } from './heartbeat-writer.js';
 import { ExternalCompletions } from './external-completions.js';
 import { StepTransactions } from './step-transactions.js';
 import type { AmbientTransactions } from '../ambient/ambient-transactions.js';
+import type { QueueSlots } from '../queues/slots.js';
 
 export interface RuntimeDependencies {
   store: WorkflowStore;
@@ -37,6 +38,8 @@ export interface RuntimeDependencies {
   ambient: AmbientTransactions;
   /** ctx.startWorkflow, ctx.cancelWorkflow and signalWorkflow's check: the engine's own calls. */
   external: ExternalHooks;
+  /** Queue slots given back while parked and taken again on a wake (releaseWhileWaiting). */
+  slots: QueueSlots;
   /** Takes and fires one of this engine's own timers (Transitions.fireOwn): see LocalTimerOptions.fire. */
   fireOwnTimer(workflowId: string, seq: number): Promise<number | null>;
 }
@@ -68,6 +71,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
   readonly options: ResolvedEngineOptions;
   private readonly ownership: OwnershipPolicy;
   private readonly children: ChildHooks;
+  private readonly slots: QueueSlots;
   /** @internal ctx.startWorkflow / cancelWorkflow / signalWorkflow reach other workflows through these. */
   readonly external: ExternalHooks;
   /** Its runs' timers, each armed to its due time here (local-timers.ts). */
@@ -86,6 +90,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.options = deps.options;
     this.ownership = deps.ownership;
     this.children = deps.children;
+    this.slots = deps.slots;
     this.external = deps.external;
     this.timers = new LocalTimers({
       fire: (id, seq) => (this.draining ? Promise.resolve(null) : deps.fireOwnTimer(id, seq)),
@@ -231,7 +236,13 @@ export class Runtime implements ExecutionHost, ContinueHost {
   }
 
   onParked(exec: Execution): void {
-    if (!exec.readOnly) this.runs.parked(exec);
+    if (exec.readOnly) return;
+    this.runs.parked(exec);
+    this.slots.parked(exec);
+  }
+
+  wantSlot(exec: Execution): void {
+    this.slots.want(exec);
   }
 
   /**

@@ -25,6 +25,7 @@ import type { WorkflowStatus } from '../../common/types.js';
 @Index('weft_workflows_partition_admitted_idx', ['queue', 'partitionKey', 'admittedAt'], {
   where: 'admitted_at IS NOT NULL AND partition_key IS NOT NULL',
 })
+@Index('weft_workflows_slot_wanted_idx', ['queue', 'slotWantedAt', 'id'], { where: "status = 'running' AND slot_wanted_at IS NOT NULL" })
 export class WorkflowEntity {
   @PrimaryColumn({ type: 'varchar', length: 255 })
   id!: string;
@@ -116,6 +117,14 @@ export class WorkflowEntity {
   /** When its queue admitted it (enqueued → running). */
   @Column({ name: 'admitted_at', type: 'timestamptz', nullable: true })
   admittedAt!: Date | null;
+
+  /** Parked in a `releaseWhileWaiting` queue: its slot is free for others until it takes one again. */
+  @Column({ name: 'slot_released_at', type: 'timestamptz', nullable: true })
+  slotReleasedAt!: Date | null;
+
+  /** Woken while its slot was released: it waits for one, ahead of the queue's enqueued work. */
+  @Column({ name: 'slot_wanted_at', type: 'timestamptz', nullable: true })
+  slotWantedAt!: Date | null;
 
   /** The epoch a fenced write must carry: its claim's while the claim has a holder, else null (docs/decisions/0008). */
   @Column({ name: 'fence_epoch', type: 'bigint', nullable: true })

@@ -24,7 +24,7 @@ export function queuePartitionsMigration(schema: string): MigrationInterface {
         WHERE status = 'running' AND partition_key IS NOT NULL`);
       await qr.query(`CREATE INDEX weft_workflows_partition_admitted_idx ON ${wf} (queue, partition_key, admitted_at)
         WHERE admitted_at IS NOT NULL AND partition_key IS NOT NULL`);
-      await qr.query(admitFunctionSql(schema));
+      await qr.query(admitFunctionSql(schema, false)); // as it was then: 1734351200000 replaces it
       // Singletons: at most one live workflow of a type per key.
       await qr.query(`ALTER TABLE ${wf} ADD COLUMN singleton_key varchar(255)`);
       await qr.query(`CREATE UNIQUE INDEX weft_workflows_singleton_idx ON ${wf} (type, singleton_key)

@@ -17,7 +17,7 @@ export const MAX_KEYS_WALKED = 1000;
  * $9..$11 the claim terms (null: no claims), $12/$13 the global lease fence (null: none), $14
  * partitioned, $15 per-key concurrency, $16 per-key rate limit and $17 its period (ms).
  */
-function admitQuery(schema: string): string {
+function admitQuery(schema: string, slots: boolean): string {
   const wf = qualify(schema, 'weft_workflows');
   const queues = qualify(schema, 'weft_queues');
   const claims = qualify(schema, 'weft_workflow_claims');
@@ -30,6 +30,10 @@ function admitQuery(schema: string): string {
     `SELECT w.partition_key FROM ${wf} w WHERE ${enqueued} AND w.partition_key IS NOT NULL AND ${after}
      ORDER BY w.partition_key LIMIT 1`;
   const cursor = '(SELECT cursor FROM q)';
+  // A parked run of a releaseWhileWaiting queue gave its slot back; one woken since wants it again
+  // and goes before fresh admissions, so it still counts here (docs/decisions/0040).
+  const holds = (w: string) => (slots ? ` AND (${w}.slot_released_at IS NULL OR ${w}.slot_wanted_at IS NOT NULL)` : '');
+  const clearSlot = slots ? 'slot_released_at = NULL, slot_wanted_at = NULL, ' : '';
   return `
     WITH RECURSIVE q AS (
       SELECT CASE WHEN $6::int IS NULL THEN '{}'::timestamptz[]
@@ -45,7 +49,7 @@ function admitQuery(schema: string): string {
       SELECT count(*)::int AS running,
              count(*) FILTER (WHERE $5::text IS NULL OR EXISTS (
                SELECT 1 FROM ${claims} c WHERE c.workflow_id = w.id AND c.engine_id = $5::text))::int AS mine
-      FROM ${wf} w WHERE w.queue = $1 AND w.status = 'running'
+      FROM ${wf} w WHERE w.queue = $1 AND w.status = 'running'${holds('w')}
     ),
     room AS (
       SELECT GREATEST(0, LEAST($2::int, COALESCE($3::int - counts.running, $2::int), COALESCE($4::int - counts.mine, $2::int),
@@ -99,7 +103,7 @@ function admitQuery(schema: string): string {
       SELECT wk.k, wk.i, r.n FROM walked wk, LATERAL (
         SELECT LEAST((SELECT n FROM room),
           COALESCE($15::int - (SELECT count(*) FROM ${wf} w
-                               WHERE w.queue = $1 AND w.partition_key = wk.k AND w.status = 'running')::int, $2::int),
+                               WHERE w.queue = $1 AND w.partition_key = wk.k AND w.status = 'running'${holds('w')})::int, $2::int),
           COALESCE($16::int - (SELECT count(*) FROM ${wf} w WHERE w.queue = $1 AND w.partition_key = wk.k
                                AND w.admitted_at > clock_timestamp() - $17::float8 ${ms})::int, $2::int)) AS n
       ) r
@@ -128,13 +132,13 @@ function admitQuery(schema: string): string {
       SELECT id, pkey, rank, i FROM plain UNION ALL SELECT id, pkey, rank, i FROM part
     ),
     upd AS (
-      UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
+      UPDATE ${wf} w SET status = 'running', ${clearSlot}admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
              -- the epoch ins_claims gives the claim (docs/decisions/0008)
              fence_epoch = CASE WHEN $9::text IS NULL THEN w.fence_epoch
                                 ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
       FROM picked WHERE w.id = picked.id AND w.status = 'enqueued'
       RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at, w.fence_epoch,
-                picked.rank, picked.i, picked.pkey
+                picked.rank, picked.i, picked.pkey${slots ? ', w.singleton_key IS NOT NULL AS singleton' : ''}
     ),
     ins_claims AS (
       INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
@@ -166,9 +170,15 @@ function admitQuery(schema: string): string {
            CASE WHEN upd.id IS NULL THEN NULL ELSE COALESCE((
              SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
              FROM ${msgs} m WHERE m.workflow_id = upd.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json) END AS inbox
+           ${slots ? ', upd.singleton' : ''}
     FROM room LEFT JOIN upd ON true LEFT JOIN ins_claims ic ON ic.workflow_id = upd.id
     ORDER BY upd.rank, upd.i, upd.priority DESC, upd.created_at, upd.id`;
 }
+
+const ADMIT_ARGS = 'text, int, int, int, text, int, float8, varchar[], text, float8, float8, text, bigint, boolean, int, int, float8';
+
+/** Drops the function (a migration that changes what it returns drops it first). */
+export const dropAdmitFunctionSql = (schema: string): string => `DROP FUNCTION IF EXISTS ${admitFunction(schema)}(${ADMIT_ARGS})`;
 
 /** The function's name in `schema`. */
 export const admitFunction = (schema: string): string => qualify(schema, 'weft_queue_admit');
@@ -177,19 +187,65 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
  * The function a migration creates. The lock and the admission in one call: the lock first,
  * then the admission in its own statement, hence its own snapshot.
  */
-export function admitFunctionSql(schema: string): string {
+export function admitFunctionSql(schema: string, slots = true): string {
   const queues = qualify(schema, 'weft_queues');
   return `
-    CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(
-      text, int, int, int, text, int, float8, varchar[], text, float8, float8, text, bigint, boolean, int, int, float8)
+    CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(${ADMIT_ARGS})
     RETURNS TABLE (running int, recent_count int, room int, frees_in_ms float8, more boolean, id text, type text, input json,
-                   parent_id text, run_number int, version int, claim_epoch text, inbox json)
-    LANGUAGE plpgsql VOLATILE AS $fn$
+                   parent_id text, run_number int, version int, claim_epoch text, inbox json${slots ? ', singleton boolean' : ''})
+    LANGUAGE plpgsql VOLATILE ${slots ? 'SET plan_cache_mode = force_generic_plan ' : ''}AS $fn$
     #variable_conflict use_column
     BEGIN
       -- Creates the row if absent and locks it: admissions to one queue take turns here.
       INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
-      RETURN QUERY ${admitQuery(schema)};
+      RETURN QUERY ${admitQuery(schema, slots)};
+    END
+    $fn$`;
+}
+
+/** The function that takes slots again for woken runs of a `releaseWhileWaiting` queue. */
+export const retakeFunction = (schema: string): string => qualify(schema, 'weft_queue_retake');
+
+/**
+ * $1 queue, $2 this engine's woken runs, $3 concurrency, $4 per-key concurrency. Under the queue's
+ * lock, as admission: marks the runs as wanting a slot (once: the first wake keeps its place),
+ * then, in a statement with a fresh snapshot, gives a slot to each of them whose place among all the
+ * queue's wanting runs (oldest wake first) fits in the room the held slots leave, the queue's and
+ * its key's. Returns the runs of $2 that may go on: granted, or not released (any more).
+ */
+export function retakeFunctionSql(schema: string): string {
+  const wf = qualify(schema, 'weft_workflows');
+  const queues = qualify(schema, 'weft_queues');
+  const held = (cond: string) =>
+    `(SELECT count(*)::int FROM ${wf} h WHERE h.queue = $1 AND h.status = 'running' AND h.slot_released_at IS NULL${cond})`;
+  return `
+    CREATE OR REPLACE FUNCTION ${retakeFunction(schema)}(text, varchar[], int, int)
+    RETURNS TABLE (id text)
+    LANGUAGE plpgsql VOLATILE AS $fn$
+    #variable_conflict use_column
+    BEGIN
+      INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
+      UPDATE ${wf} w SET slot_wanted_at = clock_timestamp()
+      WHERE w.id = ANY($2) AND w.queue = $1 AND w.status = 'running' AND w.slot_released_at IS NOT NULL AND w.slot_wanted_at IS NULL;
+      RETURN QUERY
+      WITH wanted AS (
+        SELECT w.id, w.partition_key,
+               row_number() OVER (ORDER BY w.slot_wanted_at, w.id) AS rn,
+               row_number() OVER (PARTITION BY w.partition_key ORDER BY w.slot_wanted_at, w.id) AS krn
+        FROM ${wf} w WHERE w.queue = $1 AND w.status = 'running' AND w.slot_wanted_at IS NOT NULL
+      ),
+      granted AS (
+        SELECT wa.id FROM wanted wa
+        WHERE wa.id = ANY($2)
+          AND ($3::int IS NULL OR wa.rn <= $3::int - ${held('')})
+          AND ($4::int IS NULL OR wa.partition_key IS NULL OR wa.krn <= $4::int - ${held(' AND h.partition_key = wa.partition_key')})
+      ),
+      taken AS (
+        UPDATE ${wf} w SET slot_released_at = NULL, slot_wanted_at = NULL FROM granted g WHERE w.id = g.id RETURNING w.id
+      )
+      SELECT t.id::text FROM taken t
+      UNION ALL
+      SELECT x.id::text FROM unnest($2) AS x(id) WHERE NOT EXISTS (SELECT 1 FROM wanted wa WHERE wa.id = x.id);
     END
     $fn$`;
 }

@@ -10,7 +10,7 @@ import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
 import type { ClaimFence, InboxMessage } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
-import { admitFunction } from './queue-admit.js';
+import { admitFunction, retakeFunction } from './queue-admit.js';
 import { WeftRepository } from './weft-repository.js';
 
 function statements(schema: string) {
@@ -25,8 +25,18 @@ function statements(schema: string) {
     stats: `
       SELECT q.name,
              (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = q.name AND w.status = 'enqueued' LIMIT $2) d)::int AS enqueued,
-             (SELECT count(*) FROM ${wf} w WHERE w.queue = q.name AND w.status = 'running')::int AS running
+             (SELECT count(*) FROM ${wf} w WHERE w.queue = q.name AND w.status = 'running'
+                AND (w.slot_released_at IS NULL OR w.slot_wanted_at IS NOT NULL))::int AS running
       FROM unnest($1::varchar[]) AS q(name)`,
+    /**
+     * A parked run of a releaseWhileWaiting queue gives its slot back, at the version it last wrote
+     * (a run that moved on, or a row another writer changed, keeps it). The version is not bumped:
+     * the run's next commit still compares against it.
+     */
+    release: `UPDATE ${wf} SET slot_released_at = clock_timestamp()
+      WHERE id = $1 AND version = $2 AND queue = $3 AND status = 'running' AND slot_released_at IS NULL RETURNING id`,
+    /** Woken runs take slots again, under the queue's lock (queue-admit.ts). */
+    retake: `SELECT id FROM ${retakeFunction(schema)}($1, $2, $3, $4)`,
   };
 }
 
@@ -60,6 +70,8 @@ export interface AdmittedWorkflow {
   version: number;
   claimEpoch: string | null;
   inbox: InboxMessage[];
+  /** It holds a singleton key. */
+  singleton: boolean;
 }
 
 export interface AdmitResult {
@@ -90,6 +102,7 @@ type AdmitRow = {
   version: number;
   claim_epoch: string | null;
   inbox: InboxMessage[] | null;
+  singleton: boolean | null;
 };
 
 /** weft_queues. Internal: the engine's admission loop is its only user. */
@@ -106,6 +119,17 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
   async stats(names: string[]): Promise<Map<string, { enqueued: number; running: number }>> {
     const rows = await this.db.query<{ name: string; enqueued: number; running: number }>(this.q.stats, [names, MAX_COUNTED_DEPTH]);
     return new Map(rows.map((r) => [r.name, { enqueued: r.enqueued, running: r.running }]));
+  }
+
+  /** @internal A parked run gives its slot back; false when the row moved on meanwhile. */
+  async release(workflowId: string, version: number, queue: string): Promise<boolean> {
+    return (await this.db.query(this.q.release, [workflowId, version, queue])).length > 0;
+  }
+
+  /** @internal Woken runs of this engine ask for their slots again; resolves with those that may go on. */
+  async retake(queue: string, ids: string[], concurrency: number | null, perKey: number | null): Promise<Set<string>> {
+    const rows = await this.db.query<{ id: string }>(this.q.retake, [queue, ids, concurrency, perKey]);
+    return new Set(rows.map((r) => r.id));
   }
 
   /** @internal One admission: lock the queue, then admit what every limit allows, in one call. */
@@ -148,6 +172,7 @@ function admitResult(rows: AdmitRow[]): AdmitResult {
         version: w.version,
         claimEpoch: w.claim_epoch,
         inbox: w.inbox ?? [],
+        singleton: w.singleton === true,
       })),
     runningBefore: head.running,
     recentCount: head.recent_count,

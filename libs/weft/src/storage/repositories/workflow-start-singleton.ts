@@ -122,12 +122,24 @@ function waitStatements(schema: string) {
       RETURNING w.id`,
     /** The waiter's timer fires again in $2 ms (workflow time: $3 is the clock's offset). */
     recheck: `UPDATE ${timers} SET fire_at = clock_timestamp() + ($2::float8 + $3::float8) ${ms}
-              WHERE workflow_id = $1 AND kind = 'delayed-start' AND seq = -1`,
+              WHERE workflow_id = $1 AND kind = 'delayed-start' AND seq = -1 AND fire_at > clock_timestamp() + $3::float8 ${ms}`,
+    /**
+     * Workflow $1 ended: the oldest start waiting for the key it held is due now ($2: the clock's
+     * offset). A recheck that lands after this leaves it due (recheck moves only a timer not due).
+     */
+    wakeNext: `UPDATE ${timers} t SET fire_at = clock_timestamp() + $2::float8 ${ms}
+      FROM (SELECT o.id FROM ${wf} h JOIN ${wf} o ON o.type = h.type AND o.singleton_wait = h.singleton_key AND o.status = 'pending'
+            WHERE h.id = $1 AND h.singleton_key IS NOT NULL ORDER BY o.created_at, o.id LIMIT 1) n
+      WHERE t.workflow_id = n.id AND t.kind = 'delayed-start' AND t.seq = -1
+      RETURNING t.workflow_id`,
   };
 }
 
-/** How often a queued singleton start looks whether its key is free. */
-export const SINGLETON_RECHECK_MS = 500;
+/**
+ * How often a queued singleton start looks whether its key is free: a backstop. The holder's end
+ * makes the oldest waiter due at once (wakeNext), on whichever engine it ends.
+ */
+export const SINGLETON_RECHECK_MS = 2000;
 
 export class SingletonWaits {
   private readonly sql: ReturnType<typeof waitStatements>;
@@ -177,5 +189,10 @@ export class SingletonWaits {
 
   async recheck(id: string, inMs = SINGLETON_RECHECK_MS): Promise<void> {
     await this.client.query(this.sql.recheck, [id, inMs, this.clockOffset()]);
+  }
+
+  /** Workflow `id` ended: true when a start waiting for its singleton key was made due now. */
+  async wakeNext(id: string): Promise<boolean> {
+    return (await this.client.query(this.sql.wakeNext, [id, this.clockOffset()])).length > 0;
   }
 }

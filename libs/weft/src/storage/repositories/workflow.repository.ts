@@ -159,7 +159,8 @@ function statements(schema: string) {
     /** Everything a replay needs, in one round trip. */
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
                   w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now, w.trace_context,
-                  w.fence_epoch::text AS fence_epoch, w.attributes,
+                  w.fence_epoch::text AS fence_epoch, w.attributes, w.queue, w.slot_released_at IS NOT NULL AS slot_released,
+                  w.singleton_key IS NOT NULL AS singleton,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
                       'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
                       ORDER BY o.seq)
@@ -195,6 +196,8 @@ function loadedFrom(r: Record<string, unknown>, off: number): LoadedWorkflow {
 
     traceContext: (r.trace_context as string | null) ?? null,
     fenceEpoch: (r.fence_epoch as string | null) ?? null,
+    slotReleased: r.slot_released === true,
+    singleton: r.singleton === true,
     history: r.history as OperationRecord[],
     inbox: r.inbox as InboxMessage[],
     progress: stepProgressFrom(r.progress),
@@ -273,6 +276,10 @@ export interface LoadedWorkflow {
   fenceEpoch: string | null;
   /** Its running steps' heartbeats and first starts, as an earlier owner saved them (docs/long-steps.md). */
   progress: StepProgressRow[];
+  /** Parked with its queue slot given back (releaseWhileWaiting): it takes one again before it goes on. */
+  slotReleased: boolean;
+  /** It holds a singleton key. */
+  singleton: boolean;
 }
 
 /**
