@@ -41,6 +41,16 @@ class Chain {
   }
 }
 
+/** Sets 'latest' and a key of its own, and writes its tag to stream 'log'. */
+class Restarted {
+  async run(ctx: WorkflowContext, input: { tag: string }) {
+    await ctx.setEvent('latest', input.tag);
+    await ctx.setEvent(input.tag, true);
+    await ctx.writeStream('log', input.tag);
+    return ctx.step('done', () => input.tag);
+  }
+}
+
 /** Every refused call writes nothing: the codes it got, then one that passes. */
 class Refused {
   async run(ctx: WorkflowContext) {
@@ -68,7 +78,12 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
 
   const engine = async () => {
     const e = await env.pool.create({ maxPayloadBytes: 4096 }, (x: WeftEngine) =>
-      x.register('publisher', Publisher).register('chain', Chain).register('refused', Refused).register('once', Once),
+      x
+        .register('publisher', Publisher)
+        .register('chain', Chain)
+        .register('refused', Refused)
+        .register('once', Once)
+        .register('restarted', Restarted),
     );
     await e.bootstrap();
     return e;
@@ -152,6 +167,26 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
     expect(await eventRows(h.workflowId)).toEqual([
       { key: 'first', value: 1 },
       { key: 'second', value: 2 },
+    ]);
+  });
+
+  it('a restart of the id (start-new-if-terminal) keeps the events, and the streams go on after their last offset', async () => {
+    const e = await engine();
+    await (await e.start('restarted', { tag: 'a' }, { workflowId: 'again-1' })).result({ timeout: 10_000 });
+    const h = await e.start('restarted', { tag: 'b' }, { workflowId: 'again-1', idPolicy: 'start-new-if-terminal' });
+    expect(await h.result({ timeout: 10_000 })).toBe('b');
+    expect((await eventRows(h.workflowId)).map((r) => [r.key, r.value])).toEqual([
+      ['a', true],
+      ['b', true],
+      ['latest', 'b'],
+    ]);
+    const entries = await env.tdb.query<{ offset: number; value: unknown }>(
+      `SELECT "offset", value FROM weft.weft_stream_entries WHERE workflow_id = $1 AND key = 'log' ORDER BY "offset"`,
+      [h.workflowId],
+    );
+    expect(entries).toEqual([
+      { offset: 0, value: 'a' },
+      { offset: 1, value: 'b' },
     ]);
   });
 

@@ -67,6 +67,26 @@ class Chain {
   }
 }
 
+/**
+ * Run 1 writes 'r1', closes 'closed', writes 'r1' to 'open', waits for 'go' and continues; run 2
+ * writes to both (its entry to 'closed' is not stored) and to a key of its own, and ends.
+ */
+class ClosingChain {
+  async run(ctx: WorkflowContext, input: { second?: boolean }) {
+    if (input.second) {
+      await ctx.writeStream('closed', 'r2');
+      await ctx.writeStream('open', 'r2');
+      await ctx.writeStream(`tokens-${ctx.runNumber}`, 'mine');
+      return ctx.step('second', () => 'ok');
+    }
+    await ctx.writeStream('closed', 'r1');
+    await ctx.closeStream('closed');
+    await ctx.writeStream('open', 'r1');
+    await ctx.waitForSignal('go');
+    return ctx.continueAsNew({ second: true });
+  }
+}
+
 async function collect(it: AsyncIterable<StreamEntry>): Promise<StreamEntry[]> {
   const out: StreamEntry[] = [];
   for await (const e of it) out.push(e);
@@ -78,7 +98,12 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
 
   const engine = async () => {
     const e = await env.pool.create({}, (x: WeftEngine) =>
-      x.register('writer', Writer).register('step-writer', StepWriter).register('crowd', Crowd).register('chain', Chain),
+      x
+        .register('writer', Writer)
+        .register('step-writer', StepWriter)
+        .register('crowd', Crowd)
+        .register('chain', Chain)
+        .register('closing-chain', ClosingChain),
     );
     await e.bootstrap();
     return e;
@@ -166,6 +191,27 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
     await e.purge(h.workflowId);
     expect(await rows(h.workflowId, 'log')).toEqual([]);
     expect(await env.tdb.query('SELECT 1 FROM weft.weft_streams WHERE workflow_id = $1', [h.workflowId])).toEqual([]);
+  });
+
+  it('continue-as-new: a reader follows the workflow across the switch; a stream an earlier run closed stays closed', async () => {
+    const a = await engine();
+    const b = await engine();
+    const h = await a.start('closing-chain', {}, { workflowId: 'cc-1' });
+    // Readers on another engine, started while run 1 is parked: 'open' goes on across the switch.
+    const open = collect(b.readStream(h.workflowId, 'open'));
+    const closed = collect(b.readStream(h.workflowId, 'closed'));
+    await waitFor(async () => (await rows(h.workflowId, 'open')).length === 1, "run 1's entry");
+    expect((await closed).map((x) => [x.offset, x.value])).toEqual([[0, 'r1']]);
+    await h.signal('go');
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
+    expect((await a.describe(h.workflowId)).runNumber).toBe(2);
+    expect((await open).map((x) => [x.offset, x.value])).toEqual([
+      [0, 'r1'],
+      [1, 'r2'],
+    ]);
+    // Run 2 did not know of the close: its entry to 'closed' is not stored, and it went on.
+    expect((await rows(h.workflowId, 'closed')).map((r) => r.value)).toEqual(['r1']);
+    expect((await collect(a.readStream(h.workflowId, 'tokens-2'))).map((x) => x.value)).toEqual(['mine']);
   });
 
   it('refuses a bad offset or key at the call, and a stream of no workflow', async () => {
