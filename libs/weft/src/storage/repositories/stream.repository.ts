@@ -38,6 +38,10 @@ function statements(schema: string) {
         COALESCE((SELECT json_agg(json_build_object('offset', e."offset", 'value', e.value, 'at', e.at, 'attempt', e.attempt) ORDER BY e."offset")
           FROM (SELECT * FROM ${entries} x WHERE x.workflow_id = $1 AND x.key = $2 AND x."offset" >= $3 ORDER BY x."offset" LIMIT $4) e), '[]') AS entries
       FROM ${wf} w LEFT JOIN ${streams} s ON s.workflow_id = w.id AND s.key = $2 WHERE w.id = $1`,
+    /** A workflow's streams by key, at most $2, each with its entry count and close, and how many it has. */
+    list: `
+      SELECT key, next_offset AS entries, closed, count(*) OVER ()::int AS total
+      FROM ${streams} WHERE workflow_id = $1 ORDER BY key LIMIT $2`,
   };
 }
 
@@ -74,6 +78,15 @@ export class StreamRepository extends WeftRepository<StreamEntryEntity> {
     ]);
     if (!r.live) return 'not-live';
     return r.offset ?? 'closed';
+  }
+
+  /** A workflow's streams by key (the dashboard's Streams card): at most `limit`, and how many there are. */
+  async list(
+    workflowId: string,
+    limit: number,
+  ): Promise<{ streams: Array<{ key: string; entries: number; closed: boolean }>; total: number }> {
+    const rows = await this.db.query<{ key: string; entries: number; closed: boolean; total: number }>(this.q.list, [workflowId, limit]);
+    return { streams: rows.map(({ key, entries, closed }) => ({ key, entries, closed })), total: rows[0]?.total ?? 0 };
   }
 
   /** Null when the workflow does not exist. */
