@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { InvalidArgumentError, PayloadNotSerializableError, PayloadTooLargeError, WorkflowNotFoundError } from '../common/errors.js';
 import type { WorkflowContext } from '../common/types.js';
+import { NOTICE_VALUE_BYTES } from '../storage/talk-notice.js';
 import type { WeftEngine } from './engine.js';
 
 /** Publishes 'stage' after a step, then, once told to go, 'stage' again and 'done'. */
@@ -41,6 +42,16 @@ class Chain {
   }
 }
 
+/** Once told to go, sets a short event and one too long for a notice (storage/talk-notice.ts) in one commit. */
+class Sizes {
+  async run(ctx: WorkflowContext) {
+    await ctx.waitForSignal('go');
+    await ctx.setEvent('short', { n: 1, s: 'é\u0001"' });
+    await ctx.setEvent('long', 'x'.repeat(NOTICE_VALUE_BYTES + 10));
+    return 'ok';
+  }
+}
+
 /** Sets 'latest' and a key of its own, and writes its tag to stream 'log'. */
 class Restarted {
   async run(ctx: WorkflowContext, input: { tag: string }) {
@@ -64,7 +75,7 @@ class Refused {
     };
     attempt('k', 'a\u0000b');
     attempt('k', { deep: '\ud800' });
-    attempt('k', 'x'.repeat(5000));
+    attempt('k', 'x'.repeat(9000));
     attempt('', 1);
     attempt('k'.repeat(256), 1);
     attempt('k', () => 1);
@@ -77,13 +88,14 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
   const env = useTestEngines();
 
   const engine = async () => {
-    const e = await env.pool.create({ maxPayloadBytes: 4096 }, (x: WeftEngine) =>
+    const e = await env.pool.create({ maxPayloadBytes: 8192 }, (x: WeftEngine) =>
       x
         .register('publisher', Publisher)
         .register('chain', Chain)
         .register('refused', Refused)
         .register('once', Once)
-        .register('restarted', Restarted),
+        .register('restarted', Restarted)
+        .register('sizes', Sizes),
     );
     await e.bootstrap();
     return e;
@@ -122,11 +134,35 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
       const done = b.getEvent(h.workflowId, 'done', { timeout: '10s' });
       await a.signal(h.workflowId, 'go');
       expect(await done).toBe(true);
-      await waitFor(() => heard.includes('\u0001pub-2\u0001done'), 'the notification of the event');
-      expect(heard).toContain('\u0001pub-2\u0001stage');
+      // Each carries the value as stored (storage/talk-notice.ts): the waiters need no read.
+      await waitFor(() => heard.includes('\u0002pub-2\u0001true\u0001done'), 'the notification of the event');
+      expect(heard).toContain('\u0002pub-2\u0001{"at":"first"}\u0001stage');
     } finally {
       await listener.end();
     }
+  });
+
+  it('a waiting getEvent takes the value its notice carries, with no read; a value too long for a notice is read', async () => {
+    const a = await engine();
+    const b = await engine();
+    // After their first reads, b's reads of 'short' find nothing: only the notice can give its value.
+    let reads = 0;
+    let blind = false;
+    const get = b.store.events.get.bind(b.store.events);
+    b.store.events.get = async (id: string, key: string) => {
+      reads++;
+      const row = await get(id, key);
+      return blind && key === 'short' && row ? { ...row, found: false, value: null } : row;
+    };
+    const h = await a.start('sizes', {}, { workflowId: 'sizes-1' });
+    const short = b.getEvent(h.workflowId, 'short', { timeout: '5s' });
+    const long = b.getEvent(h.workflowId, 'long', { timeout: '10s' });
+    await waitFor(() => reads >= 2, 'both waiting after their first read');
+    blind = true;
+    await h.signal('go');
+    expect(await short).toEqual({ n: 1, s: 'é\u0001"' });
+    expect(await long).toBe('x'.repeat(NOTICE_VALUE_BYTES + 10));
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
   });
 
   it('null on timeout, null at once when the workflow ended without it, and not-found for no workflow', async () => {

@@ -7,20 +7,25 @@
 export interface TalkWatch {
   /** Resolves when the key is notified (or was, since the last call), or after `ms`. */
   next(ms: number): Promise<void>;
+  /** The event value (stored JSON text) the latest notice carried; undefined when it carried none. */
+  carried(): string | undefined;
   close(): void;
 }
 
 const keyOf = (workflowId: string, key: string) => `${workflowId}\u0001${key}`;
 
 export class TalkWaiters {
-  private readonly waiting = new Map<string, Set<() => void>>();
+  private readonly waiting = new Map<string, Set<(value?: string) => void>>();
 
   watch(workflowId: string, key: string): TalkWatch {
     const k = keyOf(workflowId, key);
     let woken = false;
     let wake: (() => void) | undefined;
-    const onNotice = () => {
+    // A later notice without a value (a stream's on the same key, a long value) drops an earlier one: read then.
+    let value: string | undefined;
+    const onNotice = (carried?: string) => {
       woken = true;
+      value = carried;
       wake?.();
     };
     let set = this.waiting.get(k);
@@ -43,6 +48,7 @@ export class TalkWaiters {
           wake = done;
         });
       },
+      carried: () => value,
       close: () => {
         wake?.();
         set.delete(onNotice);
@@ -51,10 +57,10 @@ export class TalkWaiters {
     };
   }
 
-  /** A notification for (workflow, key) arrived. */
-  notified(workflowId: string, key: string): void {
+  /** A notification for (workflow, key) arrived; `value`: the event value it carried (stored JSON text). */
+  notified(workflowId: string, key: string, value?: string): void {
     const set = this.waiting.get(keyOf(workflowId, key));
-    if (set) for (const f of [...set]) f();
+    if (set) for (const f of [...set]) f(value);
   }
 
   /** Wakes every waiter (dispose): each re-checks and ends. */

@@ -10,7 +10,7 @@ import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
 import { notifyChannel } from './message.repository.js';
-import { talkNoticeSql } from '../talk-notice.js';
+import { eventNoticeSql, talkNoticeSql } from '../talk-notice.js';
 
 type Json = Record<string, unknown>;
 
@@ -366,7 +366,7 @@ export const ADVANCE_PARTS = {
   /**
    * ctx.setEvent: each key's value upserted into weft_events (the last of a key in one commit wins),
    * and a NOTIFY in the same statement that wakes getEvent's waiters on every engine once it commits
-   * (storage/talk-notice.ts). Written by a continuing command too: events belong to the workflow id
+   * and carries the stored value when short, so they need no read (storage/talk-notice.ts). Written by a continuing command too: events belong to the workflow id
    * and outlive its runs. Only a shape that sets one names the column.
    */
   events: {
@@ -382,8 +382,8 @@ export const ADVANCE_PARTS = {
       SELECT ok.id, x.key, x.value, x.seq, clock_timestamp()
       FROM ok, json_to_recordset(ok.events) AS x(key text, value json, seq int)
       ON CONFLICT (workflow_id, key) DO UPDATE SET value = EXCLUDED.value, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
-      RETURNING e.workflow_id, e.key)`,
-      `events_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${talkNoticeSql('workflow_id', 'key')})) AS n FROM ins_events)`,
+      RETURNING e.workflow_id, e.key, e.value)`,
+      `events_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${eventNoticeSql('workflow_id', 'key', 'value')})) AS n FROM ins_events)`,
     ],
     returns: ', (SELECT n FROM events_notified) AS events_notified',
   },
