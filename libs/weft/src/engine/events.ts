@@ -44,7 +44,7 @@ export async function getEvent<T>(
       if (left <= 0 || deps.isClosed()) return null;
       await watch.next(Math.min(left, TALK_FALLBACK_POLL_MS));
       // Sent by the statement that stored it, delivered only once that committed: the value as read.
-      const carried = watch.carried();
+      const carried = watch.carried()?.event;
       if (carried !== undefined) return (await deps.store.events.fromNotice(carried)) as T;
     }
   } finally {

@@ -1,6 +1,7 @@
 // ctx.writeStream / ctx.closeStream and engine.readStream (docs/events-and-streams.md), on a real PostgreSQL.
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { StreamEntry, WorkflowContext } from '../common/types.js';
+import { NOTICE_VALUE_BYTES } from '../storage/talk-notice.js';
 import type { WeftEngine } from './engine.js';
 
 /** Writes 'a', then 'b' and 'c' once told to go, then closes. */
@@ -87,6 +88,22 @@ class ClosingChain {
   }
 }
 
+/** One entry from workflow code and one from a step body, each alone in its statement; then, told to end, one too long for a notice. */
+class Notices {
+  async run(ctx: WorkflowContext) {
+    await ctx.waitForSignal('go');
+    await ctx.writeStream('s', 'hi');
+    await ctx.step('tok', async () => {
+      await ctx.writeStream('s', { t: 'tok' });
+      return 1;
+    });
+    await ctx.waitForSignal('end');
+    await ctx.writeStream('s', 'x'.repeat(NOTICE_VALUE_BYTES + 10));
+    await ctx.closeStream('s');
+    return 'ok';
+  }
+}
+
 async function collect(it: AsyncIterable<StreamEntry>): Promise<StreamEntry[]> {
   const out: StreamEntry[] = [];
   for await (const e of it) out.push(e);
@@ -103,7 +120,8 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
         .register('step-writer', StepWriter)
         .register('crowd', Crowd)
         .register('chain', Chain)
-        .register('closing-chain', ClosingChain),
+        .register('closing-chain', ClosingChain)
+        .register('notices', Notices),
     );
     await e.bootstrap();
     return e;
@@ -212,6 +230,38 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
     // Run 2 did not know of the close: its entry to 'closed' is not stored, and it went on.
     expect((await rows(h.workflowId, 'closed')).map((r) => r.value)).toEqual(['r1']);
     expect((await collect(a.readStream(h.workflowId, 'tokens-2'))).map((x) => x.value)).toEqual(['mine']);
+  });
+
+  it('a reader yields the entry its notice carries before reading; a value too long for a notice is read', async () => {
+    const a = await engine();
+    // A reader that registers nothing: it never runs the step body a second time (at least once) beside a.
+    const b = await env.pool.create({});
+    await b.bootstrap();
+    // While blind, b's reads find no entries: only the notices can give them.
+    let reads = 0;
+    let blind = false;
+    const read = b.store.streams.read.bind(b.store.streams);
+    b.store.streams.read = async (...args: Parameters<typeof read>) => {
+      reads++;
+      const r = await read(...args);
+      return blind && r ? { ...r, entries: [] } : r;
+    };
+    const h = await a.start('notices', {}, { workflowId: 'notices-1' });
+    const it = b.readStream(h.workflowId, 's')[Symbol.asyncIterator]();
+    const first = it.next();
+    await waitFor(() => reads >= 1, 'the reader waiting after its first read');
+    blind = true;
+    await h.signal('go');
+    const hi = (await first).value as StreamEntry;
+    expect([hi.offset, hi.value, hi.attempt, hi.at instanceof Date && !Number.isNaN(hi.at.getTime())]).toEqual([0, 'hi', null, true]);
+    const tok = (await it.next()).value as StreamEntry;
+    expect([tok.offset, tok.value, tok.attempt]).toEqual([1, { t: 'tok' }, 1]);
+    blind = false;
+    await h.signal('end');
+    const long = (await it.next()).value as StreamEntry;
+    expect([long.offset, long.value]).toEqual([2, 'x'.repeat(NOTICE_VALUE_BYTES + 10)]);
+    expect((await it.next()).done).toBe(true);
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
   });
 
   it('refuses a bad offset or key at the call, and a stream of no workflow', async () => {

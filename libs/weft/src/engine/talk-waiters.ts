@@ -1,3 +1,5 @@
+import type { TalkNotice } from '../storage/talk-notice.js';
+
 // Who waits for a workflow's event or stream entry on this engine (getEvent, readStream): woken by
 // the NOTIFY the advance statement sends with the write (storage/talk-notice.ts), which reaches
 // every engine's LISTEN connection, this one's included. A short fallback poll covers a
@@ -7,25 +9,25 @@
 export interface TalkWatch {
   /** Resolves when the key is notified (or was, since the last call), or after `ms`. */
   next(ms: number): Promise<void>;
-  /** The event value (stored JSON text) the latest notice carried; undefined when it carried none. */
-  carried(): string | undefined;
+  /** The latest notice (with the event value or stream entry it may carry), since the watch began. */
+  carried(): TalkNotice | undefined;
   close(): void;
 }
 
 const keyOf = (workflowId: string, key: string) => `${workflowId}\u0001${key}`;
 
 export class TalkWaiters {
-  private readonly waiting = new Map<string, Set<(value?: string) => void>>();
+  private readonly waiting = new Map<string, Set<(notice: TalkNotice) => void>>();
 
   watch(workflowId: string, key: string): TalkWatch {
     const k = keyOf(workflowId, key);
     let woken = false;
     let wake: (() => void) | undefined;
     // A later notice without a value (a stream's on the same key, a long value) drops an earlier one: read then.
-    let value: string | undefined;
-    const onNotice = (carried?: string) => {
+    let latest: TalkNotice | undefined;
+    const onNotice = (notice: TalkNotice) => {
       woken = true;
-      value = carried;
+      latest = notice;
       wake?.();
     };
     let set = this.waiting.get(k);
@@ -48,7 +50,7 @@ export class TalkWaiters {
           wake = done;
         });
       },
-      carried: () => value,
+      carried: () => latest,
       close: () => {
         wake?.();
         set.delete(onNotice);
@@ -57,14 +59,17 @@ export class TalkWaiters {
     };
   }
 
-  /** A notification for (workflow, key) arrived; `value`: the event value it carried (stored JSON text). */
-  notified(workflowId: string, key: string, value?: string): void {
-    const set = this.waiting.get(keyOf(workflowId, key));
-    if (set) for (const f of [...set]) f(value);
+  /** A notification for (workflow, key) arrived. */
+  notified(notice: TalkNotice): void {
+    const set = this.waiting.get(keyOf(notice.workflowId, notice.key));
+    if (set) for (const f of [...set]) f(notice);
   }
 
   /** Wakes every waiter (dispose): each re-checks and ends. */
   wakeAll(): void {
-    for (const set of this.waiting.values()) for (const f of [...set]) f();
+    for (const [k, set] of this.waiting) {
+      const at = k.indexOf('\u0001');
+      for (const f of [...set]) f({ workflowId: k.slice(0, at), key: k.slice(at + 1) });
+    }
   }
 }
