@@ -48,6 +48,7 @@ class Sizes {
     await ctx.waitForSignal('go');
     await ctx.setEvent('short', { n: 1, s: 'é\u0001"' });
     await ctx.setEvent('long', 'x'.repeat(NOTICE_VALUE_BYTES + 10));
+    await ctx.setEvent('k\u0001e\u0001y', ['a\u0001']); // the notice's separator in a key and a value
     return 'ok';
   }
 }
@@ -145,23 +146,25 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
   it('a waiting getEvent takes the value its notice carries, with no read; a value too long for a notice is read', async () => {
     const a = await engine();
     const b = await engine();
-    // After their first reads, b's reads of 'short' find nothing: only the notice can give its value.
+    // After their first reads, b's reads of every key but 'long' find nothing: only the notices can give them.
     let reads = 0;
     let blind = false;
     const get = b.store.events.get.bind(b.store.events);
     b.store.events.get = async (id: string, key: string) => {
       reads++;
       const row = await get(id, key);
-      return blind && key === 'short' && row ? { ...row, found: false, value: null } : row;
+      return blind && key !== 'long' && row ? { ...row, found: false, value: null } : row;
     };
     const h = await a.start('sizes', {}, { workflowId: 'sizes-1' });
     const short = b.getEvent(h.workflowId, 'short', { timeout: '5s' });
     const long = b.getEvent(h.workflowId, 'long', { timeout: '10s' });
-    await waitFor(() => reads >= 2, 'both waiting after their first read');
+    const odd = b.getEvent(h.workflowId, 'k\u0001e\u0001y', { timeout: '10s' });
+    await waitFor(() => reads >= 3, 'all three waiting after their first read');
     blind = true;
     await h.signal('go');
     expect(await short).toEqual({ n: 1, s: 'é\u0001"' });
     expect(await long).toBe('x'.repeat(NOTICE_VALUE_BYTES + 10));
+    expect(await odd).toEqual(['a\u0001']);
     expect(await h.result({ timeout: 10_000 })).toBe('ok');
   });
 
