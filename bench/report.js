@@ -326,6 +326,7 @@ export function otherTables(entry) {
     'timer-lateness': timerLatenessTable,
     transactions: transactionsTable,
     'talk-latency': talkTable,
+    attributes: attributesTable,
   }[entry.bench];
   if (own) return own(entry, from);
   if (entry.bench === 'renewal') {
@@ -411,6 +412,34 @@ export function otherTables(entry) {
     ...Object.entries(med).map(([k, v]) => `| ${k} | ${v} |`),
     '',
   ];
+}
+
+/** bench/attributes.ts (issue 40): list by attribute on a full table, and the hot path with attributes ÷ without. */
+function attributesTable(entry, from) {
+  const med = entry.medians;
+  const out = [
+    `### Search attributes: list on ${fmt(med.rows)} workflows, and the hot path with attributes${from}`,
+    '',
+    'engine.list({ attributes, limit: 100 }), 30 calls each, on workflows written with `{ tenant: 1 of 1,000, amount }`, a quarter failed:',
+    '',
+    '| filter | median | p95 | indexes in the plan |',
+    '|---|---|---|---|',
+  ];
+  for (const name of Object.keys(entry.runs[0].list ?? {})) {
+    const k = (key) => med[`list.${name}.${key}`];
+    out.push(`| \`${name}\` | ${fmt(k('medianMs'), 2)} ms | ${fmt(k('p95Ms'), 2)} ms | ${entry.runs[0].list[name].indexes.join(', ')} |`);
+  }
+  out.push(
+    '',
+    `3 no-op steps at ${fmt(med['hotPath.inFlight'])} in flight with \`attributes\` set at start against none, in ${fmt(med['hotPath.chunks'])} chunks of ` +
+      `${fmt(med['hotPath.workflowsPerChunk'])} that alternate which goes first, after a warm-up chunk of each (target: within 5 %, ratio ≥ 0.95):`,
+    '',
+    '| with attributes | without | with ÷ without, median of chunk pairs | ratio of the sums |',
+    '|---|---|---|---|',
+    `| ${fmt(med['hotPath.withAttributesPerSecond'])} wf/s | ${fmt(med['hotPath.withoutPerSecond'])} wf/s | ${fmt(med['hotPath.ratio'], 3)} | ${fmt(med['hotPath.ratioOfSums'], 3)} |`,
+    '',
+  );
+  return out;
 }
 
 /** bench/transactions.ts (issue 35): transactional steps ÷ plain steps, each inserting one application row. */

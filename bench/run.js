@@ -45,7 +45,7 @@ const benches = [
   // Issue #35: a 3-step workflow inserting one application row per step, transactional steps ÷ plain at 1, 16 and 64 in flight.
   ['transactions', 'transactions.ts', [process.env.BENCH_TRANSACTIONS ?? '1200']],
   // Issue #40: list by attribute on 1,000,000 workflows, and the hot path with attributes set at start ÷ without.
-  ['attributes', 'attributes.ts', [process.env.BENCH_ATTRIBUTE_ROWS ?? '1000000', process.env.BENCH_ATTRIBUTE_WORKFLOWS ?? '1000']],
+  ['attributes', 'attributes.ts', [process.env.BENCH_ATTRIBUTE_ROWS ?? '1000000', process.env.BENCH_ATTRIBUTE_WORKFLOWS ?? '2000']],
   // Issue #41: the 3-step workflow with AesGcmCodec on ÷ off at 16 in flight, and one payload's encode + decode.
   ['codec', 'codec.ts', [process.env.BENCH_CODEC_WORKFLOWS ?? '1500']],
   // Issue #38: 1,000 steps heartbeating every 100 ms ÷ the same steps without heartbeats, and the writes per heartbeat.

@@ -2,9 +2,11 @@ import { Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
 import { TerminusModule } from '@nestjs/terminus';
 import { WeftModule } from '@weft/nest';
+import { DataSource } from 'typeorm';
 import { ApiKeyGuard } from './api-key.guard.js';
 import { ApiKeyModule } from './api-key.module.js';
 import { DemoConfig, demoConfig } from './config/demo.config.js';
+import { DemoDatabaseModule } from './database/database.module.js';
 import { HealthController } from './health.controller.js';
 import { OrdersModule } from './orders/orders.module.js';
 import { ReportsModule } from './reports/reports.module.js';
@@ -15,12 +17,16 @@ import { ReportsModule } from './reports/reports.module.js';
     ConfigModule.forRoot({ isGlobal: true, ignoreEnvFile: true, load: [demoConfig] }),
     TerminusModule,
     ApiKeyModule,
+    // The app's own DataSource (DATABASE_URL, else an embedded PostgreSQL under ./.weft/pg).
+    DemoDatabaseModule,
     WeftModule.forRootAsync({
       isGlobal: true,
-      inject: [demoConfig.KEY],
-      useFactory: ({ weft }: DemoConfig) => ({
-        // No DATABASE_URL: an embedded PostgreSQL under ./.weft/pg.
-        database: weft.databaseUrl ? { url: weft.databaseUrl } : undefined,
+      imports: [DemoDatabaseModule],
+      inject: [demoConfig.KEY, DataSource],
+      useFactory: ({ weft }: DemoConfig, dataSource: DataSource) => ({
+        // Weft runs on the app's DataSource: transactional steps commit the demo's orders with
+        // their records, and a controller's start joins the request's transaction.
+        database: dataSource,
         schema: weft.schema,
         ownership: weft.ownership,
         workflowClaimTtl: weft.workflowClaimTtl,

@@ -23,6 +23,8 @@ interface OrderStatus {
   stage: string;
   result: Record<string, unknown> | null;
   steps: Array<{ name: string; status: string; attempts: number }>;
+  /** The demo's own row of the order (demo.orders). */
+  record: { status: string; chargeId: string | null; trackingNumber: string | null; writes: number } | null;
 }
 
 describe("the demo's order workflow", () => {
@@ -84,13 +86,22 @@ describe("the demo's order workflow", () => {
       [
         'WarehouseService.reserve',
         'PaymentsService.charge',
+        'OrderLedger.recordCharge', // a transactional step: the order's row, with the record
         'condition',
         'approve', // the signal
         'sleep',
         'shipment', // the child workflow...
-        'order-o-restart/5', // ...and its result, a durable message
+        'order-o-restart/6', // ...and its result, a durable message
+        'OrderLedger.recordOutcome',
       ].map((name) => ({ name, status: 'completed', attempts: 1 })),
     );
+    // The row: placed by the request's transaction, then one write per transactional step, across the restart.
+    expect(done.record).toEqual({
+      status: 'shipped',
+      chargeId: done.result!.chargeId,
+      trackingNumber: done.result!.trackingNumber,
+      writes: 3,
+    });
   });
 
   it('an approval that never comes: the order expires, refunds the charge and releases the stock', async () => {
@@ -101,10 +112,13 @@ describe("the demo's order workflow", () => {
     expect(stepNames(done)).toEqual([
       'WarehouseService.reserve',
       'PaymentsService.charge',
+      'OrderLedger.recordCharge',
       'condition', // timed out
       'PaymentsService.refund',
       'WarehouseService.release',
+      'OrderLedger.recordOutcome',
     ]);
+    expect(done.record).toMatchObject({ status: 'expired', trackingNumber: null, writes: 3 });
   });
 
   it('a payment gateway that always times out: five attempts with backoff, then the stock is released', async () => {
@@ -116,6 +130,8 @@ describe("the demo's order workflow", () => {
       ['WarehouseService.reserve', 'completed', 1],
       ['PaymentsService.charge', 'failed', 5],
       ['WarehouseService.release', 'completed', 1],
+      ['OrderLedger.recordOutcome', 'completed', 1],
     ]);
+    expect(done.record).toEqual({ status: 'payment-failed', chargeId: null, trackingNumber: null, writes: 2 });
   });
 });

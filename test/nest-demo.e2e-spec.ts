@@ -4,7 +4,9 @@ import { Test } from '@nestjs/testing';
 import { ChildProcess, spawn } from 'node:child_process';
 import request from 'supertest';
 import { WeftEngine } from '@weft/nest';
+import { DataSource } from 'typeorm';
 import { AppModule } from '../src/app.module.js';
+import { OrderLedger } from '../src/orders/order-ledger.service.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { order, setDemoEnv } from './support/demo.js';
 import { waitFor } from './support/engine.js';
@@ -50,14 +52,39 @@ describe('demo app (src/): orders, health, metrics, weft API', () => {
     expect((done.steps as Array<{ name: string }>).map((s) => s.name)).toEqual([
       'WarehouseService.reserve',
       'PaymentsService.charge',
+      'OrderLedger.recordCharge', // transactional steps: the demo's orders row commits with the record
       'sleep',
       'shipment', // the shipping child workflow starts...
-      'order-o-1/3', // ...and its result comes back as a durable message
+      'order-o-1/4', // ...and its result comes back as a durable message
+      'OrderLedger.recordOutcome',
     ]);
-    expect((await http.get('/weft/workflows/order-o-1%2F3').set('x-api-key', API_KEY).expect(200)).body).toMatchObject({
+    // Placed by the request's transaction, then written once by each transactional step.
+    const result = done.result as { chargeId: string; trackingNumber: string };
+    expect(done.record).toEqual({ status: 'shipped', chargeId: result.chargeId, trackingNumber: result.trackingNumber, writes: 3 });
+    expect((await http.get('/weft/workflows/order-o-1%2F4').set('x-api-key', API_KEY).expect(200)).body).toMatchObject({
       type: 'shipment',
       status: 'completed',
     });
+  });
+
+  it("an order's row and its workflow commit together: a request transaction that rolls back leaves neither", async () => {
+    const engine = app.get(WeftEngine);
+    const dataSource = app.get(DataSource);
+    const rowsOf = async (id: string) =>
+      ((await dataSource.query('SELECT count(*)::int AS n FROM demo.orders WHERE order_id = $1', [id])) as Array<{ n: number }>)[0]!.n;
+    await expect(
+      dataSource.transaction(async (manager) => {
+        await app.get(OrderLedger).place(manager, 'o-rolled-back', 100);
+        await engine.start('order-fulfilment', { orderId: 'o-rolled-back' }, { workflowId: 'order-o-rolled-back', manager });
+        throw new Error('the request failed after the start');
+      }),
+    ).rejects.toThrow('the request failed after the start');
+    await http.get('/orders/o-rolled-back').expect(404);
+    expect(await rowsOf('o-rolled-back')).toBe(0);
+    // The same calls in a transaction that commits: both exist (the route does exactly this).
+    await http.post('/orders').send(order('o-committed')).expect(201);
+    expect(await rowsOf('o-committed')).toBe(1);
+    expect((await settled('o-committed')).status).toBe('completed');
   });
 
   it('a large order waits for approval (signal handler + condition), visible through the status query', async () => {

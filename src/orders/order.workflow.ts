@@ -1,4 +1,5 @@
 import { QueryHandler, SignalHandler, Workflow, WorkflowContext } from '@weft/nest';
+import { OrderLedger } from './order-ledger.service.js';
 import { Charge, OrderInput, OrderResult, OrderStage } from './order.types.js';
 import { PaymentsService } from './payments.service.js';
 import { SHIPMENT_WORKFLOW } from './shipment.workflow.js';
@@ -11,8 +12,10 @@ export const PAYMENTS_QUEUE = 'payments';
 /**
  * Reserve stock, charge (retried with backoff), wait for approval if the order is large (a
  * signal handler and a condition with a timeout), pack (a durable timer), ship (a child
- * workflow); compensate with release and refund when a later stage fails. A fresh instance runs every execution and
- * replay, so the fields are per-order state. Orders are admitted through the payments queue.
+ * workflow); compensate with release and refund when a later stage fails. The order's row is
+ * written by transactional steps (the charge, the outcome): exactly once, with their records. A
+ * fresh instance runs every execution and replay, so the fields are per-order state. Orders are
+ * admitted through the payments queue.
  */
 @Workflow(ORDER_WORKFLOW, { description: 'reserve, charge, pack, ship', queue: PAYMENTS_QUEUE })
 export class OrderWorkflow {
@@ -22,9 +25,16 @@ export class OrderWorkflow {
   constructor(
     private readonly warehouse: WarehouseService,
     private readonly payments: PaymentsService,
+    private readonly ledger: OrderLedger,
   ) {}
 
   async run(ctx: WorkflowContext, order: OrderInput): Promise<OrderResult> {
+    const result = await this.fulfil(ctx, order);
+    await this.ledger.recordOutcome(order.orderId, result);
+    return result;
+  }
+
+  private async fulfil(ctx: WorkflowContext, order: OrderInput): Promise<OrderResult> {
     this.stage = 'reserving';
     const { reservationId } = await this.warehouse.reserve(order.orderId, order.items);
 
@@ -37,6 +47,7 @@ export class OrderWorkflow {
       this.stage = 'payment-failed';
       return { status: 'payment-failed', reason: (err as Error).message };
     }
+    await this.ledger.recordCharge(order.orderId, charge.chargeId);
 
     if (order.amount >= order.approvalThreshold) {
       // Large orders wait for a person: POST /orders/:id/approve sends the 'approve' signal.

@@ -1,9 +1,11 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, UseFilters, UsePipes } from '@nestjs/common';
 import { WeftEngine, WeftExceptionFilter } from '@weft/nest';
 import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
 import { demoConfig, type DemoConfig } from '../config/demo.config.js';
 import { RequestValidationPipe } from '../request-validation.js';
 import { ApproveOrderDto, PlaceOrderDto } from './order-request.dto.js';
+import { OrderLedger } from './order-ledger.service.js';
 import { ORDER_WORKFLOW } from './order.workflow.js';
 import type { OrderInput } from './order.types.js';
 
@@ -15,10 +17,15 @@ const workflowIdOf = (orderId: string) => `order-${orderId}`;
 export class OrdersController {
   constructor(
     private readonly engine: WeftEngine,
+    private readonly dataSource: DataSource,
+    private readonly ledger: OrderLedger,
     @Inject(demoConfig.KEY) private readonly config: DemoConfig,
   ) {}
 
-  /** Places an order; placing the same orderId again returns the same workflow. */
+  /**
+   * Places an order: its row and its workflow in one transaction (`{ manager }`), so neither
+   * exists without the other. Placing the same orderId again returns the same workflow.
+   */
   @Post()
   async place(@Body() body: PlaceOrderDto) {
     const order: OrderInput = {
@@ -28,7 +35,10 @@ export class OrdersController {
       address: body.address,
       ...this.config.orders,
     };
-    const handle = await this.engine.start(ORDER_WORKFLOW, order, { workflowId: workflowIdOf(order.orderId) });
+    const handle = await this.dataSource.transaction(async (manager) => {
+      await this.ledger.place(manager, order.orderId, order.amount);
+      return this.engine.start(ORDER_WORKFLOW, order, { workflowId: workflowIdOf(order.orderId), manager });
+    });
     return { orderId: order.orderId, workflowId: handle.workflowId, statusUrl: `/orders/${order.orderId}` };
   }
 
@@ -47,12 +57,15 @@ export class OrdersController {
     const live =
       d.status === 'running' ? await this.engine.query<{ stage: string; approvedBy: string | null }>(d.workflowId, 'status') : null;
     const output = d.output as { status?: string } | null;
+    const record = await this.ledger.find(orderId);
     return {
       orderId,
       workflowId: d.workflowId,
       status: d.status,
       stage: live?.stage ?? output?.status ?? d.status,
       approvedBy: live?.approvedBy ?? null,
+      // The demo's own row, written by the request's transaction and the transactional steps.
+      record: record && { status: record.status, chargeId: record.chargeId, trackingNumber: record.trackingNumber, writes: record.writes },
       result: d.output,
       error: d.error,
       steps: d.history.map((op) => ({ name: op.name, status: op.status, attempts: op.attempts ?? 1 })),

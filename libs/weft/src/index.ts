@@ -94,6 +94,8 @@ export type { WorkflowClock, ClockTimer } from './common/clock.js';
 export type { CodecOption, PayloadCodec } from './common/codec.js';
 export { AesGcmCodec } from './common/aes-gcm-codec.js';
 export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
+export { startEmbeddedPostgres } from './storage/embedded/start.js';
+export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './storage/embedded/start.js';
 export type * from './common/types.js';
 export { OPERATION_KINDS } from './common/operation-kinds.js';
 export type { OperationKind, OperationKindSpec, Recording, Replaying, WaitKind } from './common/operation-kinds.js';
@@ -118,6 +120,9 @@ export {
   EventEntity,
   StreamEntity,
   StreamEntryEntity,
+  QueueEntity,
+  StepProgressEntity,
+  WEFT_ENTITIES,
 } from './storage/entities/index.js';
 
 // Ownership: the injectable claim registry and renewal scheduler, and their read-only views.
