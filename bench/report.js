@@ -325,6 +325,7 @@ export function otherTables(entry) {
     placement: placementTable,
     'timer-lateness': timerLatenessTable,
     transactions: transactionsTable,
+    'talk-latency': talkTable,
     attributes: attributesTable,
   }[entry.bench];
   if (own) return own(entry, from);
@@ -460,6 +461,34 @@ function transactionsTable(entry, from) {
     );
   }
   return [...out, ''];
+}
+
+/** bench/talk-latency.ts (issue 37): getEvent and stream entries reaching a reader, ÷ a bare NOTIFY; one stream to many SSE clients. */
+function talkTable(entry, from) {
+  const med = entry.medians;
+  const ms = (k) => `${fmt(med[k], 2)} ms`;
+  const row = (name, p) =>
+    `| ${name} | ${ms(`${p}.getEventWakeMs.p50`)} | ${ms(`${p}.getEventWakeMs.p99`)} | ${fmt(med[`${p}.ratioToBareNotify.getEventP50`], 1)} / ${fmt(med[`${p}.ratioToBareNotify.getEventP99`], 1)} | ${ms(`${p}.streamWriteToReadMs.p50`)} | ${ms(`${p}.streamWriteToReadMs.p99`)} | ${fmt(med[`${p}.ratioToBareNotify.streamP50`], 1)} / ${fmt(med[`${p}.ratioToBareNotify.streamP99`], 1)} | ${fmt(med[`${p}.ratioToCommitNotify.getEventP50`], 1)} / ${fmt(med[`${p}.ratioToCommitNotify.streamP50`], 1)} |`;
+  const sse = (name, p) =>
+    `| ${name} | ${fmt(med['sse.entries'])} | ${fmt(med['sse.clients'])} | ${fmt(med[`sse.${p}.ms`])} ms | ${fmt(med[`sse.${p}.entriesPerSecPerClient`])} | ${entry.runs.every((r) => r.sse?.[p]?.allComplete) ? 'yes' : 'no'} |`;
+  return [
+    `### Events and streams: how soon a reader sees them (targets: p50 under 5 ms, p99 under 20 ms)${from}`,
+    '',
+    `From the workflow's clock just before \`ctx.setEvent\` / \`ctx.writeStream\` to the waiting reader's. References in the same run: a bare NOTIFY round trip ${ms('bareNotifyMs.p50')} p50 / ${ms('bareNotifyMs.p99')} p99; an INSERT with a NOTIFY in one autocommit statement (a durable publish, WAL flush included) ${ms('commitNotifyMs.p50')} / ${ms('commitNotifyMs.p99')}.`,
+    '',
+    '| reader | getEvent p50 | p99 | ÷ bare NOTIFY p50 / p99 | stream entry p50 | p99 | ÷ bare NOTIFY p50 / p99 | p50 ÷ INSERT+NOTIFY p50, getEvent / stream |',
+    '|---|---|---|---|---|---|---|---|',
+    row('the writing engine', 'oneEngine'),
+    row('another process', 'twoProcesses'),
+    '',
+    `A stream written from workflow code as fast as it goes (the writer took ${fmt(med['sse.writerMs'])} ms), read over HTTP server-sent events by clients at once (in the server's process):`,
+    '',
+    '| read | entries | clients | until the last client’s end | entries/s per client | every client got every entry once, in order |',
+    '|---|---|---|---|---|---|',
+    sse('live (connected before the writes)', 'live'),
+    sse('catching up (the finished stream from 0)', 'catchUp'),
+    '',
+  ];
 }
 
 /** bench/timer-lateness.ts: fire minus due at 1 and N parked runs, per ownership mode. */

@@ -50,6 +50,8 @@ const benches = [
   ['codec', 'codec.ts', [process.env.BENCH_CODEC_WORKFLOWS ?? '1500']],
   // Issue #38: 1,000 steps heartbeating every 100 ms ÷ the same steps without heartbeats, and the writes per heartbeat.
   ['heartbeats', 'heartbeats.ts', [process.env.BENCH_HEARTBEAT_STEPS ?? '1000']],
+  // Issue #37: getEvent wake-up and stream write-to-read, one engine and two processes, ÷ a bare NOTIFY; 10,000 entries to 10 SSE clients.
+  ['talk-latency', 'talk-latency.ts', [process.env.BENCH_TALK_TRIALS ?? '300', process.env.BENCH_TALK_SSE_ENTRIES ?? '10000', '10']],
 ];
 
 function runOne(file, args) {

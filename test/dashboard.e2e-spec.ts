@@ -6,6 +6,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import puppeteer, { type Browser, type HTTPResponse, type Page } from 'puppeteer-core';
+import { WeftEngine, Workflow, type WorkflowContext } from '@weft/nest';
 import { AppModule } from '../src/app.module.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { order, setDemoEnv } from './support/demo.js';
@@ -18,6 +19,20 @@ const CHROME = process.env.CHROME_PATH ?? '/usr/bin/chromium';
 const KEY = 'dashboard-test-key';
 const IMAGES = path.join(import.meta.dirname, '..', 'docs', 'images');
 const UI_TIMEOUT = 15_000;
+
+/** Test-only (beside the demo's): three ticks, then `n` more per 'more' signal until one of 0 closes the stream. */
+@Workflow('ticker')
+class TickerWorkflow {
+  async run(ctx: WorkflowContext) {
+    let i = 0;
+    for (; i < 3; i++) await ctx.writeStream('ticks', { tick: i });
+    for (let n = await ctx.waitForSignal<number>('more'); n; n = await ctx.waitForSignal<number>('more')) {
+      for (const end = i + n; i < end; i++) await ctx.writeStream('ticks', { tick: i });
+    }
+    await ctx.closeStream('ticks');
+    return i;
+  }
+}
 
 describe('the dashboard in Chromium, on the demo app', () => {
   let tdb: TestDatabase;
@@ -55,7 +70,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
     }
     tdb = await createTestDatabase('weft_dashboard');
     restoreEnv = setDemoEnv({ DATABASE_URL: tdb.url, WEFT_API_KEY: KEY });
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).compile();
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule], providers: [TickerWorkflow] }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
@@ -160,6 +175,33 @@ describe('the dashboard in Chromium, on the demo app', () => {
     });
     await page.waitForSelector('#children a[href^="#/workflow/order-o-dash"]', { timeout: UI_TIMEOUT });
     await shot('workflow', true); // the whole page: timeline, messages, children
+  });
+
+  it("tails a workflow's stream: the entries already written, then each new one as it arrives, until the close", async () => {
+    const engine = app.get(WeftEngine);
+    const h = await engine.start('ticker', {}, { workflowId: 'ticker-1' });
+    await open('#/workflow/ticker-1', '#streams tr[data-key="ticks"] button[data-tail="ticks"]');
+    await page.click('button[data-tail="ticks"]');
+    await page.waitForSelector('#stream-entries tr[data-offset="2"]', { timeout: UI_TIMEOUT });
+    await h.signal('more', 2);
+    await page.waitForSelector('#stream-entries tr[data-offset="4"]', { timeout: UI_TIMEOUT });
+    // The page's refresh redraws the list, not the tail: the rows stay, once each, in order.
+    const refreshed = await page.evaluate('document.body.dataset.refreshed');
+    await page.waitForFunction(`document.body.dataset.refreshed !== ${JSON.stringify(refreshed)}`, { timeout: UI_TIMEOUT });
+    await h.signal('more', 1);
+    await page.waitForSelector('#stream-entries tr[data-offset="5"]', { timeout: UI_TIMEOUT });
+    const offsets = async () =>
+      page.$$eval('#stream-entries tbody tr', (trs) => trs.map((tr) => (tr as unknown as { dataset: { offset: string } }).dataset.offset));
+    expect(await offsets()).toEqual(['0', '1', '2', '3', '4', '5']);
+    expect(await page.$eval('#stream-entries tr[data-offset="5"]', (tr) => tr.textContent)).toContain('"tick": 5');
+    await shot('stream');
+    await h.signal('more', 0);
+    await page.waitForSelector('#stream-entries[data-ended="true"]', { timeout: UI_TIMEOUT });
+    expect(await h.result({ timeout: '10s' })).toBe(6);
+    // The list, at its next refresh: six entries, closed.
+    await page.waitForFunction(`/^ticks6closed/.test(document.querySelector('#streams tr[data-key="ticks"]')?.textContent ?? '')`, {
+      timeout: UI_TIMEOUT,
+    });
   });
 
   it('suspends, resumes and cancels from the page', async () => {

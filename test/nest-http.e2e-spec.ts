@@ -298,6 +298,9 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     expect(from.text).not.toContain('id: 0');
     expect((await http.get('/weft/workflows/str-1/streams/out?from=-1').expect(400)).body.code).toBe('WEFT_INVALID_ARGUMENT');
     expect((await http.get('/weft/workflows/none-such/streams/out').expect(404)).body.code).toBe('WEFT_WORKFLOW_NOT_FOUND');
+    // What the dashboard's Streams card lists (and tails over the route above).
+    const timeline = await http.get('/weft/workflows/str-1/timeline').expect(200);
+    expect([timeline.body.streams, timeline.body.streamsTotal]).toEqual([[{ key: 'out', entries: 2, closed: true }], 1]);
   });
 
   it('serves Prometheus metrics at /metrics', async () => {

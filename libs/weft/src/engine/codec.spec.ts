@@ -2,6 +2,7 @@
 // every public read gives the plain value, old keys stay readable after a rotation, and an engine
 // without the codec refuses with a typed error.
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { AesGcmCodec } from '../common/aes-gcm-codec.js';
 import type { CodecOption } from '../common/codec.js';
@@ -120,6 +121,12 @@ describe('payload codec (real PostgreSQL)', () => {
 
   it('stores no payload in the clear, on two engines, while every public read gives the plain value', async () => {
     const [a, b] = await engines(key1, 2);
+    // The NOTIFY payloads too: an event's carries its value as stored (storage/talk-notice.ts).
+    const listener = new Client({ connectionString: env.tdb.url });
+    await listener.connect();
+    const notices: string[] = [];
+    listener.on('notification', (n) => n.payload && notices.push(n.payload));
+    await listener.query('LISTEN "weft_weft"');
     const h = await a.start('codec-all', { text: M('input') }, { workflowId: 'all-1' });
     await waitFor(async () => (await b.describe(h.workflowId)).history.some((o) => o.name === 'e'), 'the event set');
     await b.signal(h.workflowId, 'add', { text: M('signal') });
@@ -152,6 +159,9 @@ describe('payload codec (real PostgreSQL)', () => {
     const raw = await rawScan();
     expect(raw.filter((r) => r.text.includes('MARKER-'))).toEqual([]);
     expect(raw.some((r) => r.text.includes('"weft:codec":"k1"') || r.text.includes('"weft:codec": "k1"'))).toBe(true);
+    await listener.end();
+    expect(notices.filter((n) => n.includes('MARKER-'))).toEqual([]);
+    expect(notices.some((n) => n.startsWith('\u0002all-1\u0001') && n.includes('"weft:codec":"k1"'))).toBe(true);
   });
 
   it('reads old histories after a rotation from key 1 to key 2, and writes new payloads with key 2', async () => {

@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { InvalidArgumentError, PayloadNotSerializableError, PayloadTooLargeError, WorkflowNotFoundError } from '../common/errors.js';
 import type { WorkflowContext } from '../common/types.js';
+import { NOTICE_VALUE_BYTES } from '../storage/talk-notice.js';
 import type { WeftEngine } from './engine.js';
 
 /** Publishes 'stage' after a step, then, once told to go, 'stage' again and 'done'. */
@@ -41,6 +42,27 @@ class Chain {
   }
 }
 
+/** Once told to go, sets a short event and one too long for a notice (storage/talk-notice.ts) in one commit. */
+class Sizes {
+  async run(ctx: WorkflowContext) {
+    await ctx.waitForSignal('go');
+    await ctx.setEvent('short', { n: 1, s: 'é\u0001"' });
+    await ctx.setEvent('long', 'x'.repeat(NOTICE_VALUE_BYTES + 10));
+    await ctx.setEvent('k\u0001e\u0001y', ['a\u0001']); // the notice's separator in a key and a value
+    return 'ok';
+  }
+}
+
+/** Sets 'latest' and a key of its own, and writes its tag to stream 'log'. */
+class Restarted {
+  async run(ctx: WorkflowContext, input: { tag: string }) {
+    await ctx.setEvent('latest', input.tag);
+    await ctx.setEvent(input.tag, true);
+    await ctx.writeStream('log', input.tag);
+    return ctx.step('done', () => input.tag);
+  }
+}
+
 /** Every refused call writes nothing: the codes it got, then one that passes. */
 class Refused {
   async run(ctx: WorkflowContext) {
@@ -54,7 +76,7 @@ class Refused {
     };
     attempt('k', 'a\u0000b');
     attempt('k', { deep: '\ud800' });
-    attempt('k', 'x'.repeat(5000));
+    attempt('k', 'x'.repeat(9000));
     attempt('', 1);
     attempt('k'.repeat(256), 1);
     attempt('k', () => 1);
@@ -67,8 +89,14 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
   const env = useTestEngines();
 
   const engine = async () => {
-    const e = await env.pool.create({ maxPayloadBytes: 4096 }, (x: WeftEngine) =>
-      x.register('publisher', Publisher).register('chain', Chain).register('refused', Refused).register('once', Once),
+    const e = await env.pool.create({ maxPayloadBytes: 8192 }, (x: WeftEngine) =>
+      x
+        .register('publisher', Publisher)
+        .register('chain', Chain)
+        .register('refused', Refused)
+        .register('once', Once)
+        .register('restarted', Restarted)
+        .register('sizes', Sizes),
     );
     await e.bootstrap();
     return e;
@@ -107,11 +135,37 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
       const done = b.getEvent(h.workflowId, 'done', { timeout: '10s' });
       await a.signal(h.workflowId, 'go');
       expect(await done).toBe(true);
-      await waitFor(() => heard.includes('\u0001pub-2\u0001done'), 'the notification of the event');
-      expect(heard).toContain('\u0001pub-2\u0001stage');
+      // Each carries the value as stored (storage/talk-notice.ts): the waiters need no read.
+      await waitFor(() => heard.includes('\u0002pub-2\u0001true\u0001done'), 'the notification of the event');
+      expect(heard).toContain('\u0002pub-2\u0001{"at":"first"}\u0001stage');
     } finally {
       await listener.end();
     }
+  });
+
+  it('a waiting getEvent takes the value its notice carries, with no read; a value too long for a notice is read', async () => {
+    const a = await engine();
+    const b = await engine();
+    // After their first reads, b's reads of every key but 'long' find nothing: only the notices can give them.
+    let reads = 0;
+    let blind = false;
+    const get = b.store.events.get.bind(b.store.events);
+    b.store.events.get = async (id: string, key: string) => {
+      reads++;
+      const row = await get(id, key);
+      return blind && key !== 'long' && row ? { ...row, found: false, value: null } : row;
+    };
+    const h = await a.start('sizes', {}, { workflowId: 'sizes-1' });
+    const short = b.getEvent(h.workflowId, 'short', { timeout: '5s' });
+    const long = b.getEvent(h.workflowId, 'long', { timeout: '10s' });
+    const odd = b.getEvent(h.workflowId, 'k\u0001e\u0001y', { timeout: '10s' });
+    await waitFor(() => reads >= 3, 'all three waiting after their first read');
+    blind = true;
+    await h.signal('go');
+    expect(await short).toEqual({ n: 1, s: 'é\u0001"' });
+    expect(await long).toBe('x'.repeat(NOTICE_VALUE_BYTES + 10));
+    expect(await odd).toEqual(['a\u0001']);
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
   });
 
   it('null on timeout, null at once when the workflow ended without it, and not-found for no workflow', async () => {
@@ -152,6 +206,26 @@ describe('ctx.setEvent and engine.getEvent (real PostgreSQL)', () => {
     expect(await eventRows(h.workflowId)).toEqual([
       { key: 'first', value: 1 },
       { key: 'second', value: 2 },
+    ]);
+  });
+
+  it('a restart of the id (start-new-if-terminal) keeps the events, and the streams go on after their last offset', async () => {
+    const e = await engine();
+    await (await e.start('restarted', { tag: 'a' }, { workflowId: 'again-1' })).result({ timeout: 10_000 });
+    const h = await e.start('restarted', { tag: 'b' }, { workflowId: 'again-1', idPolicy: 'start-new-if-terminal' });
+    expect(await h.result({ timeout: 10_000 })).toBe('b');
+    expect((await eventRows(h.workflowId)).map((r) => [r.key, r.value])).toEqual([
+      ['a', true],
+      ['b', true],
+      ['latest', 'b'],
+    ]);
+    const entries = await env.tdb.query<{ offset: number; value: unknown }>(
+      `SELECT "offset", value FROM weft.weft_stream_entries WHERE workflow_id = $1 AND key = 'log' ORDER BY "offset"`,
+      [h.workflowId],
+    );
+    expect(entries).toEqual([
+      { offset: 0, value: 'a' },
+      { offset: 1, value: 'b' },
     ]);
   });
 

@@ -1,5 +1,5 @@
 // engine.getEvent (docs/events-and-streams.md): reads the key's event, or waits for it, woken by
-// the NOTIFY of the commit that writes it.
+// the NOTIFY of the commit that writes it, which carries the value when short: no read then.
 import { WorkflowNotFoundError } from '../common/errors.js';
 import { Duration, parseDuration } from '../common/duration.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
@@ -43,6 +43,9 @@ export async function getEvent<T>(
       const left = deadline - Date.now();
       if (left <= 0 || deps.isClosed()) return null;
       await watch.next(Math.min(left, TALK_FALLBACK_POLL_MS));
+      // Sent by the statement that stored it, delivered only once that committed: the value as read.
+      const carried = watch.carried()?.event;
+      if (carried !== undefined) return (await deps.store.events.fromNotice(carried)) as T;
     }
   } finally {
     watch.close();

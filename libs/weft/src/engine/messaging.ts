@@ -196,7 +196,7 @@ export class Messaging {
   /** A notification: an event or stream entry's (storage/talk-notice.ts), or a message's (the workflow id). */
   private onPayload(payload: string): void {
     const talk = parseTalkNotice(payload);
-    if (talk) this.waiters.notified(talk.workflowId, talk.key);
+    if (talk) this.waiters.notified(talk);
     else this.onNotify(payload);
   }
 

@@ -37,6 +37,16 @@ class Item {
   }
 }
 
+/** Publishes an event and a closed stream, then ends. */
+class Talker {
+  async run(ctx: WorkflowContext) {
+    await ctx.setEvent('status', 'done');
+    await ctx.writeStream('log', 'one');
+    await ctx.closeStream('log');
+    return ctx.step('one', () => 1);
+  }
+}
+
 const WF = 'weft.weft_workflows';
 
 describe('retention and purge (real PostgreSQL)', () => {
@@ -81,6 +91,25 @@ describe('retention and purge (real PostgreSQL)', () => {
     expect((await e.runMaintenance()).purged).toBe(0);
     await e.signal(running.workflowId, 'go');
     await running.result({ timeout: '10s' });
+  });
+
+  it("retention takes a workflow's events and streams with it (they are its history); a young one keeps them", async () => {
+    const e = await env.pool.create({ backgroundTasks: 'manual', retention: { completed: '1h' } }, (x) => x.register('talker', Talker));
+    await e.bootstrap();
+    for (const id of ['talk-old', 'talk-young']) await (await e.start('talker', {}, { workflowId: id })).result({ timeout: '10s' });
+    const held = async (id: string) =>
+      [
+        await count('weft_events', 'workflow_id = $1', [id]),
+        await count('weft_streams', 'workflow_id = $1', [id]),
+        await count('weft_stream_entries', 'workflow_id = $1', [id]),
+      ].join('/');
+    expect([await held('talk-old'), await held('talk-young')]).toEqual(['1/1/1', '1/1/1']);
+    await age('talk-old', '2 hours');
+    expect((await e.runMaintenance()).purged).toBeGreaterThanOrEqual(1);
+    expect([await held('talk-old'), await held('talk-young')]).toEqual(['0/0/0', '1/1/1']);
+    await expect(e.getEvent('talk-old', 'status', { timeout: 0 })).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
+    await expect(e.readStream('talk-old', 'log')[Symbol.asyncIterator]().next()).rejects.toMatchObject({ code: 'WEFT_WORKFLOW_NOT_FOUND' });
+    expect(await e.getEvent('talk-young', 'status', { timeout: 0 })).toBe('done');
   });
 
   it('one engine purges at a time: the other skips the pass while the first holds it', async () => {

@@ -1,6 +1,7 @@
 // ctx.writeStream / ctx.closeStream and engine.readStream (docs/events-and-streams.md), on a real PostgreSQL.
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { StreamEntry, WorkflowContext } from '../common/types.js';
+import { NOTICE_VALUE_BYTES } from '../storage/talk-notice.js';
 import type { WeftEngine } from './engine.js';
 
 /** Writes 'a', then 'b' and 'c' once told to go, then closes. */
@@ -67,6 +68,42 @@ class Chain {
   }
 }
 
+/**
+ * Run 1 writes 'r1', closes 'closed', writes 'r1' to 'open', waits for 'go' and continues; run 2
+ * writes to both (its entry to 'closed' is not stored) and to a key of its own, and ends.
+ */
+class ClosingChain {
+  async run(ctx: WorkflowContext, input: { second?: boolean }) {
+    if (input.second) {
+      await ctx.writeStream('closed', 'r2');
+      await ctx.writeStream('open', 'r2');
+      await ctx.writeStream(`tokens-${ctx.runNumber}`, 'mine');
+      return ctx.step('second', () => 'ok');
+    }
+    await ctx.writeStream('closed', 'r1');
+    await ctx.closeStream('closed');
+    await ctx.writeStream('open', 'r1');
+    await ctx.waitForSignal('go');
+    return ctx.continueAsNew({ second: true });
+  }
+}
+
+/** One entry from workflow code and one from a step body, each alone in its statement; then, told to end, one too long for a notice. */
+class Notices {
+  async run(ctx: WorkflowContext) {
+    await ctx.waitForSignal('go');
+    await ctx.writeStream('s', 'hi');
+    await ctx.step('tok', async () => {
+      await ctx.writeStream('s', { t: 'tok' });
+      return 1;
+    });
+    await ctx.waitForSignal('end');
+    await ctx.writeStream('s', 'x'.repeat(NOTICE_VALUE_BYTES + 10));
+    await ctx.closeStream('s');
+    return 'ok';
+  }
+}
+
 async function collect(it: AsyncIterable<StreamEntry>): Promise<StreamEntry[]> {
   const out: StreamEntry[] = [];
   for await (const e of it) out.push(e);
@@ -78,7 +115,13 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
 
   const engine = async () => {
     const e = await env.pool.create({}, (x: WeftEngine) =>
-      x.register('writer', Writer).register('step-writer', StepWriter).register('crowd', Crowd).register('chain', Chain),
+      x
+        .register('writer', Writer)
+        .register('step-writer', StepWriter)
+        .register('crowd', Crowd)
+        .register('chain', Chain)
+        .register('closing-chain', ClosingChain)
+        .register('notices', Notices),
     );
     await e.bootstrap();
     return e;
@@ -166,6 +209,59 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
     await e.purge(h.workflowId);
     expect(await rows(h.workflowId, 'log')).toEqual([]);
     expect(await env.tdb.query('SELECT 1 FROM weft.weft_streams WHERE workflow_id = $1', [h.workflowId])).toEqual([]);
+  });
+
+  it('continue-as-new: a reader follows the workflow across the switch; a stream an earlier run closed stays closed', async () => {
+    const a = await engine();
+    const b = await engine();
+    const h = await a.start('closing-chain', {}, { workflowId: 'cc-1' });
+    // Readers on another engine, started while run 1 is parked: 'open' goes on across the switch.
+    const open = collect(b.readStream(h.workflowId, 'open'));
+    const closed = collect(b.readStream(h.workflowId, 'closed'));
+    await waitFor(async () => (await rows(h.workflowId, 'open')).length === 1, "run 1's entry");
+    expect((await closed).map((x) => [x.offset, x.value])).toEqual([[0, 'r1']]);
+    await h.signal('go');
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
+    expect((await a.describe(h.workflowId)).runNumber).toBe(2);
+    expect((await open).map((x) => [x.offset, x.value])).toEqual([
+      [0, 'r1'],
+      [1, 'r2'],
+    ]);
+    // Run 2 did not know of the close: its entry to 'closed' is not stored, and it went on.
+    expect((await rows(h.workflowId, 'closed')).map((r) => r.value)).toEqual(['r1']);
+    expect((await collect(a.readStream(h.workflowId, 'tokens-2'))).map((x) => x.value)).toEqual(['mine']);
+  });
+
+  it('a reader yields the entry its notice carries before reading; a value too long for a notice is read', async () => {
+    const a = await engine();
+    // A reader that registers nothing: it never runs the step body a second time (at least once) beside a.
+    const b = await env.pool.create({});
+    await b.bootstrap();
+    // While blind, b's reads find no entries: only the notices can give them.
+    let reads = 0;
+    let blind = false;
+    const read = b.store.streams.read.bind(b.store.streams);
+    b.store.streams.read = async (...args: Parameters<typeof read>) => {
+      reads++;
+      const r = await read(...args);
+      return blind && r ? { ...r, entries: [] } : r;
+    };
+    const h = await a.start('notices', {}, { workflowId: 'notices-1' });
+    const it = b.readStream(h.workflowId, 's')[Symbol.asyncIterator]();
+    const first = it.next();
+    await waitFor(() => reads >= 1, 'the reader waiting after its first read');
+    blind = true;
+    await h.signal('go');
+    const hi = (await first).value as StreamEntry;
+    expect([hi.offset, hi.value, hi.attempt, hi.at instanceof Date && !Number.isNaN(hi.at.getTime())]).toEqual([0, 'hi', null, true]);
+    const tok = (await it.next()).value as StreamEntry;
+    expect([tok.offset, tok.value, tok.attempt]).toEqual([1, { t: 'tok' }, 1]);
+    blind = false;
+    await h.signal('end');
+    const long = (await it.next()).value as StreamEntry;
+    expect([long.offset, long.value]).toEqual([2, 'x'.repeat(NOTICE_VALUE_BYTES + 10)]);
+    expect((await it.next()).done).toBe(true);
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
   });
 
   it('refuses a bad offset or key at the call, and a stream of no workflow', async () => {

@@ -1,5 +1,6 @@
 // engine.readStream (docs/events-and-streams.md): a stream's entries from an offset, as an async
-// iterator that waits for new ones (woken by the NOTIFY of the statement that appends them) and
+// iterator that waits for new ones (woken by the NOTIFY of the statement that appends them, which
+// carries the entry when it is that statement's one entry of the key and short) and
 // ends after the last entry once the stream is closed or the workflow has ended.
 import { InvalidArgumentError, WorkflowNotFoundError } from '../common/errors.js';
 import type { StreamEntry } from '../common/types.js';
@@ -44,6 +45,13 @@ export async function* readStream(deps: StreamReaderDeps, workflowId: string, ke
       // Read in one statement with the entries: closed or ended there, none follows what it returned.
       if (r.closed || isTerminal(r.status) || deps.isClosed()) return;
       await watch.next(TALK_FALLBACK_POLL_MS);
+      // The entry the notice carried, when it is the next one: yielded at once (it is committed: a
+      // NOTIFY goes out with its commit); the read that follows finds what came after it, the close or the end.
+      const entry = watch.carried()?.entry;
+      if (entry && entry.offset === next) {
+        next = entry.offset + 1;
+        yield await deps.store.streams.fromNotice(entry);
+      }
     }
   } finally {
     watch.close();

@@ -18,6 +18,7 @@ import { WeftExceptionFilter } from './weft-exception.filter.js';
 const MESSAGES_SHOWN = 200;
 const CHILDREN_SHOWN = 100;
 const EVENTS_SHOWN = 200;
+const STREAMS_SHOWN = 200;
 const ENGINES_SHOWN = 1000;
 /** A recorded value longer than this (as JSON) is sent as a preview: one answer stays small. */
 const PREVIEW_CHARS = 4096;
@@ -77,7 +78,7 @@ export class WeftTimelineController {
     // The row first: an ended row's history read after it is complete (as in describe).
     const row = await store.workflows.get(id);
     if (!row) throw new WorkflowNotFoundError(id);
-    const [ops, messages, messagesTotal, children, childrenTotal, claim, events, eventsTotal] = await Promise.all([
+    const [ops, messages, messagesTotal, children, childrenTotal, claim, events, eventsTotal, streams] = await Promise.all([
       store.operations.find({ where: { workflowId: id, seq: MoreThan(after) }, order: { seq: 'ASC' }, take: limit + 1 }),
       store.messages.find({ where: { workflowId: id }, order: { id: 'DESC' }, take: MESSAGES_SHOWN }),
       store.messages.countBy({ workflowId: id }),
@@ -91,6 +92,7 @@ export class WeftTimelineController {
       this.engine.ownership.describe(id),
       store.events.find({ where: { workflowId: id }, order: { key: 'ASC' }, take: EVENTS_SHOWN }),
       store.events.countBy({ workflowId: id }),
+      store.streams.list(id, STREAMS_SHOWN),
     ]);
     return {
       serverTime: new Date(),
@@ -143,6 +145,9 @@ export class WeftTimelineController {
       // ctx.setEvent: each key's latest value, by key.
       events: events.map((e) => ({ key: e.key, value: this.recorded(e.value), updatedAt: e.updatedAt })),
       eventsTotal,
+      // ctx.writeStream: each stream's key, entry count and close, by key (the page tails one over SSE).
+      streams: streams.streams,
+      streamsTotal: streams.total,
     };
   }
 }

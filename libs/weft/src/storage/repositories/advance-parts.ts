@@ -10,7 +10,7 @@ import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
 import { notifyChannel } from './message.repository.js';
-import { talkNoticeSql } from '../talk-notice.js';
+import { entryNoticeSql, eventNoticeSql, talkNoticeSql } from '../talk-notice.js';
 
 type Json = Record<string, unknown>;
 
@@ -366,7 +366,7 @@ export const ADVANCE_PARTS = {
   /**
    * ctx.setEvent: each key's value upserted into weft_events (the last of a key in one commit wins),
    * and a NOTIFY in the same statement that wakes getEvent's waiters on every engine once it commits
-   * (storage/talk-notice.ts). Written by a continuing command too: events belong to the workflow id
+   * and carries the stored value when short, so they need no read (storage/talk-notice.ts). Written by a continuing command too: events belong to the workflow id
    * and outlive its runs. Only a shape that sets one names the column.
    */
   events: {
@@ -382,8 +382,8 @@ export const ADVANCE_PARTS = {
       SELECT ok.id, x.key, x.value, x.seq, clock_timestamp()
       FROM ok, json_to_recordset(ok.events) AS x(key text, value json, seq int)
       ON CONFLICT (workflow_id, key) DO UPDATE SET value = EXCLUDED.value, seq = EXCLUDED.seq, updated_at = EXCLUDED.updated_at
-      RETURNING e.workflow_id, e.key)`,
-      `events_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${talkNoticeSql('workflow_id', 'key')})) AS n FROM ins_events)`,
+      RETURNING e.workflow_id, e.key, e.value)`,
+      `events_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${eventNoticeSql('workflow_id', 'key', 'value')})) AS n FROM ins_events)`,
     ],
     returns: ', (SELECT n FROM events_notified) AS events_notified',
   },
@@ -391,7 +391,8 @@ export const ADVANCE_PARTS = {
    * ctx.writeStream / ctx.closeStream from workflow code (exactly once: only with the commit that
    * records the call). The stream's counter row is upserted first (ON CONFLICT DO UPDATE works on its
    * latest version, so a step body's concurrent append cannot take the same offsets), then the
-   * entries take the offsets it handed out, in call order; a NOTIFY per stream wakes its readers.
+   * entries take the offsets it handed out, in call order; a NOTIFY per stream wakes its readers
+   * (carrying the entry when the commit appended one to that stream).
    * A stream an earlier run of the chain closed stays closed: its entries here are not stored.
    */
   streams: {
@@ -418,8 +419,15 @@ export const ADVANCE_PARTS = {
       FROM (SELECT ok.id, x.key, x.value, row_number() OVER w - 1 AS i, count(*) OVER w AS cnt
             ${rows} WHERE NOT x.close WINDOW w AS (PARTITION BY ok.id, x.key ORDER BY x.n
               ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)) e
-      JOIN st_heads h ON h.workflow_id = e.id AND h.key = e.key)`,
-        `st_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${talkNoticeSql('workflow_id', 'key')})) AS n FROM st_heads)`,
+      JOIN st_heads h ON h.workflow_id = e.id AND h.key = e.key
+      RETURNING workflow_id, key, "offset", value, at)`,
+        // Per stream; a stream's one entry of this commit rides in its notice (storage/talk-notice.ts).
+        `st_notified AS (SELECT count(pg_notify('${notifyChannel(schema)}',
+        CASE WHEN x.n = 1 THEN ${entryNoticeSql('x.workflow_id', 'x.key', 'x.o', 'NULL::int', 'x.at', 'x.value')}
+          ELSE ${talkNoticeSql('x.workflow_id', 'x.key')} END)) AS n
+      FROM (SELECT h.workflow_id, h.key, count(e."offset") AS n, min(e."offset") AS o, min(e.at) AS at, min(e.value::text) AS value
+            FROM st_heads h LEFT JOIN st_entries e ON e.workflow_id = h.workflow_id AND e.key = h.key
+            GROUP BY h.workflow_id, h.key) x)`,
       ];
     },
     returns: ', (SELECT n FROM st_notified) AS st_notified',

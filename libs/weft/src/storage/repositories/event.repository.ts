@@ -38,6 +38,11 @@ export class EventRepository extends WeftRepository<EventEntity> {
     return row ? { ...row, value: await this.payloads.decode(row.value) } : null;
   }
 
+  /** The value an event's NOTIFY carried (its stored JSON text, storage/talk-notice.ts). */
+  async fromNotice(storedJson: string): Promise<unknown> {
+    return this.payloads.decode(JSON.parse(storedJson));
+  }
+
   /** Every event of a workflow, by key. */
   async list(workflowId: string): Promise<WorkflowEventRecord[]> {
     const rows = await this.db.query<{ key: string; value: unknown; updated_at: Date }>(this.q.list, [workflowId]);

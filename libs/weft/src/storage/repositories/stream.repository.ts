@@ -8,7 +8,7 @@ import type { WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonParam } from '../sql-client.js';
 import { notifyChannel } from './message.repository.js';
-import { talkNoticeSql } from '../talk-notice.js';
+import { entryNoticeSql, type NoticeEntry } from '../talk-notice.js';
 import { LIVE } from './workflow-purge.js';
 import { Payloads } from '../payloads.js';
 
@@ -29,8 +29,8 @@ function statements(schema: string) {
         RETURNING s.workflow_id, s.key, s.next_offset - 1 AS o),
       e AS (
         INSERT INTO ${entries} (workflow_id, key, "offset", value, attempt, at)
-        SELECT h.workflow_id, h.key, h.o, $3::json, $4, clock_timestamp() FROM h RETURNING workflow_id, key, "offset"),
-      n AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${talkNoticeSql('workflow_id', 'key')})) AS n FROM e)
+        SELECT h.workflow_id, h.key, h.o, $3::json, $4, clock_timestamp() FROM h RETURNING workflow_id, key, "offset", value, attempt, at),
+      n AS (SELECT count(pg_notify('${notifyChannel(schema)}', ${entryNoticeSql('workflow_id', 'key', '"offset"', 'attempt', 'at', 'value')})) AS n FROM e)
       SELECT (SELECT "offset" FROM e) AS "offset", (SELECT n FROM n) AS notified, EXISTS (SELECT 1 FROM w) AS live`,
     /** Entries from $3 (inclusive), at most $4, with the stream's close and the workflow's status. */
     read: `
@@ -38,6 +38,10 @@ function statements(schema: string) {
         COALESCE((SELECT json_agg(json_build_object('offset', e."offset", 'value', e.value, 'at', e.at, 'attempt', e.attempt) ORDER BY e."offset")
           FROM (SELECT * FROM ${entries} x WHERE x.workflow_id = $1 AND x.key = $2 AND x."offset" >= $3 ORDER BY x."offset" LIMIT $4) e), '[]') AS entries
       FROM ${wf} w LEFT JOIN ${streams} s ON s.workflow_id = w.id AND s.key = $2 WHERE w.id = $1`,
+    /** A workflow's streams by key, at most $2, each with its entry count and close, and how many it has. */
+    list: `
+      SELECT key, next_offset AS entries, closed, count(*) OVER ()::int AS total
+      FROM ${streams} WHERE workflow_id = $1 ORDER BY key LIMIT $2`,
   };
 }
 
@@ -74,6 +78,20 @@ export class StreamRepository extends WeftRepository<StreamEntryEntity> {
     ]);
     if (!r.live) return 'not-live';
     return r.offset ?? 'closed';
+  }
+
+  /** A workflow's streams by key (the dashboard's Streams card): at most `limit`, and how many there are. */
+  async list(
+    workflowId: string,
+    limit: number,
+  ): Promise<{ streams: Array<{ key: string; entries: number; closed: boolean }>; total: number }> {
+    const rows = await this.db.query<{ key: string; entries: number; closed: boolean; total: number }>(this.q.list, [workflowId, limit]);
+    return { streams: rows.map(({ key, entries, closed }) => ({ key, entries, closed })), total: rows[0]?.total ?? 0 };
+  }
+
+  /** The entry a notice carried (storage/talk-notice.ts), as read() gives it. */
+  async fromNotice(e: NoticeEntry): Promise<StreamEntryRow> {
+    return { offset: e.offset, value: await this.payloads.decode(JSON.parse(e.value)), at: new Date(e.at), attempt: e.attempt };
   }
 
   /** Null when the workflow does not exist. */

@@ -1,9 +1,10 @@
 // Browser module `workflow.js` of the dashboard: one workflow. Its timeline (operations in order,
 // with times, durations, attempts, result or error), messages, children and parent, run number
-// and claim; and the operator actions: signal, cancel, suspend, resume, retry and fork.
+// and claim; its events and streams (one tailed live); and the operator actions: signal, cancel,
+// suspend, resume, retry and fork.
 export const WORKFLOW_JS = String.raw`
 import { h, badge, time, clockTime, duration, workflowLink, mono, jsonBlock, jsonInline, errorText, table, empty, facts, syncClock, serverNow } from './dom.js';
-import { api, id as enc } from './api.js';
+import { api, API_BASE, id as enc } from './api.js';
 import { kindLabel } from './kinds.js';
 
 const TERMINAL = ['completed', 'failed', 'cancelled', 'timed_out'];
@@ -150,6 +151,80 @@ function events(t) {
   return [table(['key', 'set', 'value'], rows, { id: 'events', class: 'grid' }), more];
 }
 
+/** Rows a tail keeps, and how far back from the end it starts. */
+const TAIL_ROWS = 200;
+const TAIL_BACK = 50;
+
+/**
+ * The Streams card: the list (redrawn with every refresh) and one tail (kept across refreshes), an
+ * EventSource on the stream's SSE route (the API's guards and cookie; it resumes with
+ * Last-Event-ID by itself after a dropped connection), closed at the 'end' event or on leaving.
+ */
+function streamsCard(workflowId) {
+  const list = h('div', { id: 'wf-streams' });
+  const tail = h('div', { id: 'wf-stream-tail' });
+  let source = null;
+  let tailing = null;
+  const stop = () => {
+    if (source) source.close();
+    source = null;
+  };
+  function start(key, entries) {
+    stop();
+    tailing = key;
+    const from = Math.max(0, entries - TAIL_BACK);
+    const rows = h('tbody');
+    const state = h('span', { id: 'stream-state', class: 'muted' }, 'Tailing from offset ' + from + '…');
+    const tbl = h('table', { id: 'stream-entries', class: 'grid', dataset: { key } },
+      h('thead', null, h('tr', null, ['offset', 'stored', 'attempt', 'value'].map((x) => h('th', null, x)))), rows);
+    const stopButton = h('button', { type: 'button', id: 'stream-stop' }, 'Stop');
+    stopButton.addEventListener('click', () => {
+      stop();
+      state.textContent = 'Stopped.';
+    });
+    tail.replaceChildren(h('h3', null, 'Stream ', mono(key)), h('div', { class: 'row' }, state, stopButton), tbl);
+    const s = new EventSource(API_BASE + '/workflows/' + enc(workflowId) + '/streams/' + enc(key) + '?from=' + from);
+    source = s;
+    s.addEventListener('entry', (ev) => {
+      const e = JSON.parse(ev.data);
+      rows.append(h('tr', { dataset: { offset: e.offset } },
+        h('td', { class: 'num' }, e.offset),
+        h('td', { class: 'mono small' }, clockTime(e.at)),
+        h('td', { class: 'num' }, e.attempt === null ? '' : e.attempt),
+        h('td', null, jsonInline(e.value))));
+      while (rows.children.length > TAIL_ROWS) rows.firstElementChild.remove();
+      state.textContent = 'Tailing: up to offset ' + e.offset + '.';
+    });
+    s.addEventListener('end', () => {
+      if (source === s) stop();
+      tbl.dataset.ended = 'true';
+      state.textContent = 'The stream is closed or the workflow ended.';
+    });
+    s.addEventListener('error', () => {
+      if (s.readyState === EventSource.CLOSED) state.textContent = 'The stream could not be read.';
+    });
+  }
+  return {
+    list,
+    tail,
+    stop,
+    render(t) {
+      if (!t.streams || t.streams.length === 0) return list.replaceChildren(empty('No streams (ctx.writeStream).'));
+      const rows = t.streams.map((x) => {
+        const b = h('button', { type: 'button', dataset: { tail: x.key } }, tailing === x.key && source ? 'Tailing' : 'Tail');
+        b.addEventListener('click', () => start(x.key, x.entries));
+        return h('tr', { dataset: { key: x.key } },
+          h('td', { class: 'mono' }, x.key),
+          h('td', { class: 'num' }, x.entries),
+          h('td', null, x.closed ? 'closed' : 'open'),
+          h('td', null, b));
+      });
+      const more = t.streamsTotal > t.streams.length ? h('p', { class: 'muted' }, 'The first ' + t.streams.length + ' of ' + t.streamsTotal + ', by key.') : null;
+      list.replaceChildren(...[table(['key', 'entries', 'state', ''], rows, { id: 'streams', class: 'grid' }), more].filter(Boolean));
+    },
+  };
+}
+
 function children(t) {
   if (t.childrenTotal === 0) return empty('No children.');
   const rows = t.children.map((c) => h('tr', null, h('td', null, workflowLink(c.workflowId)), h('td', null, c.type), h('td', null, badge(c.status)), h('td', null, time(c.createdAt))));
@@ -193,6 +268,7 @@ export const workflowView = {
     const kids = h('div', { id: 'wf-children' });
     const evs = h('div', { id: 'wf-events' });
     const values = h('div', { id: 'wf-values' });
+    const streams = streamsCard(workflowId);
     root.append(
       h('div', { class: 'toolbar' }, h('a', { href: '#/workflows', class: 'back' }, '\u2190 Workflows'),
         h('h1', null, mono(workflowId)), status),
@@ -203,6 +279,7 @@ export const workflowView = {
       h('section', { class: 'card wide' }, h('h2', null, 'Timeline'), ops),
       h('section', { class: 'card wide' }, h('h2', null, 'Messages'), msgs),
       h('section', { class: 'card wide' }, h('h2', null, 'Events'), evs),
+      h('section', { class: 'card wide' }, h('h2', null, 'Streams'), streams.list, streams.tail),
       h('section', { class: 'card wide' }, h('h2', null, 'Children'), kids),
       h('section', { class: 'card wide' }, h('h2', null, 'Input, output, error'), values),
     );
@@ -237,6 +314,7 @@ export const workflowView = {
         ops.replaceChildren(...[timeline(t)].flat().filter(Boolean));
         msgs.replaceChildren(...[messages(t)].flat().filter(Boolean));
         evs.replaceChildren(...[events(t)].flat().filter(Boolean));
+        streams.render(t);
         kids.replaceChildren(...[children(t)].flat().filter(Boolean));
         values.replaceChildren(
           ...[
@@ -245,6 +323,9 @@ export const workflowView = {
             t.error ? detail('error', 'error: ' + errorText(t.error), t.error) : null,
           ].filter(Boolean),
         );
+      },
+      unmount() {
+        streams.stop();
       },
     };
   },
