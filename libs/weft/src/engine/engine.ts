@@ -480,7 +480,14 @@ export class WeftEngine {
     return listWorkflows(this.store, filter);
   }
 
-  /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
+  /**
+   * Cancels a workflow (docs/cancellation.md): a running one is asked, and its code gets
+   * WorkflowCancelledError at its current wait (step bodies see their signal abort); it ends
+   * `cancelled` when the code lets the error through, `completed` when it catches it and returns,
+   * and `cancelled` in any case once `cancelGracePeriod` has passed. One that is pending, enqueued
+   * or suspended is cancelled at once. Resolves once the request is stored; a second request
+   * adds nothing. WorkflowNotRunningError when it already ended.
+   */
   async cancel(workflowId: string, reasonOrOptions: string | CancelOptions = 'Cancelled'): Promise<void> {
     const opts = typeof reasonOrOptions === 'string' ? { reason: reasonOrOptions } : (reasonOrOptions ?? {});
     const reason = opts.reason ?? 'Cancelled';

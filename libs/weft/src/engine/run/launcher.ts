@@ -6,6 +6,7 @@ import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
 import { attributesBeforeHistory } from '../attributes.js';
 import { describeError } from '../error-record.js';
+import { WorkflowCancelledError } from '../../common/errors.js';
 import { toStoredJson } from '../validation.js';
 import { NonDeterminismStop } from './context.js';
 import { ContinueHost, switchRun } from './continue-as-new.js';
@@ -127,6 +128,9 @@ export class RunLauncher {
       } catch (err) {
         change = { status: 'failed', error: { value: describeError(err) }, completed: true, clearTimers };
       }
+    } else if (exec.cancelled && outcome.error instanceof WorkflowCancelledError) {
+      // The code let the cancel end it (docs/cancellation.md): caught and returned, it completed above.
+      change = { status: 'cancelled', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
     } else {
       change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
     }
