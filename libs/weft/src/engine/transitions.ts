@@ -1,5 +1,4 @@
 import {
-  WorkflowCancelledError,
   WorkflowClaimUnavailableError,
   WorkflowNotFoundError,
   WorkflowNotRunningError,
@@ -17,6 +16,7 @@ import type { Runtime } from './run/runtime.js';
 import { childNotice, Settled } from './settled.js';
 import type { WeftLogger } from '../common/types.js';
 import { validateWorkflowId } from './validation.js';
+import { cancelledRecord } from './error-record.js';
 import type { CallerTransaction } from './caller-transaction.js';
 
 const TIMER_BATCH = 200;
@@ -109,7 +109,7 @@ export class Transitions {
           skipped = true;
           return null;
         }
-        return { status: WorkflowStatus.Cancelled, error: { value: cancelledRecord(workflowId, reason) }, completed: true, clearTimers: true, rotate: this.rotates };
+        return { status: WorkflowStatus.Cancelled, error: { value: cancelledRecord(reason) }, completed: true, clearTimers: true, rotate: this.rotates };
       },
       tx,
     ).then((row) => (skipped ? 'running' : row));
@@ -254,7 +254,7 @@ export class Transitions {
           ? null
           : {
               status: WorkflowStatus.Cancelled,
-              error: { value: cancelledRecord(t.workflowId, reason) },
+              error: { value: cancelledRecord(reason) },
               completed: true,
               clearTimers: true,
               rotate: this.rotates,
@@ -372,12 +372,6 @@ export class Transitions {
     this.runtime.settle(row.id, settled);
     this.runtime.terminated(row.id);
   }
-}
-
-/** How a cancelled workflow's end is recorded (what result() rejects with as its cause). */
-export function cancelledRecord(workflowId: string, reason: string): Record<string, unknown> {
-  const err = new WorkflowCancelledError(workflowId, reason);
-  return { name: err.name, code: err.code, message: err.message, reason };
 }
 
 /** An external commit is judged on the status it read, or (`byVersion`) on the version. */

@@ -5,7 +5,7 @@ import type { WorkflowDefinition } from '../../common/types.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
 import { attributesBeforeHistory } from '../attributes.js';
-import { describeError } from '../error-record.js';
+import { cancelledRecord, describeError } from '../error-record.js';
 import { WorkflowCancelledError } from '../../common/errors.js';
 import { toStoredJson } from '../validation.js';
 import { NonDeterminismStop } from './context.js';
@@ -130,7 +130,7 @@ export class RunLauncher {
       }
     } else if (exec.cancelled && outcome.error instanceof WorkflowCancelledError) {
       // The code let the cancel end it (docs/cancellation.md): caught and returned, it completed above.
-      change = { status: 'cancelled', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
+      change = { status: 'cancelled', error: { value: cancelledRecord(outcome.error.reason) }, completed: true, clearTimers };
     } else {
       change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
     }
