@@ -79,6 +79,13 @@ class Slow {
 }
 
 const register = (e: WeftEngine) => e.register('cleans', Cleans).register('parent', Parent).register('child', Child).register('slow', Slow);
+/** The run is parked at its wait on `e` (not before its first call, not in a step). */
+const parked = (e: WeftEngine, id: string) =>
+  waitFor(
+    () => (e as unknown as { runtime: { liveRun(id: string): { parked: boolean } | undefined } }).runtime.liveRun(id)?.parked,
+    `${id} parked`,
+  );
+
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
 
 describe('cancellation (real PostgreSQL)', () => {
@@ -98,8 +105,7 @@ describe('cancellation (real PostgreSQL)', () => {
       await a.bootstrap();
       const id = `at-${at}`;
       await a.start('cleans', { at }, { workflowId: id });
-      await waitFor(async () => (await env.tdb.query(`SELECT 1 FROM weft.weft_timers WHERE workflow_id = $1 AND seq >= 0`, [id])).length > 0 || at !== 'sleep', 'parked');
-      await new Promise((r) => setTimeout(r, 100)); // parked at its wait, not before its first call
+      await parked(a, id);
       await a.cancel(id, { reason: 'user asked' });
       await expect(a.result(id, { timeout: '10s' })).resolves.toBe('cleaned');
       expect(seen[id]).toEqual(['cancelled', 'sleep refused', 'undo-1', 'undo-2']);
@@ -129,7 +135,7 @@ describe('cancellation (real PostgreSQL)', () => {
     const a = await env.pool.create(WL, register);
     await a.bootstrap();
     await a.start('cleans', { at: 'signal' }, { workflowId: 'twice' });
-    await new Promise((r) => setTimeout(r, 200));
+    await parked(a, 'twice');
     await a.cancel('twice', 'first');
     await a.cancel('twice', 'second');
     await expect(a.result('twice', { timeout: '10s' })).resolves.toBe('cleaned');
@@ -143,7 +149,7 @@ describe('cancellation (real PostgreSQL)', () => {
     const other = await env.pool.create(WL);
     await other.bootstrap();
     await a.start('cleans', { at: 'sleep' }, { workflowId: 'from-other' });
-    await new Promise((r) => setTimeout(r, 200));
+    await parked(a, 'from-other');
     await other.cancel('from-other', 'from elsewhere');
     await expect(a.result('from-other', { timeout: '10s' })).resolves.toBe('cleaned');
   });
@@ -161,7 +167,7 @@ describe('cancellation (real PostgreSQL)', () => {
     const a = await env.pool.create({ ...WL, cancelGracePeriod: 500 }, register);
     await a.bootstrap();
     await a.start('slow', null, { workflowId: 'slow-1' });
-    await new Promise((r) => setTimeout(r, 200));
+    await parked(a, 'slow-1');
     await a.cancel('slow-1');
     const err = await a.result('slow-1', { timeout: '10s' }).catch((e: unknown) => e);
     expect(err).toMatchObject({ status: 'cancelled', cause: { code: 'WEFT_WORKFLOW_CANCELLED' } });
@@ -174,7 +180,7 @@ describe('cancellation (real PostgreSQL)', () => {
     await a.bootstrap();
     await a.start('parent', null, { workflowId: 'p1' });
     await waitFor(async () => (await status('p1-child')) === 'running', 'the child running');
-    await new Promise((r) => setTimeout(r, 100));
+    await parked(a, 'p1');
     await a.cancel('p1');
     await expect(a.result('p1', { timeout: '10s' })).rejects.toMatchObject({ status: 'cancelled' });
     expect(seen.p1).toEqual(['cancelled']);
