@@ -140,10 +140,19 @@ export function recordedError(recorded: Record<string, unknown> | null | undefin
   const err =
     name === 'StepFailedError' && typeof r.stepName === 'string' && cause
       ? new StepFailedError(r.stepName, typeof r.attempts === 'number' ? r.attempts : 1, cause)
-      : r[APPLICATION_ERROR_MARK]
+      : name === 'WorkflowCancelledError' && r.code === WorkflowCancelledError.code
+        ? cancelledRecordedError(r, message)
+        : r[APPLICATION_ERROR_MARK]
         ? applicationRecordedError(r, name, message, cause)
         : plainRecordedError(r, name, message, cause);
   err.stack = typeof r.stack === 'string' ? r.stack : `${name}: ${message}`;
+  return err;
+}
+
+/** A cancelled workflow's end rebuilt as WorkflowCancelledError (`instanceof` holds), its message the reason. */
+function cancelledRecordedError(r: Record<string, unknown>, message: string): RecordedError {
+  const err = new WorkflowCancelledError(typeof r.workflowId === 'string' ? r.workflowId : '', message);
+  err.message = message;
   return err;
 }
 

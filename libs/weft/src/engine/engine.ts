@@ -495,6 +495,9 @@ export class WeftEngine {
     await this.assertCanRun();
     const tx = await this.callerTransaction('cancel', opts.manager);
     await this.transitions.cancel(workflowId, reason, tx);
+    // A run live here takes the request now, without waiting for its NOTIFY.
+    if (tx) tx.onCommit(() => this.messaging.onNotify(workflowId));
+    else this.messaging.onNotify(workflowId);
   }
 
   /** Stops a running workflow without ending it; resume() continues it by replay. */

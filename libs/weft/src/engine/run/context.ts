@@ -202,8 +202,8 @@ export class WorkflowContextImpl implements WorkflowContext {
       });
       span?.end(out);
       exec.host.stepFinished((performance.now() - t0) / 1000);
-      if (cancellable && exec.cancelled && exec.state === 'active') {
-        progress.end(); // cancelled: never recorded, never run again
+      if (cancellable && exec.cancelled) {
+        progress.end(); // cancelled: never recorded, never run again (its run may have ended meanwhile)
         return NEVER;
       }
       if ('aborted' in out || exec.state !== 'active') return NEVER;
