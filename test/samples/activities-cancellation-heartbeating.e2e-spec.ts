@@ -112,9 +112,9 @@ describe("Temporal's activities-cancellation-heartbeating sample, ported to Weft
     await a.bootstrap();
     const id = 'cancellation-heartbeating-1';
     await a.start('runCancellableActivity', { sleepIntervalMs: 20 }, { workflowId: id });
-    const saved = await waitFor(async () => {
+    const saved: number = await waitFor(async () => {
       const [row] = await env.tdb.query<{ details: number }>(`SELECT details FROM weft.weft_step_progress WHERE workflow_id = $1`, [id]);
-      return row && row.details >= 10 ? row.details : undefined;
+      return row && row.details >= 10 ? row.details : 0;
     }, 'progress saved');
     await a.dispose(); // the worker goes away mid-activity
     const b = await env.pool.create({ ...WL, engineId: 'B' }, register);
