@@ -143,8 +143,8 @@ export function recordedError(recorded: Record<string, unknown> | null | undefin
       : name === 'WorkflowCancelledError' && r.code === WorkflowCancelledError.code
         ? cancelledRecordedError(r, message)
         : r[APPLICATION_ERROR_MARK]
-        ? applicationRecordedError(r, name, message, cause)
-        : plainRecordedError(r, name, message, cause);
+          ? applicationRecordedError(r, name, message, cause)
+          : plainRecordedError(r, name, message, cause);
   err.stack = typeof r.stack === 'string' ? r.stack : `${name}: ${message}`;
   return err;
 }
@@ -297,7 +297,9 @@ export class WorkflowCancelledError extends WeftError {
     readonly workflowId: string,
     readonly reason: string,
   ) {
-    super(`Workflow "${workflowId}" was cancelled: ${reason}. Catch it to clean up (ctx.nonCancellable) and return, or rethrow it to end cancelled.`);
+    super(
+      `Workflow "${workflowId}" was cancelled: ${reason}. Catch it to clean up (ctx.nonCancellable) and return, or rethrow it to end cancelled.`,
+    );
   }
 }
 

@@ -109,7 +109,13 @@ export class Transitions {
           skipped = true;
           return null;
         }
-        return { status: WorkflowStatus.Cancelled, error: { value: cancelledRecord(reason) }, completed: true, clearTimers: true, rotate: this.rotates };
+        return {
+          status: WorkflowStatus.Cancelled,
+          error: { value: cancelledRecord(reason) },
+          completed: true,
+          clearTimers: true,
+          rotate: this.rotates,
+        };
       },
       tx,
     ).then((row) => (skipped ? 'running' : row));

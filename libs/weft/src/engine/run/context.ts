@@ -20,11 +20,11 @@ import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from '../retry.js';
 import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
-import { runAttempts } from './step-runner.js';
+import { runAttempts, type AttemptsOutcome } from './step-runner.js';
 import { StepProgress } from './step-progress.js';
 import { completionToken, type ExternalCompletions } from './external-completions.js';
 import type { StepProgressKey } from '../../storage/repositories/step-progress.repository.js';
-import { runTransactionStep } from './transaction-step.js';
+import { runTransactionStep, type TransactionOutcome } from './transaction-step.js';
 import { nonCancellableStorage, stepBodyStorage } from '../als.js';
 import type { EntityManager } from 'typeorm';
 import { ISOLATION_LEVELS } from '../../storage/app-transaction.js';
@@ -158,7 +158,7 @@ export class WorkflowContextImpl implements WorkflowContext {
   private async runStep<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions, cancellable: boolean): Promise<T> {
     this.active('step');
     validateName('step name', name);
-    const { retry, timeoutMs, heartbeatTimeoutMs, external } = stepOptions(name, opts);
+    const parsed = stepOptions(name, opts); // refused before a seq is taken
     const { seq, replay, live } = this.begin('step', name);
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
@@ -180,40 +180,14 @@ export class WorkflowContextImpl implements WorkflowContext {
       await exec.durable();
       if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
       const startedAt = new Date().toISOString();
-      const idempotencyKey = `${exec.workflowId}:${seq}`;
-      const t0 = performance.now();
-      const mayStart = () => exec.state === 'active' && exec.host.mayRun(exec);
-      const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
-      const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
-      const body = external ? externalBody(fn, host.completions, key, progress) : (fn as (a: StepArgs) => unknown);
-      const out = await runAttempts(span ? span.wrap(body) : body, {
-        name,
-        idempotencyKey,
-        retry,
-        timeoutMs,
-        heartbeatTimeoutMs,
-        progress,
-        tokenFor: external ? (attempt) => completionToken(key, attempt) : undefined,
-        signal: cancellable ? exec.cancelSignal : exec.abort.signal,
-        mayStart,
-        clock: exec.host.options.clock,
-        onBackoff: (waiting) => exec.stepBackoff(waiting ? 1 : -1),
-        accept: (value) => toStoredJson(value, `Result of step "${name}"`, exec.host.maxPayloadBytes),
-      });
-      span?.end(out);
-      exec.host.stepFinished((performance.now() - t0) / 1000);
+      const out = await this.attempts(seq, name, fn, parsed, progress, cancellable);
       if (cancellable && exec.cancelled) {
         progress.end(); // cancelled: never recorded, never run again (its run may have ended meanwhile)
         return NEVER;
       }
       if ('aborted' in out || exec.state !== 'active') return NEVER;
       progress.end(); // its outcome is recorded below: the saved progress goes
-      let op: OperationRecord;
-      if (out.ok) {
-        op = { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
-      } else {
-        op = { seq, kind: 'step', name, status: 'failed', error: describeError(out.error), attempts: out.attempts, startedAt };
-      }
+      const op = stepRecord(seq, name, out, startedAt);
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
       void exec.record(op);
@@ -223,6 +197,40 @@ export class WorkflowContextImpl implements WorkflowContext {
     } finally {
       exec.stepEnds();
     }
+  }
+
+  /** A step's attempts, traced, with its retries, limits and signal (cancellable: the cancel's). */
+  private async attempts(
+    seq: number,
+    name: string,
+    fn: (args: StepArgs) => unknown,
+    { retry, timeoutMs, heartbeatTimeoutMs, external }: ReturnType<typeof stepOptions>,
+    progress: StepProgress,
+    cancellable: boolean,
+  ): Promise<AttemptsOutcome> {
+    const exec = this.exec;
+    const host = exec.host;
+    const t0 = performance.now();
+    const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
+    const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
+    const body = external ? externalBody(fn, host.completions, key, progress) : fn;
+    const out = await runAttempts(span ? span.wrap(body) : body, {
+      name,
+      idempotencyKey: `${exec.workflowId}:${seq}`,
+      retry,
+      timeoutMs,
+      heartbeatTimeoutMs,
+      progress,
+      tokenFor: external ? (attempt) => completionToken(key, attempt) : undefined,
+      signal: cancellable ? exec.cancelSignal : exec.abort.signal,
+      mayStart: () => exec.state === 'active' && host.mayRun(exec),
+      clock: host.options.clock,
+      onBackoff: (waiting) => exec.stepBackoff(waiting ? 1 : -1),
+      accept: (value) => toStoredJson(value, `Result of step "${name}"`, host.maxPayloadBytes),
+    });
+    span?.end(out);
+    host.stepFinished((performance.now() - t0) / 1000);
+    return out;
   }
 
   /**
@@ -242,10 +250,7 @@ export class WorkflowContextImpl implements WorkflowContext {
   ): Promise<T> {
     this.active('transaction');
     validateName('step name', name);
-    if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.transaction', 'needs a body function');
-    const retry = resolveRetry(opts.retry);
-    const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
-    const isolation = validIsolation(opts.isolation);
+    const { retry, timeoutMs, isolation } = transactionOptions(name, fn, opts);
     const { seq, replay, live } = this.begin('step', name);
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
@@ -260,10 +265,9 @@ export class WorkflowContextImpl implements WorkflowContext {
       const signal = cancellable ? exec.cancelSignal : exec.abort.signal;
       const out = await runTransactionStep(exec, exec.host.transactions, { seq, name, fn, retry, isolation, timeoutMs, accept, signal });
       exec.host.stepFinished((performance.now() - t0) / 1000);
-      if ('stopped' in out || exec.state !== 'active') return NEVER;
-      if (cancellable && exec.cancelled && 'failed' in out) return NEVER;
-      const op = 'committed' in out ? out.committed : out.failed;
-      if ('failed' in out) void exec.record(op); // nothing of the body to commit: a plain record
+      const op = transactionOp(exec, out, cancellable);
+      if (!op) return NEVER;
+      if (op.status === 'failed') void exec.record(op); // nothing of the body to commit: a plain record
       const replayed = exec.afterReplay();
       if (replayed) await replayed;
       return fromRecord(op) as T;
@@ -647,6 +651,16 @@ function externalBody(
   };
 }
 
+/** A transactional step's options, checked before anything is taken or recorded. */
+function transactionOptions(name: string, fn: unknown, opts: TransactionOptions) {
+  if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.transaction', 'needs a body function');
+  return {
+    retry: resolveRetry(opts.retry),
+    timeoutMs: opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`),
+    isolation: validIsolation(opts.isolation),
+  };
+}
+
 /** A step's options, checked before anything is taken or recorded. */
 function stepOptions(name: string, opts: StepOptions) {
   if (opts.complete !== undefined && opts.complete !== 'external') {
@@ -693,6 +707,31 @@ export class ContinueAsNewStop extends Error {
   constructor() {
     super('The workflow continued as new: this run has ended');
   }
+}
+
+/**
+ * What a transactional step hands the code: its committed record, or its failure to record; none
+ * when it was stopped, its run moved on, or a cancel ended it (one committed before the cancel
+ * reaches the code first: decision 0038).
+ */
+function transactionOp(exec: Execution, out: TransactionOutcome, cancellable: boolean): OperationRecord | undefined {
+  if ('stopped' in out || exec.state !== 'active') return undefined;
+  if ('committed' in out) return out.committed;
+  return cancellable && exec.cancelled ? undefined : out.failed;
+}
+
+/** A step's outcome as recorded. */
+function stepRecord(seq: number, name: string, out: AttemptsOutcome, startedAt: string): OperationRecord {
+  if (out.ok) return { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
+  return {
+    seq,
+    kind: 'step',
+    name,
+    status: 'failed',
+    error: describeError((out as { error: unknown }).error),
+    attempts: out.attempts,
+    startedAt,
+  };
 }
 
 function fromRecord(rec: OperationRecord): unknown {
