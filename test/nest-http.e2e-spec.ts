@@ -185,8 +185,12 @@ describe('Weft HTTP API (http: true, metrics: true)', () => {
     expect(again.body).toMatchObject({ statusCode: 409, code: 'WEFT_WORKFLOW_NOT_RUNNING' });
     await http.post('/weft/workflows/slow-1/resume').type('json').expect(200, { workflowId: 'slow-1', status: 'running' });
     await http.post('/weft/workflows/slow-1/cancel').send({ reason: 'customer changed their mind' }).expect(200);
-    const res = await http.get('/weft/workflows/slow-1/result').expect(200);
-    expect(res.body).toMatchObject({ done: true, status: 'cancelled', error: { message: 'customer changed their mind' } });
+    // The workflow is asked; it ends once its code has taken the cancel (docs/cancellation.md).
+    const res = await waitFor(async () => {
+      const r = await http.get('/weft/workflows/slow-1/result');
+      return r.status === 200 ? r : null;
+    }, 'slow-1 cancelled');
+    expect(res!.body).toMatchObject({ done: true, status: 'cancelled', error: { message: 'customer changed their mind' } });
     expect((await http.post('/weft/workflows/slow-1/cancel').type('json').expect(409)).body.code).toBe('WEFT_WORKFLOW_NOT_RUNNING');
   });
 

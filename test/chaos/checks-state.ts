@@ -115,7 +115,12 @@ function checkLedgeredSteps(
   for (const o of steps) checkStepResult(w, o, d, ledgerById, v);
 }
 
-/** A cancelled run's history is a contiguous prefix of the steps, each with its right result and body. */
+/**
+ * A cancelled run's history is a contiguous prefix of the steps, each with its right result and
+ * body, then (when its code took the cancel: docs/cancellation.md) the cancel, recorded once, last,
+ * at the seq after them or one further (the step in flight at the cancel took a seq and was never
+ * recorded). A cancel that ended it at once (not running yet, or its grace period) records none.
+ */
 function checkCancelledHistory(
   w: PlannedWorkflow,
   ops: OpRow[],
@@ -123,12 +128,19 @@ function checkCancelledHistory(
   ledgerById: Map<string, RunData['ledger'][number]>,
   v: Tally,
 ): void {
-  if (ops.some((o, i) => o.seq !== i)) v.add('history_not_contiguous', { workflowId: w.id, seqs: ops.map((o) => o.seq) });
-  const names = ops.map((o) => o.name).join(',');
-  const want = Array.from({ length: ops.length }, (_, i) => `s${i}`).join(',');
-  if (ops.some((o) => o.kind !== 'step') || names !== want)
+  const cancels = ops.filter((o) => o.kind === 'cancelRequested');
+  const steps = ops.filter((o) => o.kind !== 'cancelRequested');
+  if (cancels.length > 1) v.add('cancel_recorded_twice', { workflowId: w.id, seqs: cancels.map((o) => o.seq) });
+  const cancel = cancels[0];
+  if (cancel && (ops[ops.length - 1] !== cancel || cancel.seq < steps.length || cancel.seq > steps.length + 1)) {
+    v.add('cancel_out_of_place', { workflowId: w.id, seqs: ops.map((o) => `${o.seq}:${o.kind}`) });
+  }
+  if (steps.some((o, i) => o.seq !== i)) v.add('history_not_contiguous', { workflowId: w.id, seqs: ops.map((o) => o.seq) });
+  const names = steps.map((o) => o.name).join(',');
+  const want = Array.from({ length: steps.length }, (_, i) => `s${i}`).join(',');
+  if (steps.some((o) => o.kind !== 'step') || names !== want)
     v.add('history_step_order', { workflowId: w.id, expected: want, actual: names });
-  for (const o of ops) if (o.kind === 'step') checkStepResult(w, o, d, ledgerById, v);
+  for (const o of steps) if (o.kind === 'step') checkStepResult(w, o, d, ledgerById, v);
 }
 
 function checkStepResult(w: PlannedWorkflow, o: OpRow, d: RunData, ledgerById: Map<string, RunData['ledger'][number]>, v: Tally): void {

@@ -272,6 +272,40 @@ describe('chaos invariant checks', () => {
     });
   });
 
+  it('accept a cancelled history whose code took the cancel (its steps, then the cancel once, last); flag a cancel out of place or twice', () => {
+    const d = emptyData();
+    const step = (wf: string, seq: number, lid: string): OpRow => ({
+      workflow_id: wf,
+      seq,
+      kind: 'step',
+      name: `s${seq}`,
+      status: 'completed',
+      result: { v: 7 * (seq + 1), lid },
+    });
+    const cancel = (wf: string, seq: number): OpRow => ({
+      workflow_id: wf,
+      seq,
+      kind: 'cancelRequested',
+      name: 'cancel',
+      status: 'completed',
+      result: { reason: 'chaos' },
+    });
+    // 'ok': s0 recorded, s1 in flight at the cancel (seq 1 never recorded), the cancel at seq 2.
+    d.ops.set('ok', [step('ok', 0, '1'), cancel('ok', 2)]);
+    d.ops.set('late', [step('late', 0, '2'), cancel('late', 3)]);
+    d.ops.set('twice', [cancel('twice', 1), cancel('twice', 2)]);
+    d.ledger = [body({ id: '1', workflow_id: 'ok', seq: 0 }), body({ id: '2', workflow_id: 'late', seq: 0 })];
+    d.opWriters.set('ok#0', 'weft:A1');
+    d.opWriters.set('late#0', 'weft:A1');
+    const plans = ['ok', 'late', 'twice'].map((id) => {
+      d.workflows.set(id, wfRow(id, 'cancelled', null, 'chaos.busycancel'));
+      return planned(id, 'busycancel', { allowedStatuses: ['completed', 'cancelled'] });
+    });
+    const v = new Tally();
+    checkHistories(plans, d, new Map(), v);
+    expect(v.counts).toEqual({ cancel_out_of_place: 2, cancel_recorded_twice: 1 });
+  });
+
   it('report a running workflow that sat idle too long', () => {
     const d = legitimate();
     const a = new Tally();

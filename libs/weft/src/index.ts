@@ -15,6 +15,7 @@ export {
   WorkflowAlreadyStartedError,
   SingletonConflictError,
   WorkflowNotRunningError,
+  WorkflowCancelledError,
   InvalidWorkflowIdError,
   InvalidDurationError,
   InvalidArgumentError,

@@ -140,10 +140,19 @@ export function recordedError(recorded: Record<string, unknown> | null | undefin
   const err =
     name === 'StepFailedError' && typeof r.stepName === 'string' && cause
       ? new StepFailedError(r.stepName, typeof r.attempts === 'number' ? r.attempts : 1, cause)
-      : r[APPLICATION_ERROR_MARK]
-        ? applicationRecordedError(r, name, message, cause)
-        : plainRecordedError(r, name, message, cause);
+      : name === 'WorkflowCancelledError' && r.code === WorkflowCancelledError.code
+        ? cancelledRecordedError(r, message)
+        : r[APPLICATION_ERROR_MARK]
+          ? applicationRecordedError(r, name, message, cause)
+          : plainRecordedError(r, name, message, cause);
   err.stack = typeof r.stack === 'string' ? r.stack : `${name}: ${message}`;
+  return err;
+}
+
+/** A cancelled workflow's end rebuilt as WorkflowCancelledError (`instanceof` holds), its message the reason. */
+function cancelledRecordedError(r: Record<string, unknown>, message: string): RecordedError {
+  const err = new WorkflowCancelledError(typeof r.workflowId === 'string' ? r.workflowId : '', message);
+  err.message = message;
   return err;
 }
 
@@ -272,6 +281,25 @@ export class WorkflowNotRunningError extends WeftError {
     readonly expectedStatus: string = 'running',
   ) {
     super(`Workflow "${workflowId}" is ${status}; this operation needs it to be ${expectedStatus}.`);
+  }
+}
+
+/**
+ * Thrown into workflow code at the wait it is at when the workflow is cancelled (engine.cancel):
+ * a sleep, a condition, a signal or child wait, a step's await; and at every such call made after
+ * the cancel outside ctx.nonCancellable. Rethrown (or left uncaught), the workflow ends
+ * `cancelled`; caught, the code goes on and its return value completes it (docs/cancellation.md).
+ */
+export class WorkflowCancelledError extends WeftError {
+  static readonly code = 'WEFT_WORKFLOW_CANCELLED';
+  static readonly category = ErrorCategory.Conflict;
+  constructor(
+    readonly workflowId: string,
+    readonly reason: string,
+  ) {
+    super(
+      `Workflow "${workflowId}" was cancelled: ${reason}. Catch it to clean up (ctx.nonCancellable) and return, or rethrow it to end cancelled.`,
+    );
   }
 }
 

@@ -56,6 +56,7 @@ export const OPERATION_KINDS = {
   childResult: { recorded: 'commit', replayed: 'in-order', resolvedBy: 'message', waits: true, message: 'child', label: 'child result' },
   signal: { recorded: 'delivery', replayed: 'applied', resolvedBy: 'message', waits: false, label: 'signal handled' },
   update: { recorded: 'delivery', replayed: 'applied', resolvedBy: 'message', waits: false, label: 'update handled' },
+  cancelRequested: { recorded: 'delivery', replayed: 'applied', resolvedBy: 'message', waits: false, label: 'cancel requested' },
   now: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'now' },
   random: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'random' },
   uuid: { recorded: 'next-commit', replayed: 'at-call', resolvedBy: 'call', waits: false, label: 'uuid' },

@@ -72,7 +72,7 @@ export interface WorkflowContext {
   readonly runNumber: number;
   /** The same as `runNumber` (its first name). */
   readonly attempt: number;
-  /** Aborted on cancel, timeout, suspension or loss of ownership. */
+  /** Aborted when the run stops here: its end (cancelled, timed out), suspension or loss of ownership. */
   readonly signal: AbortSignal;
   readonly isReplaying: boolean;
   /** Quiet while replaying, so a replay does not repeat old log lines. */
@@ -116,8 +116,18 @@ export interface WorkflowContext {
   closeStream(key: string): Promise<void>;
   /** Signals another workflow: recorded once, delivered exactly once across a restart or takeover of this one. */
   signalWorkflow(workflowId: string, name: string, payload?: unknown): Promise<void>;
-  /** Cancels another workflow (nothing when it already ended): recorded once, takes effect once. */
+  /**
+   * Asks another workflow to cancel, as engine.cancel (nothing when it already ended): recorded
+   * once, takes effect once.
+   */
   cancelWorkflow(workflowId: string): Promise<void>;
+  /**
+   * Runs `fn` shielded from this workflow's cancel: its steps, sleeps, waits and children run to
+   * their end (cleanup, compensations), within the engine's `cancelGracePeriod` counted from the
+   * cancel (docs/cancellation.md). Outside it, a cancel throws WorkflowCancelledError into the
+   * call the code awaits, and into every such call made after it.
+   */
+  nonCancellable<T>(fn: () => T | Promise<T>): Promise<T>;
   /** Starts a workflow that outlives this one (not a child): recorded once; `workflowId` defaults to one derived from this call. */
   startWorkflow(type: string, input: unknown, opts?: { workflowId?: string }): Promise<{ workflowId: string }>;
   /** The recorded clock: the same on every replay. */
@@ -215,7 +225,7 @@ export interface SignalOptions {
 /** cancel()'s options. */
 export interface CancelOptions {
   reason?: string;
-  /** Cancel inside this transaction: the workflow ends iff it commits. */
+  /** Ask inside this transaction: the request is stored (and the workflow woken) iff it commits. */
   manager?: EntityManager;
 }
 

@@ -24,3 +24,6 @@ export function currentStep(): StepArgs | undefined {
 export function insideStepBody(): boolean {
   return stepBodyStorage.getStore() !== undefined;
 }
+
+/** Marks workflow code inside ctx.nonCancellable: its calls are not cancelled (docs/cancellation.md). */
+export const nonCancellableStorage = new AsyncLocalStorage<true>();

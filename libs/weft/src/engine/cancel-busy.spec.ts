@@ -51,7 +51,11 @@ describe.each(MODES)('cancel and suspend of workflows that keep committing (%s)'
       for (const id of ids) await waitFor(async () => (await steps(id)) >= 20, `${id} busy`);
       const outcomes = await Promise.allSettled(ids.map((id) => caller[op](id)));
       expect({ who, outcomes: outcomes.map((o) => o.status) }).toEqual({ who, outcomes: ids.map(() => 'fulfilled') });
-      // Nothing the run commits can land after the transition: the count read now is final.
+      // A cancel asks the run, which ends at its next await (docs/cancellation.md); a suspend ends it now.
+      if (op === 'cancel') {
+        await waitFor(async () => (await Promise.all(ids.map(status))).every((s) => s === ended), `the runs end cancelled (${who})`);
+      }
+      // Nothing the run commits can land after its end: the count read now is final.
       const after = await Promise.all(ids.map(steps));
       await waitFor(() => owner.healthSnapshot().liveWorkflows === 0, `the owner stops its runs (${who})`);
       expect(await Promise.all(ids.map(status))).toEqual(ids.map(() => ended));

@@ -496,7 +496,14 @@ export class WeftEngine {
     return listWorkflows(this.store, filter);
   }
 
-  /** Ends a workflow as cancelled; its ctx.signal aborts. Throws if it already ended. */
+  /**
+   * Cancels a workflow (docs/cancellation.md): a running one is asked, and its code gets
+   * WorkflowCancelledError at its current wait (step bodies see their signal abort); it ends
+   * `cancelled` when the code lets the error through, `completed` when it catches it and returns,
+   * and `cancelled` in any case once `cancelGracePeriod` has passed. One that is pending, enqueued
+   * or suspended is cancelled at once. Resolves once the request is stored; a second request
+   * adds nothing. WorkflowNotRunningError when it already ended.
+   */
   async cancel(workflowId: string, reasonOrOptions: string | CancelOptions = 'Cancelled'): Promise<void> {
     const opts = typeof reasonOrOptions === 'string' ? { reason: reasonOrOptions } : (reasonOrOptions ?? {});
     const reason = opts.reason ?? 'Cancelled';
@@ -504,6 +511,9 @@ export class WeftEngine {
     await this.assertCanRun();
     const tx = await this.callerTransaction('cancel', opts.manager);
     await this.transitions.cancel(workflowId, reason, tx);
+    // A run live here takes the request now, without waiting for its NOTIFY.
+    if (tx) tx.onCommit(() => this.messaging.onNotify(workflowId));
+    else this.messaging.onNotify(workflowId);
   }
 
   /** Stops a running workflow without ending it; resume() continues it by replay. */

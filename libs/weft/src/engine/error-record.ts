@@ -1,7 +1,7 @@
 // How an error is written into a history (a step's failure, a workflow's, an update's): what
 // `recordedError` in common/errors.ts rebuilds, the same on the live run, on another engine and
 // after replay (docs/concepts.md "Errors").
-import { APPLICATION_ERROR_MARK, ApplicationError, NonRetryableError } from '../common/errors.js';
+import { APPLICATION_ERROR_MARK, ApplicationError, NonRetryableError, WorkflowCancelledError } from '../common/errors.js';
 import type { WorkflowFailure } from '../common/types.js';
 import { assertJsonSerializable, storableText, unstorableText } from './validation.js';
 
@@ -74,4 +74,13 @@ function safeStringify(v: unknown): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * How a cancelled workflow's end is recorded, however it came (its code let the error through, the
+ * grace period ran out, a parent ended, a cancel of a workflow that was not running): the reason
+ * as its message, with WorkflowCancelledError's name and code (what result() rejects with as cause).
+ */
+export function cancelledRecord(reason: string): WorkflowFailure {
+  return { name: WorkflowCancelledError.name, code: WorkflowCancelledError.code, message: storableText(reason) };
 }

@@ -34,6 +34,12 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
    * details a takeover resumes from are at most this old (docs/long-steps.md).
    */
   heartbeatFlushInterval?: Duration;
+  /**
+   * How long a cancelled workflow's code has, from the cancel, to run its cleanup
+   * (ctx.nonCancellable) and end; past it the workflow ends `cancelled` whatever it is doing
+   * (default 60s; docs/cancellation.md).
+   */
+  cancelGracePeriod?: Duration;
   /** Ended workflows older than this (by final status) are deleted with their histories by maintenance (docs/retention.md). */
   retention?: RetentionOptions;
   /** Queues by name: limits on running and admitted workflows that hold across all engines (docs/queues.md). */
@@ -74,6 +80,7 @@ export interface ResolvedEngineOptions {
   backgroundTasks: 'auto' | 'manual';
   shutdownGraceMs: number;
   heartbeatFlushMs: number;
+  cancelGraceMs: number;
   notify: boolean;
   /** Empty: retention off. */
   retention: Array<{ status: WorkflowStatus; keepMs: number }>;
@@ -165,6 +172,7 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
     maxPayloadBytes: positiveInt(o.maxPayloadBytes, 'maxPayloadBytes', 1024 * 1024),
     backgroundTasks: o.backgroundTasks ?? 'auto',
     shutdownGraceMs: parseDuration(o.shutdownGracePeriod ?? 5000, 'shutdownGracePeriod'),
+    cancelGraceMs: parseDuration(o.cancelGracePeriod ?? 60_000, 'cancelGracePeriod'),
     notify: o.notify !== false,
     retention: resolveRetention(o.retention),
     clock: resolveClock(o.clock),

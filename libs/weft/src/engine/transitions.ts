@@ -16,6 +16,7 @@ import type { Runtime } from './run/runtime.js';
 import { childNotice, Settled } from './settled.js';
 import type { WeftLogger } from '../common/types.js';
 import { validateWorkflowId } from './validation.js';
+import { cancelledRecord } from './error-record.js';
 import type { CallerTransaction } from './caller-transaction.js';
 
 const TIMER_BATCH = 200;
@@ -66,18 +67,58 @@ export class Transitions {
     );
   }
 
-  /** `tx`: in the caller's transaction; the run here is stopped once it commits. */
-  cancel(workflowId: string, reason: string, tx?: CallerTransaction): Promise<unknown> {
+  /**
+   * engine.cancel (docs/cancellation.md): a running workflow is asked, in one statement that also
+   * writes its grace-period timer, and its code gets WorkflowCancelledError at its current wait;
+   * a second request adds nothing. One whose code does not run (pending, enqueued, suspended) is
+   * ended at once. `tx`: in the caller's transaction.
+   */
+  async cancel(workflowId: string, reason: string, tx?: CallerTransaction): Promise<unknown> {
+    validateWorkflowId(workflowId);
+    const graceMs = this.runtime.options.cancelGraceMs;
+    for (let attempt = 0; attempt < EXTERNAL_ATTEMPTS; attempt++) {
+      const asked = await this.store.messages.requestCancel(workflowId, reason, graceMs, this.store.clockOffset(), tx?.via);
+      if (!asked) throw new WorkflowNotFoundError(workflowId);
+      if (asked.status === WorkflowStatus.Running) return;
+      if (isTerminal(asked.status)) throw new WorkflowNotRunningError(workflowId, asked.status);
+      // Ended at once unless it became running meanwhile (a delayed start fired): then it is asked.
+      const ended = await this.terminate(workflowId, reason, tx, (s) => s === WorkflowStatus.Running);
+      if (ended !== 'running') return ended;
+    }
+    throw new WorkflowVersionConflictError(workflowId, -1);
+  }
+
+  /**
+   * Ends a workflow as cancelled at once, without running its code (the parent-close policy, a
+   * cancel of a workflow whose code does not run, a grace period that ran out). `unless`: a
+   * status it leaves alone ('running' comes back then).
+   */
+  terminate(
+    workflowId: string,
+    reason: string,
+    tx?: CallerTransaction,
+    unless?: (s: WorkflowStatus) => boolean,
+  ): Promise<WorkflowRow | null | 'running'> {
+    let skipped = false;
     return this.external(
       workflowId,
       'cancel',
       (row) => {
         if (isTerminal(row.status)) throw new WorkflowNotRunningError(workflowId, row.status);
-        const error = { name: 'WorkflowCancelled', message: reason };
-        return { status: WorkflowStatus.Cancelled, error: { value: error }, completed: true, clearTimers: true, rotate: this.rotates };
+        if (unless?.(row.status)) {
+          skipped = true;
+          return null;
+        }
+        return {
+          status: WorkflowStatus.Cancelled,
+          error: { value: cancelledRecord(reason) },
+          completed: true,
+          clearTimers: true,
+          rotate: this.rotates,
+        };
       },
       tx,
-    );
+    ).then((row) => (skipped ? 'running' : row));
   }
 
   suspend(workflowId: string, reason: string): Promise<unknown> {
@@ -121,7 +162,7 @@ export class Transitions {
   closeChildren(parentId: string, among?: string[]): void {
     void this.store.workflows
       .liveChildren(parentId, among)
-      .then((ids) => Promise.all(ids.map((id) => this.cancel(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))))
+      .then((ids) => Promise.all(ids.map((id) => this.terminate(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))))
       .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
   }
 
@@ -210,6 +251,22 @@ export class Transitions {
               rotate: this.rotates,
             },
       );
+    }
+    if (t.kind === 'cancel-deadline') {
+      // The cancel's grace period ran out: cancelled now, whatever its cleanup is doing.
+      const reason = 'its cleanup did not end within cancelGracePeriod';
+      const ended = await this.external(t.workflowId, 'cancel-deadline', (row) =>
+        isTerminal(row.status)
+          ? null
+          : {
+              status: WorkflowStatus.Cancelled,
+              error: { value: cancelledRecord(reason) },
+              completed: true,
+              clearTimers: true,
+              rotate: this.rotates,
+            },
+      );
+      if (!ended) await this.store.timers.drop(t.id); // its run ended first and left the timer
     }
   }
 

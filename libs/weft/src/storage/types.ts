@@ -31,7 +31,7 @@ export interface StreamWrite {
 
 export interface InboxMessage {
   id: string;
-  kind: 'signal' | 'update' | 'child';
+  kind: 'signal' | 'update' | 'child' | 'cancel';
   name: string;
   payload: unknown;
 }

@@ -20,12 +20,12 @@ import { Execution, NEVER, Wait } from './execution.js';
 import { resolveRetry } from '../retry.js';
 import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
-import { runAttempts } from './step-runner.js';
+import { runAttempts, type AttemptsOutcome } from './step-runner.js';
 import { StepProgress } from './step-progress.js';
 import { completionToken, type ExternalCompletions } from './external-completions.js';
 import type { StepProgressKey } from '../../storage/repositories/step-progress.repository.js';
-import { runTransactionStep } from './transaction-step.js';
-import { stepBodyStorage } from '../als.js';
+import { runTransactionStep, type TransactionOutcome } from './transaction-step.js';
+import { nonCancellableStorage, stepBodyStorage } from '../als.js';
 import type { EntityManager } from 'typeorm';
 import { ISOLATION_LEVELS } from '../../storage/app-transaction.js';
 import type {
@@ -120,14 +120,50 @@ export class WorkflowContextImpl implements WorkflowContext {
     return { seq, live: !exec.readOnly };
   }
 
-  async step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
+  /**
+   * A call that a cancel ends (docs/cancellation.md): outside ctx.nonCancellable it rejects with
+   * WorkflowCancelledError at once when the run is cancelled already (taking no seq, on replay as
+   * live), and as soon as the cancel is applied while it is pending.
+   */
+  private guarded<T>(op: (cancellable: boolean) => Promise<T>): Promise<T> {
+    const exec = this.exec;
+    if (exec.shieldsUsed && nonCancellableStorage.getStore() === true) return op(false);
+    if (exec.cancelled && exec.state === 'active') return Promise.reject(exec.cancelled);
+    return exec.cancellable(op(true));
+  }
+
+  /** startChild and the calls on other workflows: refused once cancelled (outside ctx.nonCancellable); once begun they finish. */
+  private refuseIfCancelled(): void {
+    const exec = this.exec;
+    if (!exec.cancelled || exec.state !== 'active') return;
+    if (exec.shieldsUsed && nonCancellableStorage.getStore() === true) return;
+    throw exec.cancelled;
+  }
+
+  /**
+   * Runs `fn` so that a cancel does not end its calls: its steps, sleeps, waits and children run
+   * to their end, within the engine's cancelGracePeriod counted from the cancel.
+   */
+  nonCancellable<T>(fn: () => T | Promise<T>): Promise<T> {
+    this.active('nonCancellable');
+    if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.nonCancellable', 'needs a function');
+    this.exec.shieldsUsed = true;
+    return nonCancellableStorage.run(true, async () => fn());
+  }
+
+  step<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions = {}): Promise<T> {
+    return this.guarded((cancellable) => this.runStep(name, fn, opts, cancellable));
+  }
+
+  private async runStep<T>(name: string, fn: (args: StepArgs) => T | Promise<T>, opts: StepOptions, cancellable: boolean): Promise<T> {
     this.active('step');
     validateName('step name', name);
-    const { retry, timeoutMs, heartbeatTimeoutMs, external } = stepOptions(name, opts);
+    const parsed = stepOptions(name, opts); // refused before a seq is taken
     const { seq, replay, live } = this.begin('step', name);
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
     const exec = this.exec;
+    if (cancellable && exec.cancelAhead) return NEVER; // pending at the cancel the replay will apply
     const host = exec.host;
     const progress = new StepProgress(
       exec.workflowId,
@@ -144,36 +180,14 @@ export class WorkflowContextImpl implements WorkflowContext {
       await exec.durable();
       if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
       const startedAt = new Date().toISOString();
-      const idempotencyKey = `${exec.workflowId}:${seq}`;
-      const t0 = performance.now();
-      const mayStart = () => exec.state === 'active' && exec.host.mayRun(exec);
-      const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
-      const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
-      const body = external ? externalBody(fn, host.completions, key, progress) : (fn as (a: StepArgs) => unknown);
-      const out = await runAttempts(span ? span.wrap(body) : body, {
-        name,
-        idempotencyKey,
-        retry,
-        timeoutMs,
-        heartbeatTimeoutMs,
-        progress,
-        tokenFor: external ? (attempt) => completionToken(key, attempt) : undefined,
-        signal: exec.abort.signal,
-        mayStart,
-        clock: exec.host.options.clock,
-        onBackoff: (waiting) => exec.stepBackoff(waiting ? 1 : -1),
-        accept: (value) => toStoredJson(value, `Result of step "${name}"`, exec.host.maxPayloadBytes),
-      });
-      span?.end(out);
-      exec.host.stepFinished((performance.now() - t0) / 1000);
+      const out = await this.attempts(seq, name, fn, parsed, progress, cancellable);
+      if (cancellable && exec.cancelled) {
+        progress.end(); // cancelled: never recorded, never run again (its run may have ended meanwhile)
+        return NEVER;
+      }
       if ('aborted' in out || exec.state !== 'active') return NEVER;
       progress.end(); // its outcome is recorded below: the saved progress goes
-      let op: OperationRecord;
-      if (out.ok) {
-        op = { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
-      } else {
-        op = { seq, kind: 'step', name, status: 'failed', error: describeError(out.error), attempts: out.attempts, startedAt };
-      }
+      const op = stepRecord(seq, name, out, startedAt);
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
       void exec.record(op);
@@ -185,37 +199,75 @@ export class WorkflowContextImpl implements WorkflowContext {
     }
   }
 
+  /** A step's attempts, traced, with its retries, limits and signal (cancellable: the cancel's). */
+  private async attempts(
+    seq: number,
+    name: string,
+    fn: (args: StepArgs) => unknown,
+    { retry, timeoutMs, heartbeatTimeoutMs, external }: ReturnType<typeof stepOptions>,
+    progress: StepProgress,
+    cancellable: boolean,
+  ): Promise<AttemptsOutcome> {
+    const exec = this.exec;
+    const host = exec.host;
+    const t0 = performance.now();
+    const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
+    const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
+    const body = external ? externalBody(fn, host.completions, key, progress) : fn;
+    const out = await runAttempts(span ? span.wrap(body) : body, {
+      name,
+      idempotencyKey: `${exec.workflowId}:${seq}`,
+      retry,
+      timeoutMs,
+      heartbeatTimeoutMs,
+      progress,
+      tokenFor: external ? (attempt) => completionToken(key, attempt) : undefined,
+      signal: cancellable ? exec.cancelSignal : exec.abort.signal,
+      mayStart: () => exec.state === 'active' && host.mayRun(exec),
+      clock: host.options.clock,
+      onBackoff: (waiting) => exec.stepBackoff(waiting ? 1 : -1),
+      accept: (value) => toStoredJson(value, `Result of step "${name}"`, host.maxPayloadBytes),
+    });
+    span?.end(out);
+    host.stepFinished((performance.now() - t0) / 1000);
+    return out;
+  }
+
   /**
    * A transactional step (docs/transactions.md): each attempt runs `fn` in its own transaction and
    * commits the step's record (with whatever else the run has queued) in it, fenced; a failure is
    * recorded as a plain step's is, after the last attempt rolled back.
    */
-  async transaction<T>(
+  transaction<T>(name: string, fn: (manager: EntityManager, args: StepArgs) => T | Promise<T>, opts: TransactionOptions = {}): Promise<T> {
+    return this.guarded((cancellable) => this.runTransaction(name, fn, opts, cancellable));
+  }
+
+  private async runTransaction<T>(
     name: string,
     fn: (manager: EntityManager, args: StepArgs) => T | Promise<T>,
-    opts: TransactionOptions = {},
+    opts: TransactionOptions,
+    cancellable: boolean,
   ): Promise<T> {
     this.active('transaction');
     validateName('step name', name);
-    if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.transaction', 'needs a body function');
-    const retry = resolveRetry(opts.retry);
-    const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`);
-    const isolation = validIsolation(opts.isolation);
+    const { retry, timeoutMs, isolation } = transactionOptions(name, fn, opts);
     const { seq, replay, live } = this.begin('step', name);
     if (replay) return replay as Promise<T>;
     if (!live) return NEVER;
     const exec = this.exec;
+    if (cancellable && exec.cancelAhead) return NEVER;
     exec.stepBegins();
     try {
       await exec.durable();
       if (exec.state !== 'active' || !exec.host.mayRun(exec)) return NEVER;
       const t0 = performance.now();
       const accept = (value: unknown) => toStoredJson(value, `Result of step "${name}"`, exec.host.maxPayloadBytes);
-      const out = await runTransactionStep(exec, exec.host.transactions, { seq, name, fn, retry, isolation, timeoutMs, accept });
+      const signal = cancellable ? exec.cancelSignal : exec.abort.signal;
+      const out = await runTransactionStep(exec, exec.host.transactions, { seq, name, fn, retry, isolation, timeoutMs, accept, signal });
       exec.host.stepFinished((performance.now() - t0) / 1000);
-      if ('stopped' in out || exec.state !== 'active') return NEVER;
-      const op = 'committed' in out ? out.committed : out.failed;
-      if ('failed' in out) void exec.record(op); // nothing of the body to commit: a plain record
+      const op = transactionOp(exec, out, cancellable);
+      if (!op) return NEVER;
+      if (op.status === 'failed') void exec.record(op); // nothing of the body to commit: a plain record
       const replayed = exec.afterReplay();
       if (replayed) await replayed;
       return fromRecord(op) as T;
@@ -225,17 +277,23 @@ export class WorkflowContextImpl implements WorkflowContext {
   }
 
   /** Durable timer; survives restarts. */
-  async sleep(duration: Duration): Promise<void> {
-    this.active('sleep');
-    const ms = parseDuration(duration, 'ctx.sleep duration');
-    const { seq, replay, live } = this.begin('sleep', 'sleep');
-    if (replay) return replay as Promise<void>;
-    if (!live) return NEVER;
-    await this.waitLive(seq, { kind: 'sleep', name: 'sleep', timer: 'sleep' }, ms);
+  sleep(duration: Duration): Promise<void> {
+    return this.guarded(async (cancellable) => {
+      this.active('sleep');
+      const ms = parseDuration(duration, 'ctx.sleep duration');
+      const { seq, replay, live } = this.begin('sleep', 'sleep');
+      if (replay) return replay as Promise<void>;
+      if (!live || (cancellable && this.exec.cancelAhead)) return NEVER;
+      await this.waitLive(seq, { kind: 'sleep', name: 'sleep', timer: 'sleep', shielded: !cancellable }, ms);
+    });
   }
 
   /** Consumes the oldest unconsumed signal of that name; null on timeout. */
-  async waitForSignal<T = unknown>(name: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
+  waitForSignal<T = unknown>(name: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
+    return this.guarded((cancellable) => this.runWaitForSignal<T>(name, opts, cancellable));
+  }
+
+  private async runWaitForSignal<T>(name: string, opts: { timeout?: Duration }, cancellable: boolean): Promise<T | null> {
     this.active('waitForSignal');
     validateName('signal name', name);
     if (this.exec.definition.signalHandlers?.[name]) {
@@ -247,34 +305,39 @@ export class WorkflowContextImpl implements WorkflowContext {
     const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, 'waitForSignal timeout');
     const { seq, replay, live } = this.begin('waitForSignal', name);
     if (replay) return replay as Promise<T | null>;
-    if (!live) return NEVER;
+    if (!live || (cancellable && this.exec.cancelAhead)) return NEVER;
     return this.waitLive(
       seq,
-      { kind: 'waitForSignal', name, timer: timeoutMs === undefined ? undefined : 'message-timeout' },
+      { kind: 'waitForSignal', name, timer: timeoutMs === undefined ? undefined : 'message-timeout', shielded: !cancellable },
       timeoutMs,
     ) as Promise<T | null>;
   }
 
   /** Waits until `pred()` holds, re-evaluated after each handler delivery; false on timeout. */
-  async condition(pred: () => boolean, opts: { timeout?: Duration } = {}): Promise<boolean> {
+  condition(pred: () => boolean, opts: { timeout?: Duration } = {}): Promise<boolean> {
+    return this.guarded((cancellable) => this.runCondition(pred, opts, cancellable));
+  }
+
+  private async runCondition(pred: () => boolean, opts: { timeout?: Duration }, cancellable: boolean): Promise<boolean> {
     this.active('condition');
     if (typeof pred !== 'function') throw new InvalidArgumentError('condition', 'needs a predicate function');
     const timeoutMs = opts.timeout === undefined ? undefined : parseDuration(opts.timeout, 'condition timeout');
     const { seq, replay, live } = this.begin('condition', 'condition');
     if (replay) return replay as Promise<boolean>;
-    if (!live) return NEVER;
+    if (!live || (cancellable && this.exec.cancelAhead)) return NEVER;
     const exec = this.exec;
     if (!exec.isReplaying && pred()) {
       void exec.record({ seq, kind: 'condition', name: 'condition', status: 'completed', result: true });
       return true;
     }
     const timer = timeoutMs === undefined ? undefined : ('message-timeout' as const);
-    return this.waitLive(seq, { kind: 'condition', name: 'condition', pred, timer }, timeoutMs) as Promise<boolean>;
+    return this.waitLive(seq, { kind: 'condition', name: 'condition', pred, timer, shielded: !cancellable }, timeoutMs) as Promise<boolean>;
   }
 
   /** Starts a child workflow; its completion reaches this workflow as a durable message. */
   async startChild<O = unknown>(type: string, input: unknown, opts: { workflowId?: string } = {}): Promise<ChildHandle<O>> {
     this.active('startChild');
+    this.refuseIfCancelled();
     validateName('child workflow type', type);
     if (opts.workflowId !== undefined) validateWorkflowId(opts.workflowId);
     const { seq, replay, live } = this.begin('startChild', type);
@@ -298,9 +361,15 @@ export class WorkflowContextImpl implements WorkflowContext {
     return (await this.startChild<O>(type, input, opts)).result();
   }
 
-  private async childResult<O>(childId: string): Promise<O> {
+  private childResult<O>(childId: string): Promise<O> {
+    return this.guarded((cancellable) => this.runChildResult<O>(childId, cancellable));
+  }
+
+  private async runChildResult<O>(childId: string, cancellable: boolean): Promise<O> {
     const { seq, replay, live } = this.begin('childResult', childId);
-    const outcome = (replay ?? (live ? this.waitLive(seq, { kind: 'childResult', name: childId }) : NEVER)) as Promise<ChildOutcome>;
+    const waits = live && !(cancellable && this.exec.cancelAhead);
+    const wait = { kind: 'childResult' as const, name: childId, shielded: !cancellable };
+    const outcome = (replay ?? (waits ? this.waitLive(seq, wait) : NEVER)) as Promise<ChildOutcome>;
     const r = await outcome;
     if (r.status === WorkflowStatus.Completed) return r.output as O;
     throw new ChildWorkflowFailedError(childId, r.status, r.error ? recordedError(r.error) : undefined);
@@ -364,6 +433,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     name: string,
     act: (seq: number) => Promise<{ value: unknown; change?: Change }>,
   ): Promise<unknown> {
+    this.refuseIfCancelled();
     const { seq, replay, live } = this.begin(kind, name);
     if (replay) return replay;
     if (!live) return NEVER;
@@ -581,6 +651,16 @@ function externalBody(
   };
 }
 
+/** A transactional step's options, checked before anything is taken or recorded. */
+function transactionOptions(name: string, fn: unknown, opts: TransactionOptions) {
+  if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.transaction', 'needs a body function');
+  return {
+    retry: resolveRetry(opts.retry),
+    timeoutMs: opts.timeout === undefined ? undefined : parseDuration(opts.timeout, `step "${name}" timeout`),
+    isolation: validIsolation(opts.isolation),
+  };
+}
+
 /** A step's options, checked before anything is taken or recorded. */
 function stepOptions(name: string, opts: StepOptions) {
   if (opts.complete !== undefined && opts.complete !== 'external') {
@@ -627,6 +707,31 @@ export class ContinueAsNewStop extends Error {
   constructor() {
     super('The workflow continued as new: this run has ended');
   }
+}
+
+/**
+ * What a transactional step hands the code: its committed record, or its failure to record; none
+ * when it was stopped, its run moved on, or a cancel ended it (one committed before the cancel
+ * reaches the code first: decision 0038).
+ */
+function transactionOp(exec: Execution, out: TransactionOutcome, cancellable: boolean): OperationRecord | undefined {
+  if ('stopped' in out || exec.state !== 'active') return undefined;
+  if ('committed' in out) return out.committed;
+  return cancellable && exec.cancelled ? undefined : out.failed;
+}
+
+/** A step's outcome as recorded. */
+function stepRecord(seq: number, name: string, out: AttemptsOutcome, startedAt: string): OperationRecord {
+  if (out.ok) return { seq, kind: 'step', name, status: 'completed', result: out.value, attempts: out.attempts, startedAt };
+  return {
+    seq,
+    kind: 'step',
+    name,
+    status: 'failed',
+    error: describeError((out as { error: unknown }).error),
+    attempts: out.attempts,
+    startedAt,
+  };
 }
 
 function fromRecord(rec: OperationRecord): unknown {

@@ -61,7 +61,8 @@ export function runSignalHandler(exec: Execution, name: string, payload: unknown
  * not called again.
  */
 export function replayDelivery(exec: Execution, rec: OperationRecord): void {
-  if (rec.kind === 'signal') runSignalHandler(exec, rec.name, rec.result);
+  if (rec.kind === 'cancelRequested') exec.cancelReplayed(rec);
+  else if (rec.kind === 'signal') runSignalHandler(exec, rec.name, rec.result);
   else if (rec.kind === 'update') {
     const recorded = rec.result as { args?: unknown; error?: unknown } | null;
     if (!recorded?.error) runUpdateHandler(exec, rec.name, recorded?.args);
@@ -168,7 +169,10 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): { k
  * start's own messages. Delivers in arrival order, then re-evaluates every pending condition.
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
-  if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
+  if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || !exec.mayDeliver) return;
+  // A cancel reaches the run while its step bodies run too: it aborts them (docs/cancellation.md).
+  if (exec.inbox.hasCancel) exec.scheduleCancel();
+  if (exec.inflightSteps > 0) return;
   // Woken while its queue slot was released: nothing more runs until it holds one (Execution.slotTaken).
   if (exec.slot === 'wanted') return;
   const { kept, resumed } = deliverAll(exec, onUpdate);

@@ -9,6 +9,7 @@ import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
+import { WorkflowCancelledError } from '../../common/errors.js';
 import type { TimerHooks } from '../local-timers.js';
 import type { WorkflowClock } from '../../common/clock.js';
 import type { TransactionIsolation, WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
@@ -95,6 +96,8 @@ export interface Wait {
   pred?: () => boolean;
   /** The timer kind that ends the wait, if it has a timeout. */
   timer?: 'sleep' | 'message-timeout';
+  /** Made inside ctx.nonCancellable: a cancel leaves it waiting. */
+  shielded?: boolean;
   resolve(value: unknown): void;
 }
 
@@ -188,6 +191,20 @@ export class Execution implements ReplayTarget {
   private _slot: 'held' | 'released' | 'wanted' = 'held';
   /** Wait resolutions held back until the slot is taken again, in the order they came. */
   private _heldWakes: Array<() => void> = [];
+  // Cancellation (docs/cancellation.md, decision 0038).
+  /** The cancel as applied (live, or replayed at its seq): cancellable calls reject with it. */
+  private _cancelled: WorkflowCancelledError | undefined;
+  /** Aborted when the cancel is applied or the run stops: the signal of the step bodies outside ctx.nonCancellable. */
+  private readonly cancelScope = new AbortController();
+  /** What every cancellable call races (made on the first one). */
+  private cancelRace: { promise: Promise<never>; reject: (err: Error) => void } | undefined;
+  /** The history holds a cancel request the replay has not applied yet. */
+  private _cancelAhead = false;
+  private cancelScheduled = false;
+  /** Transactional records being committed: a cancel waits for them (their results reach the code first). */
+  private committingThrough = 0;
+  /** ctx.nonCancellable was entered in this run: only then do calls look for its scope. */
+  shieldsUsed = false;
 
   readonly workflowId: string;
   readonly definition: WorkflowDefinition;
@@ -228,7 +245,10 @@ export class Execution implements ReplayTarget {
     this.holdsSingleton = run.singleton ?? false;
     if (run.slotReleased) this._slot = 'released';
     let maxEvent = -1;
-    for (const op of history.values()) maxEvent = Math.max(maxEvent, op.event ?? op.seq);
+    for (const op of history.values()) {
+      maxEvent = Math.max(maxEvent, op.event ?? op.seq);
+      if (op.kind === 'cancelRequested') this._cancelAhead = true;
+    }
     this.nextEvent = maxEvent + 1;
   }
 
@@ -353,6 +373,102 @@ export class Execution implements ReplayTarget {
   /** ctx.setAttributes took effect (checked, then recorded or replayed): the run's attributes now. */
   attributesSet(attributes: WorkflowAttributes): void {
     this._attributes = attributes;
+  }
+
+  // --- cancellation (docs/cancellation.md) ----------------------------------------------------------
+
+  /** The cancel applied to this run (live or replayed), if any. */
+  get cancelled(): WorkflowCancelledError | undefined {
+    return this._cancelled;
+  }
+
+  /**
+   * Replaying, with a cancel request ahead in the history: a cancellable call the replay reaches
+   * without a record was pending when the cancel came, so it starts nothing and waits for it.
+   */
+  get cancelAhead(): boolean {
+    return this._cancelAhead;
+  }
+
+  /** The signal of step bodies outside ctx.nonCancellable: aborted by the cancel, or when the run stops. */
+  get cancelSignal(): AbortSignal {
+    return this.cancelScope.signal;
+  }
+
+  /** `p`, or WorkflowCancelledError as soon as the cancel is applied, whichever comes first. */
+  cancellable<T>(p: Promise<T>): Promise<T> {
+    if (!this.cancelRace) {
+      let reject!: (err: Error) => void;
+      const promise = new Promise<never>((_, r) => (reject = r));
+      promise.catch(() => undefined); // a run with no call pending at the cancel
+      this.cancelRace = { promise, reject };
+    }
+    return Promise.race([p, this.cancelRace.promise]);
+  }
+
+  /**
+   * A cancel request is in the inbox: applied in a turn of its own, so that the code has run to
+   * its next wait (as the replay driver lets it between two releases) and it takes the same seq
+   * on replay. Not while replaying, before the code's first call, or while a transactional record
+   * is being committed (its result must reach the code first); the next pump tries again.
+   */
+  scheduleCancel(): void {
+    if (this.cancelScheduled) return;
+    this.cancelScheduled = true;
+    setImmediate(() => {
+      this.cancelScheduled = false;
+      if (this._state !== 'active' || this.readOnly || this.isReplaying || !this.mayDeliver || this.committingThrough > 0) return;
+      const m = this.inbox.takeCancel();
+      if (!m) return;
+      if (this._cancelled) {
+        // Asked again after a continue-as-new carried the first request over: nothing more to do.
+        void this.commit({ consume: [{ id: m.id, seq: null, status: 'done' }] });
+        return;
+      }
+      const seq = this.takeSeq(false);
+      const reason = typeof m.payload === 'string' ? m.payload : 'Cancelled';
+      this.applyCancel(reason, seq, m.id);
+    });
+  }
+
+  /** The replay reached the recorded cancel request at its seq. */
+  cancelReplayed(rec: OperationRecord): void {
+    const reason = (rec.result as { reason?: unknown } | null)?.reason;
+    this.applyCancel(typeof reason === 'string' ? reason : 'Cancelled', rec.seq);
+  }
+
+  /**
+   * The cancel takes effect: cancellable waits end (their timers deleted with the record), bodies
+   * outside ctx.nonCancellable see their signal abort, and every cancellable call pending rejects
+   * with WorkflowCancelledError. Live (`messageId`), it is recorded at `seq`, consuming the request.
+   */
+  private applyCancel(reason: string, seq: number, messageId?: string): void {
+    const err = new WorkflowCancelledError(this.workflowId, reason);
+    this._cancelled = err;
+    this._cancelAhead = false;
+    const deleteTimers: Array<{ kind: 'sleep' | 'message-timeout'; seq: number }> = [];
+    for (const [s, w] of [...this._waits]) {
+      if (w.shielded) continue;
+      this._waits.delete(s);
+      if (w.timer) {
+        this.host.timers.cleared(this.workflowId, s);
+        deleteTimers.push({ kind: w.timer, seq: s });
+      }
+    }
+    if (messageId !== undefined) {
+      this._mayHaveStoredTimers = true; // the grace period's timer
+      void this.record(
+        { seq, kind: 'cancelRequested', name: 'cancel', status: 'completed', result: { reason } },
+        { consume: [{ id: messageId, seq }], deleteTimers },
+      );
+    }
+    this.cancelScope.abort(err);
+    if (this.cancelRace) this.cancelRace.reject(err);
+    else {
+      const promise = Promise.reject(err);
+      promise.catch(() => undefined);
+      this.cancelRace = { promise, reject: () => undefined };
+    }
   }
 
   // --- step bodies ------------------------------------------------------------------------------
@@ -489,9 +605,15 @@ export class Execution implements ReplayTarget {
    */
   async recordThrough(op: OperationRecord, send: (command: AdvanceCommand) => Promise<AdvanceOutcome>): Promise<AdvanceOutcome> {
     const withEvent = { ...op, event: this.nextEvent++ };
-    const outcome = await this.commits.commitThrough({ operations: [withEvent] }, send);
-    if (outcome.ok) this._history.set(op.seq, withEvent);
-    return outcome;
+    this.committingThrough++;
+    try {
+      const outcome = await this.commits.commitThrough({ operations: [withEvent] }, send);
+      if (outcome.ok) this._history.set(op.seq, withEvent);
+      return outcome;
+    } finally {
+      // A cancel that came meanwhile is applied once the result has reached the code.
+      if (--this.committingThrough === 0 && this.inbox.hasCancel) this.host.pump(this);
+    }
   }
 
   /**
@@ -587,6 +709,7 @@ export class Execution implements ReplayTarget {
     this.commits.drop();
     this._waits.clear();
     if (abort && !this.abort.signal.aborted) this.abort.abort();
+    if (abort && !this.cancelScope.signal.aborted) this.cancelScope.abort(this.abort.signal.reason);
     this._trace?.end('stopped');
   }
 

@@ -24,6 +24,17 @@ export class Inbox {
     }
   }
 
+  /** A cancel request waits here (it is applied in a turn of its own: Execution.takeCancel). */
+  get hasCancel(): boolean {
+    return this.buffered.some((m) => m.kind === 'cancel');
+  }
+
+  /** Takes the first cancel request out of the buffer. */
+  takeCancel(): InboxMessage | undefined {
+    const i = this.buffered.findIndex((m) => m.kind === 'cancel');
+    return i < 0 ? undefined : this.buffered.splice(i, 1)[0];
+  }
+
   /** Has this run taken in the message? */
   has(messageId: string): boolean {
     return this.seen.has(messageId);

@@ -5,7 +5,8 @@ import type { WorkflowDefinition } from '../../common/types.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
 import { attributesBeforeHistory } from '../attributes.js';
-import { describeError } from '../error-record.js';
+import { cancelledRecord, describeError } from '../error-record.js';
+import { WorkflowCancelledError } from '../../common/errors.js';
 import { toStoredJson } from '../validation.js';
 import { NonDeterminismStop } from './context.js';
 import { ContinueHost, switchRun } from './continue-as-new.js';
@@ -121,18 +122,7 @@ export class RunLauncher {
     const early = exec.replay?.endedEarly('run() returned first');
     if (early) return this.onNonDeterminism(exec, early);
     const { options } = this.deps;
-    let change: Change;
-    const clearTimers = exec.mayHaveStoredTimers;
-    if ('output' in outcome) {
-      try {
-        const output = toStoredJson(outcome.output, 'Workflow output', options.maxPayloadBytes);
-        change = { status: 'completed', output: { value: output }, completed: true, clearTimers };
-      } catch (err) {
-        change = { status: 'failed', error: { value: describeError(err) }, completed: true, clearTimers };
-      }
-    } else {
-      change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
-    }
+    const change = terminalChange(exec, outcome, options.maxPayloadBytes);
     const settled = { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null };
     if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
     exec.end();
@@ -183,4 +173,24 @@ export class RunLauncher {
       this.deps.commits.redrive(exec.workflowId, 1);
     });
   }
+}
+
+/** The terminal change of a run whose code returned or threw (docs/cancellation.md for a cancel let through). */
+function terminalChange(exec: Execution, outcome: { output: unknown } | { error: unknown }, maxPayloadBytes: number): Change {
+  let change: Change;
+  const clearTimers = exec.mayHaveStoredTimers;
+  if ('output' in outcome) {
+    try {
+      const output = toStoredJson(outcome.output, 'Workflow output', maxPayloadBytes);
+      change = { status: 'completed', output: { value: output }, completed: true, clearTimers };
+    } catch (err) {
+      change = { status: 'failed', error: { value: describeError(err) }, completed: true, clearTimers };
+    }
+  } else if (exec.cancelled && outcome.error instanceof WorkflowCancelledError) {
+    // The code let the cancel end it (docs/cancellation.md): caught and returned, it completed above.
+    change = { status: 'cancelled', error: { value: cancelledRecord(outcome.error.reason) }, completed: true, clearTimers };
+  } else {
+    change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
+  }
+  return change;
 }

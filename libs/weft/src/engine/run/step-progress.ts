@@ -16,7 +16,7 @@ export interface ProgressSink {
 export class StepProgress {
   /** The last details saved, `{ value }`, this attempt's, an earlier one's or an earlier owner's. */
   private last: { value: unknown } | undefined;
-  /** Date.now() of the step's first attempt (retry.maxElapsed counts from it). */
+  /** When the step's first attempt began, on workflow time (retry.maxElapsed counts from it). */
   firstStartedAt: number | undefined;
   /** The attempts an earlier owner began (this engine counts on from them). */
   readonly attemptsBefore: number;
@@ -71,11 +71,11 @@ export class StepProgress {
    * An attempt begins. `keepStart`: note the first start and save it now (retry.maxElapsed across
    * a takeover); `timed`: heartbeatTimeout counts from here. A step with neither reads no clock.
    */
-  attemptBegins(attempt: number, keepStart: boolean, timed: boolean): void {
+  attemptBegins(attempt: number, keepStart: boolean, timed: boolean, now: number = Date.now()): void {
     this.attempt = attempt;
     if (timed) this.lastBeatAt = performance.now();
     if (keepStart && this.firstStartedAt === undefined) {
-      this.firstStartedAt = Date.now();
+      this.firstStartedAt = now;
       this.queue();
     }
   }

@@ -12,7 +12,7 @@ export type AttemptsOutcome =
   | { ok: false; error: unknown; attempts: number }
   | { ok: false; aborted: true; attempts: number };
 
-const realTime: Pick<WorkflowClock, 'setTimer'> = { setTimer: setLongTimeout };
+const realTime: Pick<WorkflowClock, 'setTimer' | 'now'> = { setTimer: setLongTimeout, now: () => Date.now() };
 
 /**
  * Resolves true after `ms`, false at once when `signal` aborts first. Retry backoff is workflow
@@ -39,8 +39,10 @@ class NotStarted extends Error {}
 /** What ends an attempt besides its body: a per-attempt timeout, the step's maxElapsed deadline, stopped heartbeats. */
 interface AttemptLimits {
   timeoutMs?: number;
-  /** Date.now() at which retry.maxElapsed runs out. */
+  /** When retry.maxElapsed runs out, on workflow time (the testing kit's clock skips it). */
   deadlineAt?: number;
+  /** Workflow time now. */
+  now: () => number;
   maxElapsedMs?: number;
   heartbeatTimeoutMs?: number;
 }
@@ -95,7 +97,7 @@ async function attemptOnce(fn: (args: StepArgs) => unknown, at: Attempt, parent:
 /** Arms the attempt's timers: the nearer of its timeout and the step's deadline, and its heartbeat check. */
 function armLimits(at: Attempt, timers: LongTimeout[], fail: (err: Error) => void): void {
   const { limits, name } = at;
-  const toDeadline = limits.deadlineAt === undefined ? Infinity : Math.max(0, limits.deadlineAt - Date.now());
+  const toDeadline = limits.deadlineAt === undefined ? Infinity : Math.max(0, limits.deadlineAt - limits.now());
   if (toDeadline < (limits.timeoutMs ?? Infinity)) {
     timers.push(setLongTimeout(() => fail(new StepMaxElapsedError(name, limits.maxElapsedMs!)), toDeadline));
   } else if (limits.timeoutMs !== undefined) {
@@ -126,8 +128,8 @@ export async function runAttempts(
     signal: AbortSignal;
     /** Checked right before every attempt's body: false once this engine may no longer run the workflow. */
     mayStart?: () => boolean;
-    /** Where the backoff between attempts waits (default real time). */
-    clock?: Pick<WorkflowClock, 'setTimer'>;
+    /** Where the backoff between attempts waits, and what retry.maxElapsed counts on (default real time). */
+    clock?: Pick<WorkflowClock, 'setTimer' | 'now'>;
     /** Told when a backoff begins (true) and ends (false). */
     onBackoff?: (waiting: boolean) => void;
     /**
@@ -143,7 +145,9 @@ export async function runAttempts(
 ): Promise<AttemptsOutcome> {
   const { progress } = opts;
   const maxElapsedMs = opts.retry.maxElapsedMs;
-  const limits: AttemptLimits = { timeoutMs: opts.timeoutMs, maxElapsedMs, heartbeatTimeoutMs: opts.heartbeatTimeoutMs };
+  const clock = opts.clock ?? realTime;
+  const now = () => clock.now();
+  const limits: AttemptLimits = { timeoutMs: opts.timeoutMs, maxElapsedMs, heartbeatTimeoutMs: opts.heartbeatTimeoutMs, now };
   const first = (progress?.attemptsBefore ?? 0) + 1;
   for (let attempt = first; ; attempt++) {
     if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt - 1 };
@@ -157,10 +161,10 @@ export async function runAttempts(
     } catch (error) {
       if (error instanceof NotStarted) return { ok: false, aborted: true, attempts: attempt - 1 };
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };
-      const next = afterFailure(opts.retry, opts.name, error, attempt, limits.deadlineAt);
+      const next = afterFailure(opts.retry, opts.name, error, attempt, limits);
       if ('fail' in next) return { ok: false, error: next.fail, attempts: attempt };
       opts.onBackoff?.(true);
-      const waited = await abortableDelay(next.delay, opts.signal, opts.clock ?? realTime).finally(() => opts.onBackoff?.(false));
+      const waited = await abortableDelay(next.delay, opts.signal, clock).finally(() => opts.onBackoff?.(false));
       if (!waited) return { ok: false, aborted: true, attempts: attempt };
     }
   }
@@ -169,10 +173,11 @@ export async function runAttempts(
 /** An attempt begins: its progress and deadline set; a StepMaxElapsedError when it is taken over past its deadline. */
 function beginAttempt(attempt: number, limits: AttemptLimits, name: string, progress?: StepProgress): StepMaxElapsedError | undefined {
   const maxElapsedMs = limits.maxElapsedMs;
-  progress?.attemptBegins(attempt, maxElapsedMs !== undefined, limits.heartbeatTimeoutMs !== undefined);
-  if (maxElapsedMs === undefined) return undefined;
-  limits.deadlineAt = (progress?.firstStartedAt ?? Date.now()) + maxElapsedMs;
-  return attempt > 1 && Date.now() >= limits.deadlineAt ? new StepMaxElapsedError(name, maxElapsedMs) : undefined;
+  const now = maxElapsedMs === undefined ? undefined : limits.now();
+  progress?.attemptBegins(attempt, maxElapsedMs !== undefined, limits.heartbeatTimeoutMs !== undefined, now);
+  if (maxElapsedMs === undefined || now === undefined) return undefined;
+  limits.deadlineAt = (progress?.firstStartedAt ?? now) + maxElapsedMs;
+  return attempt > 1 && now >= limits.deadlineAt ? new StepMaxElapsedError(name, maxElapsedMs) : undefined;
 }
 
 /** After a failed attempt: the error the step fails with now, or the backoff before the next attempt. */
@@ -181,12 +186,13 @@ function afterFailure(
   name: string,
   error: unknown,
   attempt: number,
-  deadlineAt: number | undefined,
+  limits: AttemptLimits,
 ): { fail: unknown } | { delay: number } {
+  const deadlineAt = limits.deadlineAt;
   if (attempt >= retry.maxAttempts || stopsRetrying(retry, error) || error instanceof StepMaxElapsedError) return { fail: error };
   const delay = backoffDelay(retry, attempt);
   // No retry begins past the deadline: the step fails now with the last attempt's error as cause.
-  if (deadlineAt !== undefined && Date.now() + delay >= deadlineAt) {
+  if (deadlineAt !== undefined && limits.now() + delay >= deadlineAt) {
     return { fail: new StepMaxElapsedError(name, retry.maxElapsedMs!, { cause: error }) };
   }
   return { delay };

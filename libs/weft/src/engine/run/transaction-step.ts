@@ -27,6 +27,8 @@ export interface TransactionStep {
   retry: ResolvedRetry;
   isolation?: TransactionIsolation;
   timeoutMs?: number;
+  /** Aborted when its attempts must stop: the run's, or (outside ctx.nonCancellable) its cancel scope's. */
+  signal: AbortSignal;
   /** Turns the body's value into what is recorded (the storable-payload check); a throw fails the attempt. */
   accept(value: unknown): unknown;
 }
@@ -57,7 +59,7 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
       };
       return { failed: op };
     }
-    if (!(await abortableDelay(backoffDelay(step.retry, attempt), exec.abort.signal, exec.host.options.clock))) return { stopped: true };
+    if (!(await abortableDelay(backoffDelay(step.retry, attempt), step.signal, exec.host.options.clock))) return { stopped: true };
   }
 }
 
@@ -71,7 +73,7 @@ async function attemptWithSerializationRetries(
     const result = await attemptOnce(exec, host, step, args);
     if ('ok' in result && !result.ok && isSerializationFailure(result.error) && again < SERIALIZATION_RETRIES) {
       // Jittered and growing a little, so two transactions that conflict do not meet again at once.
-      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), exec.abort.signal))) return { stopped: true };
+      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), step.signal))) return { stopped: true };
       continue;
     }
     return result;
@@ -94,7 +96,7 @@ async function attemptOnce(
   }
   try {
     const value = step.accept(await runBody(exec, step, tx.manager, args));
-    if (exec.state !== 'active' || exec.abort.signal.aborted) {
+    if (exec.state !== 'active' || step.signal.aborted) {
       await tx.rollback();
       return { stopped: true };
     }
@@ -118,7 +120,7 @@ async function attemptOnce(
       exec.host.onStale(exec, 'error', error.cause);
       return { stopped: true };
     }
-    if (exec.abort.signal.aborted) return { stopped: true };
+    if (step.signal.aborted) return { stopped: true };
     return { ok: false, error };
   }
 }
@@ -130,7 +132,7 @@ async function runBody(
   manager: EntityManager,
   args: { attempt: number; idempotencyKey: string },
 ): Promise<unknown> {
-  const parent = exec.abort.signal;
+  const parent = step.signal;
   const controller = new AbortController();
   const onAbort = () => controller.abort(parent.reason);
   parent.addEventListener('abort', onAbort, { once: true });

@@ -64,7 +64,8 @@ export class WeftWorkflowsController {
   @HttpCode(200)
   async cancel(@Param('id') id: string, @Body() body: unknown) {
     await this.engine.cancel(id, parseReason(body));
-    return { workflowId: id, status: WorkflowStatus.Cancelled };
+    // A running workflow was asked (docs/cancellation.md): its status as it is now, usually still running.
+    return { workflowId: id, status: (await this.engine.describe(id)).status };
   }
 
   @Post(':id/suspend')

@@ -1,6 +1,7 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export type MessageKind = 'signal' | 'update' | 'child';
+/** `cancel`: a cancel request, delivered to the run at its current wait (docs/cancellation.md). */
+export type MessageKind = 'signal' | 'update' | 'child' | 'cancel';
 
 /** Signals, update requests and child-completion notices; `id` is the arrival order. */
 @Entity({ name: 'weft_messages' })

@@ -1,6 +1,7 @@
 import { Column, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
 
-export type TimerKind = 'sleep' | 'message-timeout' | 'delayed-start' | 'execution-deadline';
+/** `cancel-deadline`: a cancelled workflow's cancelGracePeriod runs out (docs/cancellation.md). */
+export type TimerKind = 'sleep' | 'message-timeout' | 'delayed-start' | 'execution-deadline' | 'cancel-deadline';
 
 @Entity({ name: 'weft_timers' })
 @Index('weft_timers_fire_at_idx', ['fireAt'])

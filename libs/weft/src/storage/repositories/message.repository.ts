@@ -7,6 +7,7 @@ import type { WorkflowStatus } from '../../common/types.js';
 import { NOTIFY_CHANNEL_PREFIX, qualify } from '../schema-name.js';
 import { jsonParam, type Queryable } from '../sql-client.js';
 import type { InboxMessage } from '../types.js';
+import { workflowNow } from './timer.repository.js';
 import { Payloads } from '../payloads.js';
 
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
@@ -56,6 +57,26 @@ function statements(schema: string) {
                     AND ((consumed_seq IS NULL AND status = 'pending') OR consumed_seq > $3::int)) AS found`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */
     expireUpdate: `UPDATE ${msgs} SET status = 'expired' WHERE id = $1::bigint AND status = 'pending' AND consumed_seq IS NULL RETURNING id`,
+    /**
+     * A cancel request (docs/cancellation.md): for a running workflow never asked before, its
+     * 'cancel' message and the timer that ends it once the grace period ($3 ms of workflow time,
+     * offset $4) runs out, with NOTIFY, in one statement. Returns the status either way and
+     * whether this call asked (a second request finds the first and adds nothing).
+     */
+    requestCancel: `
+      WITH w AS (SELECT id, status FROM ${wf} WHERE id = $1),
+      ins AS (
+        INSERT INTO ${msgs} (workflow_id, kind, name, payload)
+        SELECT w.id, 'cancel', 'cancel', $2::json FROM w WHERE w.status = 'running'
+          AND NOT EXISTS (SELECT 1 FROM ${msgs} m WHERE m.workflow_id = w.id AND m.kind = 'cancel')
+        RETURNING id, workflow_id),
+      tim AS (
+        INSERT INTO ${qualify(schema, 'weft_timers')} (workflow_id, kind, seq, fire_at)
+        SELECT workflow_id, 'cancel-deadline', -1, ${workflowNow('$4')} + $3 * interval '1 millisecond' FROM ins
+        ON CONFLICT (workflow_id, kind, seq) DO NOTHING RETURNING id),
+      n AS (SELECT count(pg_notify('${channel}', ins.workflow_id)) AS n FROM ins)
+      SELECT w.status, (SELECT id::text FROM ins) AS message_id, (SELECT count(*) FROM tim)::int AS timers,
+        (SELECT n FROM n) AS notified FROM w`,
     /** Insert a message with notify (a restarted run's start signal, in its transaction). */
     insert: `
       WITH ins AS (INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, $2, $3, $4::json) RETURNING id, workflow_id)
@@ -87,6 +108,26 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
       jsonParam(await this.payloads.encode(payload)),
     ]);
     return rows[0] ? { type: rows[0].type, status: rows[0].status, messageId: rows[0].message_id } : null;
+  }
+
+  /**
+   * Asks a running workflow to cancel (the statement above); `via`: a caller's transaction. Null
+   * when there is no such workflow; `asked` false when it is not running or was asked already.
+   */
+  async requestCancel(
+    workflowId: string,
+    reason: string,
+    graceMs: number,
+    clockOffsetMs: number,
+    via: Queryable = this.db,
+  ): Promise<{ status: WorkflowStatus; asked: boolean } | null> {
+    const rows = await via.query<{ status: WorkflowStatus; message_id: string | null }>(this.q.requestCancel, [
+      workflowId,
+      jsonParam(await this.payloads.encode(reason)),
+      graceMs,
+      clockOffsetMs,
+    ]);
+    return rows[0] ? { status: rows[0].status, asked: rows[0].message_id !== null } : null;
   }
 
   /** `fenceEpoch` is undefined when there are no messages. */

@@ -83,6 +83,8 @@ function statements(schema: string) {
     takeOwnOwned: takeOwnSql(schema, true),
     /** The earliest timer after $1, on workflow time (the testing kit's clock skips to it). */
     nextFireAt: `SELECT min(fire_at) AS at FROM ${timers} WHERE fire_at > $1`,
+    /** A workflow-level timer that found its workflow ended (a cancel's deadline after the code returned). */
+    drop: `DELETE FROM ${timers} WHERE id = $1::bigint`,
   };
 }
 
@@ -127,6 +129,11 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
       byKey.set(`${r.workflow_id as string}\u0000${r.seq as number}`, take);
     }
     return wanted.map((w) => byKey.get(`${w.workflowId}\u0000${w.seq}`) ?? null);
+  }
+
+  /** Deletes one taken timer that has nothing left to do. */
+  async drop(id: string): Promise<void> {
+    await this.db.query(this.q.drop, [id]);
   }
 
   /** @internal The earliest fire time after `after` (workflow time), or null when there is none. */
