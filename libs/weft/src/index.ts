@@ -42,6 +42,7 @@ export {
   ChildWorkflowFailedError,
   UnknownHandlerError,
   UpdateFailedError,
+  UpdateRejectedError,
   QueryFailedError,
   EngineNotReadyError,
   RepositoryReadOnlyError,

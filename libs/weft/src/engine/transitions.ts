@@ -196,7 +196,14 @@ export class Transitions {
   }
 
   private async fire(t: TimerRow): Promise<void> {
-    if (t.kind === 'sleep' || t.kind === 'message-timeout') return this.runtime.drive(t.workflowId, t.seq, t.fenceEpoch);
+    if (t.kind === 'sleep' || t.kind === 'message-timeout') {
+      await this.runtime.drive(t.workflowId, t.seq, t.fenceEpoch);
+      // Taken while this engine began to shut down: its run is stopped or never loaded, so nothing
+      // here wakes it. The row goes back to its due time for the next owner, which would otherwise
+      // wait out the take's retry delay (up to 30 s) first (async-updates.spec.ts, the takeover).
+      if (this.runtime.closed || this.runtime.isDraining) await this.store.timers.putBack(t);
+      return;
+    }
     if (t.kind === 'delayed-start') return this.fireDelayedStart(t.workflowId);
     if (t.kind === 'execution-deadline') {
       await this.external(t.workflowId, 'timeout', (row) =>

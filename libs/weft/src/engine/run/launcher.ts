@@ -132,6 +132,8 @@ export class RunLauncher {
     }
     const settled = { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null };
     if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
+    const abandoned = exec.abandonUpdates();
+    if (abandoned.length) change.updateResults = abandoned;
     exec.end();
     await exec.commit(change, true);
     this.deps.runs.forget(exec);

@@ -56,6 +56,8 @@ function statements(schema: string) {
                     AND ((consumed_seq IS NULL AND status = 'pending') OR consumed_seq > $3::int)) AS found`,
     /** A caller that stops waiting withdraws its update unless it was applied meanwhile. */
     expireUpdate: `UPDATE ${msgs} SET status = 'expired' WHERE id = $1::bigint AND status = 'pending' AND consumed_seq IS NULL RETURNING id`,
+    /** A request its validator rejected: its caller read the refusal, and nothing of it stays. */
+    dropRejected: `DELETE FROM ${msgs} WHERE id = $1::bigint AND status = 'rejected'`,
     /** Insert a message with notify (a restarted run's start signal, in its transaction). */
     insert: `
       WITH ins AS (INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, $2, $3, $4::json) RETURNING id, workflow_id)
@@ -120,6 +122,10 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
 
   async expireUpdate(messageId: string): Promise<boolean> {
     return (await this.db.query(this.q.expireUpdate, [messageId])).length === 1;
+  }
+
+  async dropRejected(messageId: string): Promise<void> {
+    await this.db.query(this.q.dropRejected, [messageId]);
   }
 
   /** Subscribes `client` (held open for it) to this schema's message notifications. */
