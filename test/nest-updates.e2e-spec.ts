@@ -79,7 +79,9 @@ describe('updates declared with decorators, and updateWithStart over HTTP', () =
   beforeAll(async () => {
     tdb = await createTestDatabase('weft_nest_updates');
     const moduleRef = await Test.createTestingModule({
-      imports: [WeftModule.forRoot({ database: { url: tdb.url }, schema: 'weft', timerPollInterval: 50, shutdownGracePeriod: 0, http: true })],
+      imports: [
+        WeftModule.forRoot({ database: { url: tdb.url }, schema: 'weft', timerPollInterval: 50, shutdownGracePeriod: 0, http: true }),
+      ],
       providers: [CartWorkflow, Pricing],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
@@ -124,7 +126,10 @@ describe('updates declared with decorators, and updateWithStart over HTTP', () =
   it("the handler's validate option: an empty cart cannot be closed (422), the update leaves no history", async () => {
     await engine.start('cart', null, { workflowId: 'cart-2' });
     const before = (await engine.describe('cart-2')).history.length;
-    const res = await http.post('/weft/workflows/update-with-start').send({ type: 'cart', workflowId: 'cart-2', update: 'close' }).expect(422);
+    const res = await http
+      .post('/weft/workflows/update-with-start')
+      .send({ type: 'cart', workflowId: 'cart-2', update: 'close' })
+      .expect(422);
     expect(res.body).toMatchObject({ code: 'WEFT_UPDATE_REJECTED' });
     expect(res.body.message).toContain('an empty cart cannot be closed');
     expect((await engine.describe('cart-2')).history).toHaveLength(before);
@@ -137,7 +142,10 @@ describe('updates declared with decorators, and updateWithStart over HTTP', () =
     expect(noId.body.message).toContain('workflowId');
     await http.post('/weft/workflows/update-with-start').send({ type: 'cart', workflowId: 'cart-3' }).expect(400);
     await http.post('/weft/workflows/update-with-start').send({ type: 'cart', workflowId: 'cart-3', update: 'add', extra: 1 }).expect(400);
-    const unknown = await http.post('/weft/workflows/update-with-start').send({ type: 'cart', workflowId: 'cart-3', update: 'nope' }).expect(404);
+    const unknown = await http
+      .post('/weft/workflows/update-with-start')
+      .send({ type: 'cart', workflowId: 'cart-3', update: 'nope' })
+      .expect(404);
     expect(unknown.body).toMatchObject({ code: 'WEFT_UNKNOWN_HANDLER' });
     expect(await tdb.query(`SELECT id FROM weft.weft_workflows WHERE id = 'cart-3'`)).toEqual([]);
   });
