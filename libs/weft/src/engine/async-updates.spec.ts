@@ -50,6 +50,12 @@ class Ledger {
     return `slow ${tag}`;
   }
 
+  /** Waits at once: its wait asks for a pump from inside the pump that delivered it. */
+  async gate(tag: string) {
+    await this.ctx.condition(() => this.released);
+    return `gate ${tag}`;
+  }
+
   async failing(why: string) {
     this.log.push('failing:begin');
     await this.ctx.step('before-failure', () => 'x');
@@ -88,7 +94,15 @@ const ledgerDef: WorkflowDefinition = {
   name: 'ledger',
   factory: () => new Ledger() as never,
   signalHandlers: { release: 'release', finish: 'finish' },
-  updateHandlers: { credit: 'credit', slow: 'slow', failing: 'failing', whoAmI: 'whoAmI', guarded: 'credit', ctxValidator: 'credit' },
+  updateHandlers: {
+    credit: 'credit',
+    slow: 'slow',
+    gate: 'gate',
+    failing: 'failing',
+    whoAmI: 'whoAmI',
+    guarded: 'credit',
+    ctxValidator: 'credit',
+  },
   updateValidators: { credit: 'checkTag', guarded: 'checkTag', ctxValidator: 'callsCtx' },
   queryHandlers: { log: 'read' },
 };
@@ -180,6 +194,18 @@ describe('async update handlers', () => {
     const [row] = await env.tdb.query<{ result: unknown }>(`SELECT result FROM weft.weft_messages WHERE workflow_id = $1`, [id]);
     expect(row.result).toEqual({ value: 'slow t1' });
     expect(bodies.get('slow-t1')).toBe(1);
+  });
+
+  it('handlers that wait at once, delivered together, each run once', async () => {
+    const a = await env.pool.create({}, register);
+    await a.bootstrap();
+    const id = 'ledger-gates';
+    await a.start('ledger', {}, { workflowId: id });
+    const gates = ['g1', 'g2', 'g3'].map((g) => a.update(id, 'gate', g, { timeout: '20s' }));
+    await waitFor(async () => (await messages(id)).filter((m) => m.status === 'accepted').length === 3, 'all three accepted');
+    await a.signal(id, 'release');
+    expect(await Promise.all(gates)).toEqual(['gate g1', 'gate g2', 'gate g3']);
+    expect((await a.describe(id)).history.filter((op) => op.kind === 'update')).toHaveLength(3);
   });
 
   it('a handler that throws fails the update (its cause kept); what it did stays, and the workflow goes on', async () => {

@@ -290,6 +290,10 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): { k
   return { kept, resumed: false };
 }
 
+/** Runs in a pump now, and those that asked for another from inside it. */
+const pumping = new WeakSet<Execution>();
+const pumpAgain = new WeakSet<Execution>();
+
 /**
  * Handlers run while the workflow waits: only when the run is past replay, no step body is
  * running and run() has made its first ctx call (Execution.mayDeliver), or before run() for a
@@ -297,8 +301,19 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): { k
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
   if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || exec.inflightSteps > 0 || !exec.mayDeliver) return;
-  const { kept, resumed } = deliverAll(exec, onUpdate);
+  // A handler that waits at once (an async update's condition) asks for a pump from inside this
+  // one: it comes after, or it would deliver the same buffered messages again.
+  if (pumping.has(exec)) return void pumpAgain.add(exec);
+  pumping.add(exec);
+  let kept: InboxMessage[];
+  let resumed: boolean;
+  try {
+    ({ kept, resumed } = deliverAll(exec, onUpdate));
+  } finally {
+    pumping.delete(exec);
+  }
   exec.inbox.keep(kept);
+  if (pumpAgain.delete(exec)) resumed = true;
   for (const [seq, w] of [...exec.waits]) {
     if (w.kind === 'condition' && exec.state === 'active' && w.pred?.()) exec.resolveWait(seq, true);
   }
