@@ -24,6 +24,11 @@ export interface QueueHost {
 const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume', 'events', 'streams', 'sends', 'updateResults'] as const;
 
 function merge(into: Change, c: Change): Change {
+  const out = mergeFields(into, c);
+  return c.updateResults?.length && out.consume?.length ? foldUpdateResults(out) : out;
+}
+
+function mergeFields(into: Change, c: Change): Change {
   const out: Change = { ...into };
   if (c.status !== undefined) out.status = c.status;
   if (c.output !== undefined) out.output = c.output;
@@ -36,7 +41,7 @@ function merge(into: Change, c: Change): Change {
     const add = c[f];
     if (add?.length) (out as Record<string, unknown[]>)[f] = [...(into[f] ?? []), ...add];
   }
-  return c.updateResults?.length && out.consume?.length ? foldUpdateResults(out) : out;
+  return out;
 }
 
 /**

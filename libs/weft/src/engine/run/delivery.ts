@@ -192,6 +192,59 @@ function admit(exec: Execution, stored: InboxMessage): InboxMessage | null {
   return problem ? refuse(exec, stored, problem) : stored;
 }
 
+/** Validates, records and runs an update (see docs/messages.md, "Updates"); always taken. */
+function deliverUpdate(exec: Execution, m: InboxMessage, onUpdate: (messageId: string) => void): boolean {
+  // A rejected request leaves no history: its row only carries the refusal to its caller.
+  const rejected = validateUpdate(exec, m.name, m.payload);
+  if (rejected) {
+    void exec.commit({ consume: [{ id: m.id, seq: null, status: 'rejected', result: { error: rejected } }] }).then(() => onUpdate(m.id));
+    return true;
+  }
+  const seq = exec.takeSeq(false);
+  const declaredAsync = isAsyncFunction(
+    (exec.instance as unknown as Record<string, unknown>)[exec.definition.updateHandlers?.[m.name] ?? ''],
+  );
+  if (declaredAsync) {
+    // Recorded before the handler runs: its first step's body waits for this record (durable()).
+    const result: RecordedUpdate = { args: m.payload, messageId: m.id };
+    void exec.record(
+      { seq, kind: 'update', name: m.name, status: 'completed', result },
+      { consume: [{ id: m.id, seq, status: 'accepted' }] },
+    );
+    const ran = runUpdateHandler(exec, m.name, m.payload);
+    const pending =
+      'pending' in ran ? ran.pending : Promise.resolve(ran.outcome.error ? Promise.reject(ran.outcome.error) : ran.outcome.value);
+    followUpdate(exec, m.id, m.name, pending, onUpdate);
+    return true;
+  }
+  // Its event is taken before the handler runs: what the handler records comes after it, as in replay.
+  const event = exec.takeEvent();
+  const ran = runUpdateHandler(exec, m.name, m.payload);
+  if ('pending' in ran) {
+    const result: RecordedUpdate = { args: m.payload, messageId: m.id };
+    void exec.record(
+      { seq, kind: 'update', name: m.name, status: 'completed', result },
+      { consume: [{ id: m.id, seq, status: 'accepted' }] },
+      event,
+    );
+    followUpdate(exec, m.id, m.name, ran.pending, onUpdate);
+    return true;
+  }
+  const { outcome: out, touched } = ran;
+  const status = out.error ? 'failed' : 'done';
+  const result = { args: m.payload, ...out };
+  const recorded = exec
+    .record(
+      { seq, kind: 'update', name: m.name, status: 'completed', result },
+      { consume: [{ id: m.id, seq, status, result: out }] },
+      event,
+    )
+    .then(() => onUpdate(m.id));
+  // The caller is told it failed: what the handler changed must not stay.
+  if (touched) exec.host.rebuild(exec, recorded);
+  return true;
+}
+
 /** Delivers one message; false when nothing here can take it yet (it stays buffered). */
 function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string) => void): boolean {
   if (m.kind === 'signal' && exec.definition.signalHandlers?.[m.name]) {
@@ -200,57 +253,7 @@ function deliver(exec: Execution, m: InboxMessage, onUpdate: (messageId: string)
     runSignalHandler(exec, m.name, m.payload);
     return true;
   }
-  if (m.kind === 'update') {
-    // A rejected request leaves no history: its row only carries the refusal to its caller.
-    const rejected = validateUpdate(exec, m.name, m.payload);
-    if (rejected) {
-      void exec.commit({ consume: [{ id: m.id, seq: null, status: 'rejected', result: { error: rejected } }] }).then(() => onUpdate(m.id));
-      return true;
-    }
-    const seq = exec.takeSeq(false);
-    const declaredAsync = isAsyncFunction(
-      (exec.instance as unknown as Record<string, unknown>)[exec.definition.updateHandlers?.[m.name] ?? ''],
-    );
-    if (declaredAsync) {
-      // Recorded before the handler runs: its first step's body waits for this record (durable()).
-      const result: RecordedUpdate = { args: m.payload, messageId: m.id };
-      void exec.record(
-        { seq, kind: 'update', name: m.name, status: 'completed', result },
-        { consume: [{ id: m.id, seq, status: 'accepted' }] },
-      );
-      const ran = runUpdateHandler(exec, m.name, m.payload);
-      const pending =
-        'pending' in ran ? ran.pending : Promise.resolve(ran.outcome.error ? Promise.reject(ran.outcome.error) : ran.outcome.value);
-      followUpdate(exec, m.id, m.name, pending, onUpdate);
-      return true;
-    }
-    // Its event is taken before the handler runs: what the handler records comes after it, as in replay.
-    const event = exec.takeEvent();
-    const ran = runUpdateHandler(exec, m.name, m.payload);
-    if ('pending' in ran) {
-      const result: RecordedUpdate = { args: m.payload, messageId: m.id };
-      void exec.record(
-        { seq, kind: 'update', name: m.name, status: 'completed', result },
-        { consume: [{ id: m.id, seq, status: 'accepted' }] },
-        event,
-      );
-      followUpdate(exec, m.id, m.name, ran.pending, onUpdate);
-      return true;
-    }
-    const { outcome: out, touched } = ran;
-    const status = out.error ? 'failed' : 'done';
-    const result = { args: m.payload, ...out };
-    const recorded = exec
-      .record(
-        { seq, kind: 'update', name: m.name, status: 'completed', result },
-        { consume: [{ id: m.id, seq, status, result: out }] },
-        event,
-      )
-      .then(() => onUpdate(m.id));
-    // The caller is told it failed: what the handler changed must not stay.
-    if (touched) exec.host.rebuild(exec, recorded);
-    return true;
-  }
+  if (m.kind === 'update') return deliverUpdate(exec, m, onUpdate);
   const waitKind = waitKindFor(m.kind);
   const seq = waitKind && oldestWait(exec, waitKind, m.name);
   if (seq === undefined) return false;

@@ -131,9 +131,7 @@ export class RunLauncher {
       change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
     }
     const settled = { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null };
-    if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
-    const abandoned = exec.abandonUpdates();
-    if (abandoned.length) change.updateResults = abandoned;
+    endNotices(exec, change, settled);
     exec.end();
     await exec.commit(change, true);
     this.deps.runs.forget(exec);
@@ -182,4 +180,11 @@ export class RunLauncher {
       this.deps.commits.redrive(exec.workflowId, 1);
     });
   }
+}
+
+/** What the end tells others: the parent its child's end, the callers of updates still running. */
+function endNotices(exec: Execution, change: Change, settled: Settled): void {
+  if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
+  const abandoned = exec.abandonUpdates();
+  if (abandoned.length) change.updateResults = abandoned;
 }
