@@ -673,6 +673,7 @@ export class WeftEngine {
       await this.bootstrapping?.catch(() => undefined);
       await this.runtime.drain(Date.now() + this.options.shutdownGraceMs);
       await this.runtime.close();
+      await this.transitions.putBackTaken().catch(() => undefined); // before the claims go: see there
       const report = await this.ownership.maintenance.dispose().catch(() => ({ released: 0, failed: -1 }));
       if (this.ownsDatabase) await this.database.close();
       return report;
