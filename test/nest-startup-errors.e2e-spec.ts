@@ -11,6 +11,7 @@ import {
   ScopedWorkflowError,
   SignalHandler,
   UpdateHandler,
+  UpdateValidator,
   Step,
   WeftEngine,
   WeftError,
@@ -69,8 +70,8 @@ class RequestScopedWorkflow {
 @Injectable({ scope: Scope.REQUEST })
 class PerRequestService {}
 
-@Workflow('async-update')
-class AsyncUpdateWorkflow {
+@Workflow('orphan-validator')
+class OrphanValidatorWorkflow {
   private limit = 0;
   async run() {
     return this.limit;
@@ -80,6 +81,11 @@ class AsyncUpdateWorkflow {
   async setLimit(n: number) {
     this.limit = n;
     return n;
+  }
+
+  @UpdateValidator('set-limt')
+  checkLimit(n: unknown) {
+    if (typeof n !== 'number') throw new TypeError('a number');
   }
 }
 
@@ -171,11 +177,11 @@ describe('WeftModule start-up errors', () => {
     });
   });
 
-  it('rejects an async @UpdateHandler at bootstrap, naming the class, the update and the method', async () => {
-    const { error, engine } = await boot([AsyncUpdateWorkflow]);
+  it('rejects an @UpdateValidator of an update the class does not handle, naming the class and the method', async () => {
+    const { error, engine } = await boot([OrphanValidatorWorkflow]);
     expect(error).toBeInstanceOf(InvalidWorkflowDeclarationError);
-    expect(error).toMatchObject({ code: 'WEFT_INVALID_WORKFLOW_DECLARATION', className: 'AsyncUpdateWorkflow' });
-    expect((error as Error).message).toContain('update handler "set-limit" on setLimit() is async');
+    expect(error).toMatchObject({ code: 'WEFT_INVALID_WORKFLOW_DECLARATION', className: 'OrphanValidatorWorkflow' });
+    expect((error as Error).message).toContain('@UpdateValidator on checkLimit() validates update "set-limt", which has no @UpdateHandler');
     expect(engine.isDisposed).toBe(true);
   });
 

@@ -43,6 +43,7 @@ export {
   ChildWorkflowFailedError,
   UnknownHandlerError,
   UpdateFailedError,
+  UpdateRejectedError,
   QueryFailedError,
   EngineNotReadyError,
   RepositoryReadOnlyError,

@@ -650,8 +650,37 @@ export class UpdateTimeoutError extends WeftError {
     readonly workflowId: string,
     readonly updateName: string,
     readonly timeoutMs: number,
+    /**
+     * True when the workflow had accepted the update before the caller gave up: its handler goes on
+     * in the workflow (nothing is run again); false when the request was withdrawn unapplied.
+     */
+    readonly accepted = false,
   ) {
-    super(`Update "${updateName}" on workflow "${workflowId}" got no result within ${timeoutMs} ms; it will not be applied later.`);
+    super(
+      accepted
+        ? `Update "${updateName}" on workflow "${workflowId}" was accepted but did not finish within ${timeoutMs} ms; its handler goes on in the workflow (query it, or wait longer).`
+        : `Update "${updateName}" on workflow "${workflowId}" got no result within ${timeoutMs} ms; it will not be applied later.`,
+    );
+  }
+}
+
+/** A validator refused the update: nothing was recorded. `cause`: what the validator threw. */
+export class UpdateRejectedError extends WeftError {
+  static readonly code = 'WEFT_UPDATE_REJECTED';
+  static readonly category = ErrorCategory.Input;
+  static readonly httpStatus = 422;
+  declare readonly cause: Error;
+  constructor(
+    readonly workflowId: string,
+    readonly updateName: string,
+    cause: Error,
+  ) {
+    super(
+      `Update "${updateName}" on workflow "${workflowId}" was rejected by its validator: ${describeCause(cause)}. Nothing was recorded; fix the arguments.`,
+      {
+        cause,
+      },
+    );
   }
 }
 

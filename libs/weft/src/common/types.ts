@@ -160,12 +160,21 @@ export interface WorkflowInstance<I = unknown, O = unknown> {
 
 export type WorkflowFactory = () => WorkflowInstance;
 
+/** Refuses an update by throwing; synchronous, and makes no ctx call (DESIGN 9.8). */
+export type UpdateValidatorFn = (this: never, args: never) => void;
+
 export interface WorkflowDefinition {
   name: string;
   factory: WorkflowFactory;
   /** Signal handlers by signal name: method names on the instance. */
   signalHandlers?: Record<string, string>;
+  /** Update handlers by update name: method names on the instance; a handler may be async (docs/messages.md). */
   updateHandlers?: Record<string, string>;
+  /**
+   * Update validators by update name: a method name on the instance, or a function called with the
+   * instance as `this`. It throws to reject the update before anything is recorded.
+   */
+  updateValidators?: Record<string, string | UpdateValidatorFn>;
   queryHandlers?: Record<string, string>;
   /** `@Schedule`s of the type: created or updated at bootstrap. */
   schedules?: ScheduleDecoratorOptions[];

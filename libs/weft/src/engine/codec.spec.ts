@@ -23,6 +23,11 @@ class Everything {
     this.got.push(p.text);
     return { echo: M('update-result') };
   }
+  /** An async handler (its request and its answer on the request row), reached with updateWithStart. */
+  async bumpLater(p: { text: string }) {
+    const inner = await (this as unknown as { ctx: WorkflowContext }).ctx.step('in-update', () => M('update-step-result'));
+    return { echo: `${p.text}+${inner}+${M('async-update-result')}` };
+  }
   async run(ctx: WorkflowContext, input: { text: string; continued?: boolean }) {
     if (!input.continued) {
       await ctx.step('before', () => M('step-before-continue'));
@@ -79,7 +84,12 @@ class LongStep {
 }
 
 const defs: WorkflowDefinition[] = [
-  { name: 'codec-all', factory: () => new Everything() as never, signalHandlers: { add: 'onAdd' }, updateHandlers: { bump: 'bump' } },
+  {
+    name: 'codec-all',
+    factory: () => new Everything() as never,
+    signalHandlers: { add: 'onAdd' },
+    updateHandlers: { bump: 'bump', later: 'bumpLater' },
+  },
   { name: 'codec-child', factory: () => new Child() as never },
   { name: 'codec-waiter', factory: () => new Waiter() as never },
   { name: 'codec-long', factory: () => new LongStep() as never },
@@ -130,6 +140,17 @@ describe('payload codec (real PostgreSQL)', () => {
     const h = await a.start('codec-all', { text: M('input') }, { workflowId: 'all-1' });
     await waitFor(async () => (await b.describe(h.workflowId)).history.some((o) => o.name === 'e'), 'the event set');
     await b.signal(h.workflowId, 'add', { text: M('signal') });
+    // Found by its id (return-existing): the request's arguments and the async handler's answer.
+    await expect(
+      b.updateWithStart(
+        'codec-all',
+        { text: M('unused-input') },
+        { workflowId: h.workflowId },
+        'later',
+        { text: M('uws-args') },
+        { timeout: '20s' },
+      ),
+    ).resolves.toEqual({ echo: `${M('uws-args')}+${M('update-step-result')}+${M('async-update-result')}` });
     await expect(b.update(h.workflowId, 'bump', { text: M('update-args') }, { timeout: '20s' })).resolves.toEqual({
       echo: M('update-result'),
     });
@@ -155,6 +176,15 @@ describe('payload codec (real PostgreSQL)', () => {
     // The replayer reads the same history and finds it deterministic.
     const report = await new WorkflowReplayer(defs).replay({ ...d, type: 'codec-all' });
     expect(report, JSON.stringify(report)).toMatchObject({ ok: true });
+    // The async update's answer was written on its request row (updateResults), encoded.
+    const answers = await env.tdb.query<{ status: string; id: string }>(
+      `SELECT status, result->>'weft:codec' AS id FROM weft.weft_messages WHERE workflow_id = $1 AND kind = 'update' ORDER BY id`,
+      [h.workflowId],
+    );
+    expect(answers).toEqual([
+      { status: 'done', id: 'k1' },
+      { status: 'done', id: 'k1' },
+    ]);
     // Nothing of any payload is in the clear, anywhere.
     const raw = await rawScan();
     expect(raw.filter((r) => r.text.includes('MARKER-'))).toEqual([]);

@@ -5,6 +5,7 @@ import {
   EngineNotReadyError,
   InvalidArgumentError,
   ResultTimeoutError,
+  UnknownHandlerError,
   WorkflowNotFoundError,
   WorkflowNotRunningError,
   WorkflowPurgeRefusedError,
@@ -380,6 +381,40 @@ export class WeftEngine {
     return this.messaging.update<R>(workflowId, name, args ?? null, opts);
   }
 
+  /**
+   * Starts the workflow, or finds it by `startOpts`' id policy ('return-existing' by default), and
+   * sends it the update, in one call: resolves with the update's result (DESIGN 9.3). A new run goes
+   * up to its first wait before the handler runs, as any live start does. The start is written
+   * outside any caller transaction (this call waits for the handler, which a start not yet
+   * committed would never run): `manager` is refused, and an ambient transaction is not joined.
+   */
+  async updateWithStart<R = unknown, I = unknown>(
+    type: string,
+    input: I,
+    startOpts: StartOptions,
+    updateName: string,
+    args?: unknown,
+    opts: { timeout?: Duration } = {},
+  ): Promise<R> {
+    this.assertOpen();
+    const def = this.registry.get(validateName('workflow type', type));
+    validateName('update name', updateName);
+    if (startOpts?.manager !== undefined) {
+      throw new InvalidArgumentError(
+        'updateWithStart',
+        "takes no manager: it waits for the update's result, which a start not yet committed never gives",
+      );
+    }
+    if (!def.updateHandlers?.[updateName]) throw new UnknownHandlerError(def.name, 'update', updateName);
+    const timeoutMs = parseDuration(opts.timeout ?? '30s', 'update timeout');
+    const stored = toStoredJson(args ?? null, `Arguments of update "${updateName}"`, this.options.maxPayloadBytes);
+    await this.assertCanRun();
+    const tracing = this.options.tracing.ready();
+    if (tracing) await tracing;
+    const workflowId = await this.starter.start({ type, input, opts: startOpts ?? {} });
+    return this.messaging.sendUpdate<R>(workflowId, updateName, stored, timeoutMs);
+  }
+
   async query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
     this.assertOpen();
     return this.messaging.query<R>(workflowId, name, args);
@@ -664,6 +699,7 @@ export class WeftEngine {
       await this.bootstrapping?.catch(() => undefined);
       await this.runtime.drain(Date.now() + this.options.shutdownGraceMs);
       await this.runtime.close();
+      await this.transitions.putBackTaken().catch(() => undefined); // before the claims go: see there
       const report = await this.ownership.maintenance.dispose().catch(() => ({ released: 0, failed: -1 }));
       if (this.ownsDatabase) await this.database.close();
       return report;

@@ -75,6 +75,11 @@ export class LocalTimers implements TimerHooks {
     this.count--;
   }
 
+  /** Resolves once no fire is under way (a shutdown lets them finish before the database closes). */
+  async settled(untilMs: number): Promise<void> {
+    while (this.firing > 0 && Date.now() < untilMs) await new Promise((r) => setTimeout(r, 5));
+  }
+
   close(): void {
     this.closed = true;
     for (const seqs of this.byWorkflow.values()) for (const handle of seqs.values()) handle.clear();

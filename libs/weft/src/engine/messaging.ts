@@ -4,6 +4,7 @@ import {
   recordedError,
   UnknownHandlerError,
   UpdateFailedError,
+  UpdateRejectedError,
   UpdateTimeoutError,
   WorkflowNotFoundError,
   WorkflowNotRunningError,
@@ -24,6 +25,8 @@ import { toStoredJson, validateName, validateWorkflowId } from './validation.js'
 import { WorkflowStatus } from '../common/types.js';
 
 const POLL_LIMIT = 500;
+/** An update request's row in one of these has its outcome. */
+const ENDED_UPDATE = new Set(['done', 'failed', 'refused', 'rejected']);
 
 function validName(kind: string, name: unknown): string {
   return validateName(`${kind} name`, name);
@@ -94,6 +97,14 @@ export class Messaging {
     if (this.registry.has(row.type) && !this.registry.get(row.type).updateHandlers?.[name]) {
       throw new UnknownHandlerError(row.type, 'update', name);
     }
+    return this.sendUpdate<R>(workflowId, name, stored, timeoutMs);
+  }
+
+  /**
+   * updateWithStart's update, once the start is written (or found): a workflow not running yet
+   * (queued, delayed) takes it when it runs; one that already ended refuses it. `stored` is checked.
+   */
+  async sendUpdate<R>(workflowId: string, name: string, stored: unknown, timeoutMs: number): Promise<R> {
     const res = await this.store.messages.send(workflowId, 'update', name, stored);
     if (!res) throw new WorkflowNotFoundError(workflowId);
     if (!res.messageId) throw new WorkflowNotRunningError(workflowId, res.status);
@@ -101,13 +112,17 @@ export class Messaging {
     return this.awaitUpdate<R>(workflowId, name, res.messageId, timeoutMs);
   }
 
-  private async awaitUpdate<R>(workflowId: string, name: string, messageId: string, timeoutMs: number): Promise<R> {
+  /**
+   * Waits for the request's outcome on its row: `done`, `failed` or `refused` (applied or refused
+   * by the owner), `rejected` (its validator refused it: the row goes, nothing else was written),
+   * or still `pending` / `accepted` (an async handler runs) until the timeout.
+   */
+  async awaitUpdate<R>(workflowId: string, name: string, messageId: string, timeoutMs: number): Promise<R> {
     const deadline = Date.now() + timeoutMs;
     let pollMs = 10;
     for (;;) {
       const row = await this.store.messages.readUpdate(messageId);
-      if (row && (row.status === 'done' || row.status === 'failed' || row.status === 'refused'))
-        return this.updateResult<R>(workflowId, name, row.result);
+      if (row && ENDED_UPDATE.has(row.status)) return this.updateResult<R>(workflowId, name, messageId, row);
       const left = deadline - Date.now();
       if (left <= 0) break;
       await new Promise<void>((resolve) => {
@@ -120,14 +135,20 @@ export class Messaging {
       this.runtime.stopAwaitingUpdate(messageId);
       pollMs = Math.min(pollMs * 2, 200);
     }
-    // Withdraw it, unless it was applied at the last moment: then its result stands.
+    // Withdraw it, unless it was applied at the last moment: then its result stands. One the
+    // workflow accepted goes on there (its handler is never run twice): the caller is told so.
     if (await this.store.messages.expireUpdate(messageId)) throw new UpdateTimeoutError(workflowId, name, timeoutMs);
     const row = await this.store.messages.readUpdate(messageId);
-    return this.updateResult<R>(workflowId, name, row?.result);
+    if (row && ENDED_UPDATE.has(row.status)) return this.updateResult<R>(workflowId, name, messageId, row);
+    throw new UpdateTimeoutError(workflowId, name, timeoutMs, true);
   }
 
-  private updateResult<R>(workflowId: string, name: string, result: unknown): R {
-    const out = (result ?? {}) as UpdateOutcome;
+  private async updateResult<R>(workflowId: string, name: string, messageId: string, row: { status: string; result: unknown }): Promise<R> {
+    const out = (row.result ?? {}) as UpdateOutcome;
+    if (row.status === 'rejected') {
+      await this.store.messages.dropRejected(messageId); // a rejected request leaves no trace
+      throw new UpdateRejectedError(workflowId, name, recordedError(out.error as Record<string, unknown>));
+    }
     if (out.error) throw new UpdateFailedError(workflowId, name, recordedError(out.error));
     return out.value as R;
   }

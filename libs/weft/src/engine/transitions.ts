@@ -46,6 +46,11 @@ export class Transitions {
   private readonly ownership: OwnershipPolicy;
   private readonly logger: WeftLogger;
   private readonly enqueued: (queue: string) => void;
+  /**
+   * Wait timers this engine took and woke a run with, by row id, for a retry delay: the wake's
+   * commit may still be lost to a shutdown (putBackTaken).
+   */
+  private readonly taken = new Map<string, { timer: TimerRow; at: number }>();
   /** Local timers due together are taken in one statement (fireOwn). */
   private readonly ownTimers: Batcher<{ workflowId: string; seq: number }, OwnTimerTake>;
 
@@ -237,7 +242,15 @@ export class Transitions {
   }
 
   private async fire(t: TimerRow): Promise<void> {
-    if (t.kind === 'sleep' || t.kind === 'message-timeout') return this.runtime.drive(t.workflowId, t.seq, t.fenceEpoch);
+    if (t.kind === 'sleep' || t.kind === 'message-timeout') {
+      await this.runtime.drive(t.workflowId, t.seq, t.fenceEpoch);
+      // Taken while this engine began to shut down: its run is stopped or never loaded, so nothing
+      // here wakes it. The row goes back to its due time for the next owner, which would otherwise
+      // wait out the take's retry delay (up to 30 s) first (async-updates.spec.ts, the takeover).
+      if (this.runtime.closed || this.runtime.isDraining) await this.store.timers.putBack(t);
+      else this.rememberTake(t);
+      return;
+    }
     if (t.kind === 'delayed-start') return this.fireDelayedStart(t.workflowId);
     if (t.kind === 'execution-deadline') {
       await this.external(t.workflowId, 'timeout', (row) =>
@@ -332,6 +345,25 @@ export class Transitions {
     } else if (status === WorkflowStatus.Running) {
       if (!heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
     } else await letGo();
+  }
+
+  private rememberTake(t: TimerRow): void {
+    const now = Date.now();
+    const keep = this.ownership.maintenance.timerRetryMs;
+    for (const [id, e] of this.taken) if (now - e.at > keep || this.taken.size > 10_000) this.taken.delete(id);
+    this.taken.set(t.id, { timer: t, at: now });
+  }
+
+  /**
+   * At shutdown, once the runs are stopped and before the claims go: the timers this engine took
+   * lately go back to their due time. A wake delivered here whose commit did not land (dropped by
+   * the shutdown) would otherwise leave its row a retry delay (up to 30 s) ahead, and the next owner
+   * would sleep that much longer; one whose commit landed deleted its row, so nothing changes.
+   */
+  async putBackTaken(): Promise<void> {
+    const all = [...this.taken.values()].map((e) => e.timer);
+    this.taken.clear();
+    for (const t of all) await this.store.timers.putBack(t);
   }
 
   /**

@@ -2,6 +2,10 @@
 export const WEFT_WORKFLOW_METADATA = 'weft:workflow';
 export const WEFT_SIGNAL_HANDLER_METADATA = 'weft:signal-handler';
 export const WEFT_UPDATE_HANDLER_METADATA = 'weft:update-handler';
+/** On an update validator method (`@UpdateValidator(name)`): the update's name. */
+export const WEFT_UPDATE_VALIDATOR_METADATA = 'weft:update-validator';
+/** On an update handler method: its `validate` option (`@UpdateHandler(name, { validate })`). */
+export const WEFT_UPDATE_VALIDATE_OPTION_METADATA = 'weft:update-validate';
 export const WEFT_QUERY_HANDLER_METADATA = 'weft:query-handler';
 export const WEFT_STEP_METADATA = 'weft:step';
 export const WEFT_SCHEDULE_METADATA = 'weft:schedule';

@@ -3,9 +3,8 @@ import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper.js';
 import { WeftEngine } from '../engine/engine.js';
 import { InvalidConfigurationError, WeftError } from '../common/errors.js';
-import type { ScheduleDecoratorOptions, WorkflowDefinition } from '../common/types.js';
+import type { ScheduleDecoratorOptions, UpdateValidatorFn, WorkflowDefinition } from '../common/types.js';
 import { resolveSchedule, SCHEDULE_DECORATOR_KEYS } from '../engine/schedules/spec.js';
-import { isAsyncFunction } from '../engine/run/delivery.js';
 import { MAX_NAME_LENGTH } from '../engine/validation.js';
 import type { WorkflowMetadata } from './decorators/workflow.decorator.js';
 import { asStep, stepMetadataOf, type StepMetadata } from './decorators/step-call.js';
@@ -163,6 +162,7 @@ export class WeftExplorer implements OnModuleInit {
       throw new ScopedWorkflowError(metatype.name);
     if (typeof (metatype.prototype as { run?: unknown }).run !== 'function') throw new WorkflowRunMissingError(metatype.name);
     const handlers = this.handlers(metatype);
+    const validators = this.validators(metatype, handlers.update);
     const schedules = this.accessor.getSchedules(metatype);
     // Checked here, before any workflow is registered (all or none), naming the class.
     for (const s of schedules) checkSchedule(metatype.name, meta.name, s);
@@ -171,12 +171,43 @@ export class WeftExplorer implements OnModuleInit {
       factory: await createWorkflowFactory(wrapper, this.moduleRef),
       signalHandlers: handlers.signal,
       updateHandlers: handlers.update,
+      ...(Object.keys(validators).length ? { updateValidators: validators } : {}),
       queryHandlers: handlers.query,
       schedules,
       ...(meta.options.version !== undefined ? { version: meta.options.version } : {}),
       ...(meta.options.queue !== undefined ? { queue: meta.options.queue } : {}),
       ...(meta.options.partitionKey !== undefined ? { partitionKey: meta.options.partitionKey } : {}),
     };
+  }
+
+  /**
+   * Update name → validator: an `@UpdateValidator(name)` method's name, or a handler's `validate`
+   * option. One per update, and only for an update the class handles.
+   */
+  private validators(metatype: Type, updates: Record<string, string>): Record<string, string | UpdateValidatorFn> {
+    const out: Record<string, string | UpdateValidatorFn> = {};
+    const proto = metatype.prototype as Record<string, unknown>;
+    const add = (name: unknown, v: string | UpdateValidatorFn, where: string) => {
+      if (typeof name !== 'string' || updates[name] === undefined) {
+        throw new InvalidWorkflowDeclarationError(
+          metatype.name,
+          `${where} validates update "${String(name)}", which has no @UpdateHandler`,
+        );
+      }
+      if (out[name] !== undefined)
+        throw new InvalidWorkflowDeclarationError(metatype.name, `update "${name}" has two validators (${where} and another)`);
+      out[name] = v;
+    };
+    for (const method of this.scanner.getAllMethodNames(proto)) {
+      const validated = this.accessor.getValidatorOf(proto[method]);
+      if (validated !== undefined) add(validated, method, `@UpdateValidator on ${method}()`);
+      const option = this.accessor.getValidateOption(proto[method]);
+      if (option === undefined) continue;
+      if (typeof option !== 'function')
+        throw new InvalidWorkflowDeclarationError(metatype.name, `the validate option on ${method}() must be a function`);
+      add(this.accessor.getHandlerName('update', proto[method]), option as UpdateValidatorFn, `the validate option on ${method}()`);
+    }
+    return out;
   }
 
   /** Handler name → method name, per kind; a name twice in one kind is a start-up error. */
@@ -191,12 +222,6 @@ export class WeftExplorer implements OnModuleInit {
           throw new InvalidWorkflowDeclarationError(
             metatype.name,
             `${kind} handler name on ${method}() must be 1 to ${MAX_NAME} characters`,
-          );
-        }
-        if (kind === 'update' && isAsyncFunction(proto[method])) {
-          throw new InvalidWorkflowDeclarationError(
-            metatype.name,
-            `update handler "${name}" on ${method}() is async. Update handlers must be synchronous (change state, return a value); leave async work to run(), e.g. set state that a ctx.condition() waits for`,
           );
         }
         const existing = out[kind][name];

@@ -40,6 +40,7 @@ const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expecte
   byStatus: { ifStatus: 'running', status: 'cancelled' },
   events: { events: [{ key: 'ready', value: { n: 1 }, seq: 3 }] },
   sends: { sends: [{ workflowId: 'other', name: 'go', payload: { n: 1 } }] },
+  updateResults: { updateResults: [{ id: '7', status: 'done', result: { value: 3 } }] },
   streams: {
     streams: [
       { key: 'tokens', value: 'a' },

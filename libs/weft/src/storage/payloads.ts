@@ -119,6 +119,7 @@ export class Payloads {
     if (c.continueAsNew) out.continueAsNew = { ...c.continueAsNew, input: await e(c.continueAsNew.input) };
     if (c.events) out.events = await Promise.all(c.events.map(async (v) => ({ ...v, value: await e(v.value) })));
     if (c.sends) out.sends = await Promise.all(c.sends.map(async (s) => ({ ...s, payload: await e(s.payload) })));
+    if (c.updateResults) out.updateResults = await Promise.all(c.updateResults.map(async (u) => ({ ...u, result: await e(u.result) })));
     if (c.streams) out.streams = await Promise.all(c.streams.map(async (s) => (s.close ? s : { ...s, value: await e(s.value) })));
     return out;
   }

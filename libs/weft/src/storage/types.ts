@@ -92,6 +92,15 @@ export interface AdvanceCommand {
   sends?: Array<{ workflowId: string; name: string; payload: unknown }>;
   /** ctx.writeStream / ctx.closeStream from workflow code: appended at the stream's next offsets, with a NOTIFY. */
   streams?: StreamWrite[];
+  /** Async update handlers that finished: their accepted request rows get the outcome. */
+  updateResults?: UpdateResultWrite[];
+}
+
+/** The outcome of an accepted update (status `done` or `failed`), for its caller. */
+export interface UpdateResultWrite {
+  id: string;
+  status: 'done' | 'failed';
+  result: unknown;
 }
 
 /**

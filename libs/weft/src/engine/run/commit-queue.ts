@@ -21,9 +21,14 @@ export interface QueueHost {
   onStale(owner: QueueOwner, reason: 'version' | 'fence'): void;
 }
 
-const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume', 'events', 'streams', 'sends'] as const;
+const LIST_FIELDS = ['operations', 'deleteTimers', 'timers', 'messages', 'consume', 'events', 'streams', 'sends', 'updateResults'] as const;
 
 function merge(into: Change, c: Change): Change {
+  const out = mergeFields(into, c);
+  return c.updateResults?.length && out.consume?.length ? foldUpdateResults(out) : out;
+}
+
+function mergeFields(into: Change, c: Change): Change {
   const out: Change = { ...into };
   if (c.status !== undefined) out.status = c.status;
   if (c.output !== undefined) out.output = c.output;
@@ -37,6 +42,21 @@ function merge(into: Change, c: Change): Change {
     if (add?.length) (out as Record<string, unknown[]>)[f] = [...(into[f] ?? []), ...add];
   }
   return out;
+}
+
+/**
+ * An async update that began and ended within one commit: its outcome goes into its consumption
+ * (the statement's parts all see the row as it was, pending, so the result part would miss it).
+ */
+function foldUpdateResults(c: Change): Change {
+  const results = new Map(c.updateResults!.map((u) => [u.id, u]));
+  const consume = c.consume!.map((m) => {
+    const u = results.get(m.id);
+    if (!u) return m;
+    results.delete(m.id);
+    return { ...m, status: u.status, result: u.result };
+  });
+  return { ...c, consume, updateResults: results.size ? [...results.values()] : undefined };
 }
 
 /**

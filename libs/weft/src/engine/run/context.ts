@@ -84,6 +84,12 @@ export class WorkflowContextImpl implements WorkflowContext {
 
   private active(method: string): void {
     if (this.exec.state === 'finished') throw new OutsideWorkflowError(method);
+    if (this.exec.validating) {
+      throw new InvalidArgumentError(
+        `ctx.${method}`,
+        'is not allowed in an update validator: it decides from the state and the arguments alone',
+      );
+    }
     // A transactional body's one transaction commits with its one record (docs/transactions.md).
     if (stepBodyStorage.getStore()?.manager) throw new OperationInTransactionError(method);
   }

@@ -26,7 +26,9 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
   exec.end();
   // Never settles when the commit is refused: the host has then dropped the run and re-reads it.
   // The next run is this code's: its version is recorded as a start's would be.
-  void exec.commit({ continueAsNew: { input, workflowVersion: exec.definition.version ?? null } }, true).then(() => {
+  const abandoned = exec.abandonUpdates(); // their callers are told; the next run does not run them
+  const change = { continueAsNew: { input, workflowVersion: exec.definition.version ?? null } };
+  void exec.commit(abandoned.length ? { ...change, updateResults: abandoned } : change, true).then(() => {
     exec.stop(true); // the ended run's step bodies still running see their signal aborted
     host.forget(exec);
     host.runContinued(exec);

@@ -12,7 +12,15 @@ import { ReplayDriver, ReplayTarget } from './replay-driver.js';
 import { WorkflowCancelledError } from '../../common/errors.js';
 import type { TimerHooks } from '../local-timers.js';
 import type { WorkflowClock } from '../../common/clock.js';
-import type { TransactionIsolation, WeftLogger, WorkflowAttributes, WorkflowDefinition, WorkflowInstance } from '../../common/types.js';
+import type {
+  TransactionIsolation,
+  WeftLogger,
+  WorkflowAttributes,
+  WorkflowContext,
+  WorkflowDefinition,
+  WorkflowInstance,
+} from '../../common/types.js';
+import { workflowContextStorage } from '../als.js';
 import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
 
 export type { Change };
@@ -164,6 +172,12 @@ export class Execution implements ReplayTarget {
   private readonly startedChildren = new Set<string>();
   private _childrenClosed = false;
   private _instance: WorkflowInstance | undefined;
+  /** The run's ctx: handlers run inside it (currentWorkflowContext(), @Step calls). */
+  private _ctx: WorkflowContext | undefined;
+  /** A validator runs now: ctx calls are refused (it must decide from state and arguments alone). */
+  private _validating = false;
+  /** Async update handlers begun (live or replayed) and not finished: request id to update name. */
+  private readonly _openUpdates = new Map<string, string>();
   private _replay: ReplayDriver | undefined;
   /** Query replays: nothing is ever run live or written. */
   readonly readOnly: boolean;
@@ -340,12 +354,58 @@ export class Execution implements ReplayTarget {
    * Its code's instance is made: with history, a replay driver is set over it and the deliveries
    * recorded before the code's first call are applied. False: nothing to replay (a new run).
    */
-  setUp(instance: WorkflowInstance): boolean {
+  setUp(instance: WorkflowInstance, ctx?: WorkflowContext): boolean {
     this._instance = instance;
+    this._ctx = ctx;
     if (this._history.size === 0) return false;
     this._replay = new ReplayDriver(this, this._history.values());
     this._replay.applyLeading();
     return true;
+  }
+
+  /** Runs handler code inside the run's context (as run() runs), so @Step calls and currentWorkflowContext() work there. */
+  withCode<T>(fn: () => T): T {
+    return this._ctx ? workflowContextStorage.run(this._ctx, fn) : fn();
+  }
+
+  /** A validator runs `fn`: ctx calls in it are refused (context.ts). */
+  validate<T>(fn: () => T): T {
+    this._validating = true;
+    try {
+      return this.withCode(fn);
+    } finally {
+      this._validating = false;
+    }
+  }
+
+  get validating(): boolean {
+    return this._validating;
+  }
+
+  /** An async update handler began (its request row is `accepted`). */
+  updateOpened(messageId: string, name: string): void {
+    this._openUpdates.set(messageId, name);
+  }
+
+  /** It finished: false when it was not open (already closed, or closed by the run's end). */
+  updateClosed(messageId: string): boolean {
+    return this._openUpdates.delete(messageId);
+  }
+
+  /** The run ends with handlers still going: their callers are told so, in the ending commit. */
+  abandonUpdates(): Array<{ id: string; status: 'failed'; result: unknown }> {
+    const out = [...this._openUpdates].map(([id, name]) => ({
+      id,
+      status: 'failed' as const,
+      result: {
+        error: {
+          name: 'UpdateAbandonedError',
+          message: `the workflow run ended before update handler "${name}" finished`,
+        },
+      },
+    }));
+    this._openUpdates.clear();
+    return out;
   }
 
   /** Releases the history in live order; `then` runs once all of it is out. */
@@ -540,6 +600,11 @@ export class Execution implements ReplayTarget {
     return this.codeFrom === undefined || this._nextSeq > this.codeFrom;
   }
 
+  /** run() was called: an update is delivered only from then on (at its first wait), never before it. */
+  get codeBegun(): boolean {
+    return this.codeFrom !== undefined;
+  }
+
   isActive(): boolean {
     return this._state === 'active';
   }
@@ -592,8 +657,8 @@ export class Execution implements ReplayTarget {
    * Records a live resolution: the op gets the next event number, is queued for commit with
    * `extra` (consumption, timer deletion) and lands in the in-memory history at once.
    */
-  record(op: OperationRecord, extra: Change = {}): Promise<void> {
-    const withEvent = { ...op, event: this.nextEvent++ };
+  record(op: OperationRecord, extra: Change = {}, event = this.nextEvent++): Promise<void> {
+    const withEvent = { ...op, event };
     this._history.set(op.seq, withEvent);
     return this.commit({ ...extra, operations: extra.operations?.length ? [withEvent, ...extra.operations] : [withEvent] });
   }
@@ -674,6 +739,11 @@ export class Execution implements ReplayTarget {
     this._heldWakes = [];
     for (const wake of wakes) wake();
     this.host.pump(this);
+  }
+
+  /** An event number taken now for a record made later (an update's, whose handler records first). */
+  takeEvent(): number {
+    return this.nextEvent++;
   }
 
   recordLazy(op: OperationRecord): void {

@@ -124,7 +124,7 @@ export class RunLauncher {
     const { options } = this.deps;
     const change = terminalChange(exec, outcome, options.maxPayloadBytes);
     const settled = { status: change.status!, output: change.output?.value ?? null, error: change.error?.value ?? null };
-    if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
+    endNotices(exec, change, settled);
     exec.end();
     await exec.commit(change, true);
     this.deps.runs.forget(exec);
@@ -193,4 +193,11 @@ function terminalChange(exec: Execution, outcome: { output: unknown } | { error:
     change = { status: 'failed', error: { value: describeError(outcome.error) }, completed: true, clearTimers };
   }
   return change;
+}
+
+/** What the end tells others: the parent its child's end, the callers of updates still running. */
+function endNotices(exec: Execution, change: Change, settled: Settled): void {
+  if (exec.parentId) change.messages = [childNotice(exec.parentId, exec.workflowId, settled)];
+  const abandoned = exec.abandonUpdates();
+  if (abandoned.length) change.updateResults = abandoned;
 }

@@ -20,11 +20,22 @@ export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () =>
 function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
   const ctx = new WorkflowContextImpl(exec);
   const instance = def.factory();
-  if (!exec.setUp(instance)) fresh?.();
+  // Handlers reach the context as this.ctx (DESIGN 9.8): set before any handler or run() runs.
+  setContext(instance, ctx);
+  if (!workflowContextStorage.run(ctx, () => exec.setUp(instance, ctx))) fresh?.();
   return workflowContextStorage.run(ctx, () =>
     Promise.resolve().then(() => {
       exec.codeBegins();
       return instance.run(ctx, exec.input);
     }),
   );
+}
+
+/** `this.ctx` on the instance: the property is reserved; a class that made it read-only keeps its own. */
+function setContext(instance: object, ctx: WorkflowContextImpl): void {
+  try {
+    (instance as { ctx?: unknown }).ctx = ctx;
+  } catch {
+    /* a getter without a setter, or a frozen instance: nothing to set */
+  }
 }

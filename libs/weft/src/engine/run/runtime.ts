@@ -288,7 +288,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
 
   applyDelivery(exec: Execution, rec: OperationRecord): void {
     try {
-      replayDelivery(exec, rec);
+      replayDelivery(exec, rec, (messageId) => this.onUpdateApplied(messageId));
     } catch (error) {
       void this.launcher.finish(exec, { error });
     }
@@ -382,10 +382,15 @@ export class Runtime implements ExecutionHost, ContinueHost {
     exec.fireTimer(seq);
   }
 
-  /** Wake ownership check before a timer wakes a parked run. */
+  /**
+   * Wake ownership check before a timer wakes a parked run. A run still replaying may not have
+   * reached the timer's wait yet (an update handler's sleep, after a takeover): the fire is kept,
+   * as fireLoaded keeps it, and the wait resolves as fired when the code gets there. Dropped, the
+   * taken row was pushed ahead and fired again and again into no wait (local-timers.spec.ts).
+   */
   private async wakeLive(exec: Execution, seq: number, fenceEpoch?: string | null): Promise<void> {
     if (!(await this.ownership.fence.confirmWake(exec.workflowId, exec.epoch, 'timer', fenceEpoch))) return;
-    exec.fireTimer(seq);
+    if (!exec.fireTimer(seq)) exec.markFired(seq);
   }
 
   private async loadAndLaunch(workflowId: string, firedSleepSeq?: number): Promise<void> {
@@ -432,6 +437,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.draining = true;
     this.commits.hurry();
     this.timers.close();
+    // A fire that took its row before the shutdown began puts it back if it wakes nothing here.
+    await this.timers.settled(Date.now() + 5_000);
     this.retries.close();
     this.completions.close();
     await Promise.allSettled([...this.loading.values()]);

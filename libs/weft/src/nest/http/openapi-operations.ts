@@ -140,6 +140,27 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     ok: { schema: obj({ workflowId: str }, ['workflowId']) },
     errors: [400, 404, 409, 413, 415],
   },
+  'WeftWorkflowsController.updateWithStart': {
+    summary: "Start a workflow (or find it by its id policy) and send it an update; the update's result",
+    body: obj(
+      {
+        type: str,
+        input: any,
+        workflowId: { type: 'string', minLength: 1, maxLength: 255 },
+        idPolicy: { enum: ['return-existing', 'reject-duplicate', 'start-new-if-terminal'] },
+        startAt: { type: 'string', format: 'date-time' },
+        startAfter: duration,
+        executionTimeout: duration,
+        attributes: ref('Attributes'),
+        update: str,
+        args: any,
+        timeout: duration,
+      },
+      ['type', 'workflowId', 'update'],
+    ),
+    ok: { schema: obj({ workflowId: str, update: str, result: any }, ['workflowId', 'update', 'result']) },
+    errors: [400, 404, 409, 413, 415, 422, 504],
+  },
   'WeftWorkflowsController.list': {
     summary: 'List workflows by status, type, id prefix and attributes',
     query: LIST_QUERY,

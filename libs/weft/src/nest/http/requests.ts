@@ -45,7 +45,31 @@ export interface StartRequest {
 const START_FIELDS = ['type', 'input', 'workflowId', 'idPolicy', 'startAt', 'startAfter', 'executionTimeout', 'attributes'] as const;
 
 export function parseStartRequest(body: unknown): StartRequest {
-  const b = objectBody(body, START_FIELDS);
+  return startRequestOf(objectBody(body, START_FIELDS));
+}
+
+export interface UpdateWithStartRequest extends StartRequest {
+  update: string;
+  args: unknown;
+  timeout: Duration | undefined;
+}
+
+/**
+ * A start's fields (workflowId required: the update goes to that workflow, started or found by the
+ * id policy) with the update's `update` (its name), `args` and `timeout`.
+ */
+export function parseUpdateWithStartRequest(body: unknown): UpdateWithStartRequest {
+  const b = objectBody(body, [...START_FIELDS, 'update', 'args', 'timeout']);
+  if (typeof b.workflowId !== 'string' || b.workflowId.length === 0) {
+    throw new InvalidArgumentError('workflowId', 'is required: the workflow to start or find and update');
+  }
+  if (typeof b.update !== 'string' || b.update.length === 0) throw new InvalidArgumentError('update', "must be the update handler's name");
+  const { update, args, timeout, ...start } = b;
+  const { args: checkedArgs, timeout: checkedTimeout } = parseUpdateBody({ args, timeout });
+  return { ...startRequestOf(start), update, args: checkedArgs, timeout: checkedTimeout };
+}
+
+function startRequestOf(b: Json): StartRequest {
   if (typeof b.type !== 'string' || b.type.length === 0) throw new InvalidArgumentError('type', 'must be a registered workflow type name');
   const options: StartOptions = {};
   if (b.workflowId !== undefined) options.workflowId = b.workflowId as string; // the engine validates ids

@@ -7,7 +7,15 @@ import type { ClaimDescription } from '../../ownership/policy.js';
 import { WEFT_MODULE_EXTRAS } from '../weft.constants.js';
 import type { WeftModuleExtras } from '../weft-module.options.js';
 import { exposeErrorStacks, withoutStacks } from './http-options.js';
-import { objectBody, parseForkBody, parseListQuery, parseReason, parseResultTimeout, parseStartRequest } from './requests.js';
+import {
+  objectBody,
+  parseForkBody,
+  parseListQuery,
+  parseReason,
+  parseResultTimeout,
+  parseStartRequest,
+  parseUpdateWithStartRequest,
+} from './requests.js';
 import { WeftExceptionFilter } from './weft-exception.filter.js';
 import { WorkflowStatus } from '../../common/types.js';
 
@@ -41,6 +49,19 @@ export class WeftWorkflowsController {
     const req = parseStartRequest(body);
     const handle = await this.engine.start(req.type, req.input, req.options);
     return { workflowId: handle.workflowId };
+  }
+
+  /**
+   * Starts the workflow (or finds it by the id policy) and sends it an update, in one call: the
+   * update's result, as POST :id/update/:name answers it (docs/messages.md).
+   */
+  @Post('update-with-start')
+  @HttpCode(200)
+  async updateWithStart(@Body() body: unknown): Promise<{ workflowId: string; update: string; result: unknown }> {
+    const req = parseUpdateWithStartRequest(body);
+    const opts = req.timeout === undefined ? {} : { timeout: req.timeout };
+    const result = await this.engine.updateWithStart(req.type, req.input, req.options, req.update, req.args ?? null, opts);
+    return { workflowId: req.options.workflowId!, update: req.update, result };
   }
 
   @Get()

@@ -455,6 +455,26 @@ export const ADVANCE_PARTS = {
     ],
     returns: ', (SELECT n FROM sends_notified) AS sends_notified',
   },
+  /**
+   * An async update handler finished (docs/messages.md): its request row, consumed as `accepted`
+   * when the handler began, gets its outcome for the caller. Only an accepted row changes, so a
+   * replay that finishes the handler again writes nothing.
+   */
+  updateResults: {
+    columns: 'update_results json',
+    declared: 'used',
+    uses: (c) => !!c.updateResults?.length,
+    toJson: (c, out) => {
+      if (c.updateResults?.length)
+        out.update_results = c.updateResults.map((u) => ({ id: u.id, status: u.status, result: u.result ?? null }));
+    },
+    writes: ({ schema, ids }) => [
+      `upd_results AS (
+      UPDATE ${qualify(schema, 'weft_messages')} m SET status = x.status, result = x.result
+      FROM ok, json_to_recordset(ok.update_results) AS x(id bigint, status text, result json)
+      WHERE m.workflow_id ${ids} AND m.workflow_id = ok.id AND m.id = x.id AND m.status = 'accepted')`,
+    ],
+  },
 } satisfies Record<string, AdvancePart>;
 
 export type AdvancePartName = keyof typeof ADVANCE_PARTS;

@@ -77,6 +77,8 @@ function statements(schema: string) {
       n AS (SELECT count(pg_notify('${channel}', ins.workflow_id)) AS n FROM ins)
       SELECT w.status, (SELECT id::text FROM ins) AS message_id, (SELECT count(*) FROM tim)::int AS timers,
         (SELECT n FROM n) AS notified FROM w`,
+    /** A request its validator rejected: its caller read the refusal, and nothing of it stays. */
+    dropRejected: `DELETE FROM ${msgs} WHERE id = $1::bigint AND status = 'rejected'`,
     /** Insert a message with notify (a restarted run's start signal, in its transaction). */
     insert: `
       WITH ins AS (INSERT INTO ${msgs} (workflow_id, kind, name, payload) VALUES ($1, $2, $3, $4::json) RETURNING id, workflow_id)
@@ -161,6 +163,10 @@ export class MessageRepository extends WeftRepository<MessageEntity> {
 
   async expireUpdate(messageId: string): Promise<boolean> {
     return (await this.db.query(this.q.expireUpdate, [messageId])).length === 1;
+  }
+
+  async dropRejected(messageId: string): Promise<void> {
+    await this.db.query(this.q.dropRejected, [messageId]);
   }
 
   /** Subscribes `client` (held open for it) to this schema's message notifications. */

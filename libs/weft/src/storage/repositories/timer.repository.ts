@@ -81,6 +81,8 @@ function statements(schema: string) {
     takeDueOwned: takeDueSql(schema, true),
     takeOwn: takeOwnSql(schema, false),
     takeOwnOwned: takeOwnSql(schema, true),
+    /** A taken timer whose wake was not delivered (its engine is going): due again at its own time. */
+    putBack: `UPDATE ${timers} SET fire_at = $2 WHERE id = $1::bigint`,
     /** The earliest timer after $1, on workflow time (the testing kit's clock skips to it). */
     nextFireAt: `SELECT min(fire_at) AS at FROM ${timers} WHERE fire_at > $1`,
     /** A workflow-level timer that found its workflow ended (a cancel's deadline after the code returned). */
@@ -134,6 +136,15 @@ export class TimerRepository extends WeftRepository<TimerEntity> {
   /** Deletes one taken timer that has nothing left to do. */
   async drop(id: string): Promise<void> {
     await this.db.query(this.q.drop, [id]);
+  }
+
+  /**
+   * Undoes a take (takeDue / takeOwn push a taken timer `retryAfterMs` ahead, for an engine that dies
+   * before its wake commits): for an engine that is shutting down and did not wake the run, so the
+   * workflow's next owner fires it at its due time, not that much later. Gone already: nothing.
+   */
+  async putBack(timer: TimerRow): Promise<void> {
+    await this.db.query(this.q.putBack, [timer.id, timer.fireAt]);
   }
 
   /** @internal The earliest fire time after `after` (workflow time), or null when there is none. */
