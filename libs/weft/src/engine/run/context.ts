@@ -21,6 +21,7 @@ import { resolveRetry } from '../retry.js';
 import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts } from './step-runner.js';
+import { hookedStep } from '../interceptors.js';
 import { StepProgress } from './step-progress.js';
 import { completionToken, type ExternalCompletions } from './external-completions.js';
 import type { StepProgressKey } from '../../storage/repositories/step-progress.repository.js';
@@ -150,7 +151,10 @@ export class WorkflowContextImpl implements WorkflowContext {
       const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
       const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
       const body = external ? externalBody(fn, host.completions, key, progress) : (fn as (a: StepArgs) => unknown);
-      const out = await runAttempts(span ? span.wrap(body) : body, {
+      // Only with step interceptors: without, the body runs as given (no closure per step).
+      const hook = host.options.interceptors?.step;
+      const hooked = hook ? hookedStep(hook, exec, name, body) : body;
+      const out = await runAttempts(span ? span.wrap(hooked) : hooked, {
         name,
         idempotencyKey,
         retry,
@@ -354,7 +358,8 @@ export class WorkflowContextImpl implements WorkflowContext {
     const stored = toStoredJson(input, `Input of workflow "${type}"`, exec.host.maxPayloadBytes);
     return (await this.external('startWorkflow', type, async (seq) => {
       const id = opts.workflowId ?? `${exec.workflowId}${exec.runNumber > 1 ? `#${exec.runNumber}` : ''}~${seq}`;
-      return { value: { workflowId: await exec.host.external.start(type, stored, id) } };
+      const headers = Object.keys(exec.headers).length ? exec.headers : null; // inherited, like a child's
+      return { value: { workflowId: await exec.host.external.start(type, stored, id, headers) } };
     })) as { workflowId: string };
   }
 

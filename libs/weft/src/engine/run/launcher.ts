@@ -84,6 +84,7 @@ export class RunLauncher {
       traceContext: l.traceContext, // loaded: its span links to the stored context
       attributes: attributesBeforeHistory(l.row.attributes, l.history),
       progress: l.progress.length ? new Map(l.progress.map((p) => [p.seq, p])) : undefined,
+      headers: l.headers, // as stored: a takeover's run and steps see its start's headers
     });
     exec.inbox.add(l.inbox);
     return exec;

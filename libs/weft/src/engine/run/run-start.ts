@@ -24,7 +24,10 @@ function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void):
   return workflowContextStorage.run(ctx, () =>
     Promise.resolve().then(() => {
       exec.codeBegins();
-      return instance.run(ctx, exec.input);
+      const hook = exec.host.options.interceptors?.run;
+      if (!hook) return instance.run(ctx, exec.input);
+      const input = { workflowType: def.name, workflowId: exec.workflowId, runNumber: exec.runNumber, input: exec.input, headers: exec.headers };
+      return hook(input, (i) => new Promise((resolve) => resolve(instance.run(ctx, i.input))));
     }),
   );
 }
