@@ -54,6 +54,7 @@ export {
   TestClockStuckError,
   CodecMissingError,
   PayloadCodecError,
+  InterceptorFailedError,
 } from './common/errors.js';
 export type { RecordedError, WeftErrorClass, ApplicationErrorOptions } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
@@ -69,7 +70,9 @@ export type {
   WeftMetricsModuleOptions,
   WeftDashboardOptions,
   WeftCodecRef,
+  WeftInterceptorRef,
 } from './nest/weft-module.options.js';
+export { WeftClsInterceptor, CLS_ID_HEADER } from './nest/cls-interceptor.js';
 export type { WeftOptions } from './common/options.js';
 export type { WeftDatabaseOption, WeftUrlDatabase } from './common/options.js';
 export * from './nest/decorators/index.js';
@@ -93,6 +96,7 @@ export type { Duration, DurationUnit } from './common/duration.js';
 export type { WorkflowClock, ClockTimer } from './common/clock.js';
 export type { CodecOption, PayloadCodec } from './common/codec.js';
 export { AesGcmCodec } from './common/aes-gcm-codec.js';
+export type { WeftInterceptor, WeftHeaders, StartInput, RunInput, StepInput, SignalInput } from './common/interceptors.js';
 export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
 export type * from './common/types.js';
 export { OPERATION_KINDS } from './common/operation-kinds.js';
