@@ -92,6 +92,16 @@ export class EngineInterceptors {
   }
 }
 
+/** One header checked; its size in characters. */
+function checkedHeader(k: string, v: unknown): number {
+  if (k.length === 0 || k.length > MAX_HEADER_NAME)
+    throw new InvalidArgumentError('headers', `a name must be 1 to ${MAX_HEADER_NAME} characters (got ${k.length})`);
+  if (typeof v !== 'string') throw new InvalidArgumentError(`headers.${k}`, `must be a string (got ${v === null ? 'null' : typeof v})`);
+  const unstorable = unstorableText(k) ?? unstorableText(v);
+  if (unstorable) throw new InvalidArgumentError(`headers.${k}`, `must not contain ${unstorable}`);
+  return k.length + v.length;
+}
+
 /**
  * The headers a start stores, checked (a plain object of at most MAX_HEADERS string values, names
  * of 1 to MAX_HEADER_NAME characters, MAX_HEADERS_SIZE characters in all, nothing PostgreSQL cannot
@@ -103,28 +113,23 @@ export function checkedHeaders(headers: unknown): Record<string, string> | null 
     throw new InvalidArgumentError('headers', 'must be a plain object of strings');
   const entries = Object.entries(headers as Record<string, unknown>);
   if (entries.length === 0) return null;
-  if (entries.length > MAX_HEADERS) throw new InvalidArgumentError('headers', `must have at most ${MAX_HEADERS} entries (got ${entries.length})`);
-  let size = 0;
-  for (const [k, v] of entries) {
-    if (k.length === 0 || k.length > MAX_HEADER_NAME)
-      throw new InvalidArgumentError('headers', `a name must be 1 to ${MAX_HEADER_NAME} characters (got ${k.length})`);
-    if (typeof v !== 'string') throw new InvalidArgumentError(`headers.${k}`, `must be a string (got ${v === null ? 'null' : typeof v})`);
-    const unstorable = unstorableText(k) ?? unstorableText(v);
-    if (unstorable) throw new InvalidArgumentError(`headers.${k}`, `must not contain ${unstorable}`);
-    size += k.length + v.length;
-  }
+  if (entries.length > MAX_HEADERS)
+    throw new InvalidArgumentError('headers', `must have at most ${MAX_HEADERS} entries (got ${entries.length})`);
+  const size = entries.reduce((n, [k, v]) => n + checkedHeader(k, v), 0);
   if (size > MAX_HEADERS_SIZE)
     throw new InvalidArgumentError('headers', `must be at most ${MAX_HEADERS_SIZE} characters in all, names and values (got ${size})`);
   return Object.fromEntries(entries) as Record<string, string>;
 }
 
-/** A step body (or a transactional one, `args` unused) run inside the step chain; the hooks see the attempt and the workflow's headers. */
+/** A step body (or a transactional one, `args` unused) run inside the step chain (`body` itself without one); the hooks see the attempt and the workflow's headers. */
 export function hookedStep<A extends { attempt: number }>(
-  chain: Chain<StepInput, unknown>,
+  interceptors: EngineInterceptors | null | undefined,
   run: { workflowId: string; runNumber: number; headers: WeftHeaders; definition: { name: string } },
   stepName: string,
   body: (args: A) => unknown,
-): (args: A) => Promise<unknown> {
+): (args: A) => unknown {
+  const chain = interceptors?.step;
+  if (!chain) return body; // no step hooks: the body as given, no closure
   const base = { workflowType: run.definition.name, workflowId: run.workflowId, runNumber: run.runNumber, stepName, headers: run.headers };
   return (args) => chain({ ...base, attempt: args.attempt }, () => new Promise((resolve) => resolve(body(args))));
 }

@@ -88,7 +88,7 @@ export class Starter {
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
-    if (headers) row.headers = headers;
+    row.headers = headers;
     if (row.debounce) return this.startDebounced(def, row, signal, tx);
     if (tx) return this.startIn(tx, def, row, policy, signal);
     const sentAt = performance.now();

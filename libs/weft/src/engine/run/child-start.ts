@@ -7,7 +7,14 @@ import { Execution, NEVER } from './execution.js';
 /** Child workflows need the engine's start path and its parent-close policy. */
 export interface ChildHooks {
   /** Inserts (or finds) a child workflow and launches it, with its parent's headers; resolves with its id. */
-  start(parentId: string, childId: string, type: string, input: unknown, seq: number, headers: Record<string, string> | null): Promise<string>;
+  start(
+    parentId: string,
+    childId: string,
+    type: string,
+    input: unknown,
+    seq: number,
+    headers: Record<string, string> | null,
+  ): Promise<string>;
   /**
    * A workflow ended (parent-close policy): its live children among `children` are cancelled, or
    * all its live children when the ending run's are not known here (an external transition).

@@ -151,9 +151,8 @@ export class WorkflowContextImpl implements WorkflowContext {
       const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
       const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
       const body = external ? externalBody(fn, host.completions, key, progress) : (fn as (a: StepArgs) => unknown);
-      // Only with step interceptors: without, the body runs as given (no closure per step).
-      const hook = host.options.interceptors?.step;
-      const hooked = hook ? hookedStep(hook, exec, name, body) : body;
+      // Without step interceptors, the body as given (no closure per step).
+      const hooked = hookedStep(host.options.interceptors, exec, name, body);
       const out = await runAttempts(span ? span.wrap(hooked) : hooked, {
         name,
         idempotencyKey,

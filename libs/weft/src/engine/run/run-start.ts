@@ -26,7 +26,13 @@ function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void):
       exec.codeBegins();
       const hook = exec.host.options.interceptors?.run;
       if (!hook) return instance.run(ctx, exec.input);
-      const input = { workflowType: def.name, workflowId: exec.workflowId, runNumber: exec.runNumber, input: exec.input, headers: exec.headers };
+      const input = {
+        workflowType: def.name,
+        workflowId: exec.workflowId,
+        runNumber: exec.runNumber,
+        input: exec.input,
+        headers: exec.headers,
+      };
       return hook(input, (i) => new Promise((resolve) => resolve(instance.run(ctx, i.input))));
     }),
   );

@@ -139,8 +139,7 @@ async function runBody(
   const stepArgs: StepArgs = new AttemptArgs(args.attempt, args.idempotencyKey, controller.signal);
   stepArgs.manager = manager;
   try {
-    const hook = exec.host.options.interceptors?.step;
-    const fn = hook ? hookedStep(hook, exec, step.name, () => step.fn(manager, stepArgs)) : () => step.fn(manager, stepArgs);
+    const fn = hookedStep(exec.host.options.interceptors, exec, step.name, () => step.fn(manager, stepArgs));
     const run = () => stepBodyStorage.run(stepArgs, () => fn(stepArgs));
     const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));
     body.catch(() => undefined); // a late rejection after a timeout or abort is not unhandled
