@@ -23,7 +23,7 @@ describe('interceptor headers across a SIGKILL takeover', () => {
     const env = { DATABASE_URL: tdb.url };
     const a = spawnChild(fixture('cls-engine'), { ...env, WEFT_ENGINE_ID: 'A', START: '1' });
     try {
-      await a.waitEvent('started', 60_000);
+      await a.waitEvent('started', 90_000);
       await waitFor(
         async () => (await tdb.query(`SELECT 1 FROM cls_ledger WHERE engine = 'A' AND step = 'slow'`)).length === 1,
         "A in step 'slow'",
@@ -35,13 +35,18 @@ describe('interceptor headers across a SIGKILL takeover', () => {
     }
     const b = spawnChild(fixture('cls-engine'), { ...env, WEFT_ENGINE_ID: 'B' });
     try {
-      await b.waitEvent('ready', 60_000);
+      await b.waitEvent('ready', 90_000);
       await waitFor(
         async () => (await tdb.query(`SELECT 1 FROM weft.weft_workflows WHERE id = 'cls-kill-1' AND status = 'completed'`)).length === 1,
-        'the workflow completed on B',
-        60_000,
+        `the workflow completed on B (stderr: ${b.stderr.join('').slice(-1000)})`,
+        90_000,
         100,
       );
+    } catch (err) {
+      const state = await tdb.query(
+        `SELECT w.status, w.error::text AS error, w.version, c.engine_id, c.expires_at, (SELECT json_agg(l) FROM cls_ledger l) AS ledger FROM weft.weft_workflows w LEFT JOIN weft.weft_workflow_claims c ON c.workflow_id = w.id`,
+      );
+      throw new Error(`${(err as Error).message}; state ${JSON.stringify(state)}; B events ${JSON.stringify(b.events)}`);
     } finally {
       b.proc.stdin!.end();
       await b.exited;
@@ -57,5 +62,5 @@ describe('interceptor headers across a SIGKILL takeover', () => {
     ]);
     const [row] = await tdb.query<{ output: unknown }>(`SELECT output FROM weft.weft_workflows WHERE id = 'cls-kill-1'`);
     expect(row.output).toEqual({ id: 'req-kill-1', tenant: 'tenant-k' });
-  });
+  }, 300_000); // two Nest processes booted from source on a loaded 2-core machine
 });

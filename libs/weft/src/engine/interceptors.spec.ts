@@ -211,7 +211,17 @@ describe('interceptors (real PostgreSQL)', () => {
       {
         ownership: 'workflow-lease',
         engineId: 'icpt-second',
-        interceptors: [{ run: (i, next) => next(i), step: (i, next) => next(i) }, new Tagging('u')],
+        interceptors: [
+          {
+            // Real I/O before next (a lazy import, a KMS call): the replay must wait for run() to be called.
+            run: async (i, next) => {
+              await new Promise((r) => setTimeout(r, 100));
+              return next(i);
+            },
+            step: (i, next) => next(i),
+          },
+          new Tagging('u'),
+        ],
       },
       register,
     );

@@ -13,11 +13,12 @@ import type { Execution } from './execution.js';
  * body would otherwise carry that body's mark, and the new run's @Step calls would run as plain,
  * unrecorded calls (which its replay then finds missing).
  */
-export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
-  return stepBodyStorage.exit(() => enterRun(def, exec, fresh));
+export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void, onCode?: () => void): Promise<unknown> {
+  return stepBodyStorage.exit(() => enterRun(def, exec, fresh, onCode));
 }
 
-function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
+/** `onCode`: called right before run() is (the replay driver starts then, however long the run hooks took). */
+function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void, onCode?: () => void): Promise<unknown> {
   const ctx = new WorkflowContextImpl(exec);
   const instance = def.factory();
   if (!exec.setUp(instance)) fresh?.();
@@ -33,7 +34,14 @@ function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void):
         input: exec.input,
         headers: exec.headers,
       };
-      return hook(input, (i) => new Promise((resolve) => resolve(instance.run(ctx, i.input))));
+      return hook(
+        input,
+        (i) =>
+          new Promise((resolve) => {
+            onCode?.();
+            resolve(instance.run(ctx, i.input));
+          }),
+      );
     }),
   );
 }
