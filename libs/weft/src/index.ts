@@ -56,6 +56,7 @@ export {
   TestClockStuckError,
   CodecMissingError,
   PayloadCodecError,
+  InterceptorFailedError,
 } from './common/errors.js';
 export type { RecordedError, WeftErrorClass, ApplicationErrorOptions } from './common/errors.js';
 export type { WeftSchedules, SchedulePatch } from './engine/schedules/schedules.js';
@@ -71,7 +72,9 @@ export type {
   WeftMetricsModuleOptions,
   WeftDashboardOptions,
   WeftCodecRef,
+  WeftInterceptorRef,
 } from './nest/weft-module.options.js';
+export { WeftClsInterceptor, CLS_ID_HEADER } from './nest/cls-interceptor.js';
 export type { WeftOptions } from './common/options.js';
 export type { WeftDatabaseOption, WeftUrlDatabase } from './common/options.js';
 export * from './nest/decorators/index.js';
@@ -95,6 +98,7 @@ export type { Duration, DurationUnit } from './common/duration.js';
 export type { WorkflowClock, ClockTimer } from './common/clock.js';
 export type { CodecOption, PayloadCodec } from './common/codec.js';
 export { AesGcmCodec } from './common/aes-gcm-codec.js';
+export type { WeftInterceptor, WeftHeaders, StartInput, RunInput, StepInput, SignalInput } from './common/interceptors.js';
 export type { OpenedDatabase as WeftDatabase } from './storage/data-source.js';
 export { startEmbeddedPostgres } from './storage/embedded/start.js';
 export type { EmbeddedPostgresHandle, EmbeddedPostgresOptions } from './storage/embedded/start.js';

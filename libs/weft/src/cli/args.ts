@@ -8,6 +8,7 @@ type OptionSpec = NonNullable<ParseArgsConfig['options']>[string];
 const GLOBAL: Record<string, OptionSpec> = {
   'database-url': { type: 'string' },
   schema: { type: 'string' },
+  codec: { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
@@ -236,6 +237,9 @@ ${BULK_HELP}`,
 const COMMON = `Options for every command:
   --database-url URL  PostgreSQL URL (default: the DATABASE_URL environment variable)
   --schema NAME       Weft's schema (default public)
+  --codec MODULE      a module exporting the app's payload codec ("codec" or default: a codec,
+                      { current, accepts }, or a function returning one): payloads are decoded
+                      instead of shown as [encrypted: codec "<id>"] (docs/codecs.md)
   --json              machine-readable output on stdout
   --help, -h          this help`;
 

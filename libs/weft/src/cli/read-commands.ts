@@ -228,19 +228,21 @@ export function history(args: string[], v: Values): Prepared {
     const page = ops.slice(0, limit);
     const more = ops.length > limit;
     if (more) io.stderr.write(`More: add --after ${page[page.length - 1].seq}\n`);
-    const items = page.map((o) => ({
-      seq: o.seq,
-      kind: o.kind,
-      name: o.name,
-      status: o.status,
-      attempts: o.attempts,
-      startedAt: iso(o.startedAt),
-      completedAt: iso(o.completedAt),
-      durationMs: o.startedAt && o.completedAt ? o.completedAt.getTime() - o.startedAt.getTime() : null,
-      result: o.result ?? null,
-      error: o.error ?? null,
-      event: o.event,
-    }));
+    const items = await Promise.all(
+      page.map(async (o) => ({
+        seq: o.seq,
+        kind: o.kind,
+        name: o.name,
+        status: o.status,
+        attempts: o.attempts,
+        startedAt: iso(o.startedAt),
+        completedAt: iso(o.completedAt),
+        durationMs: o.startedAt && o.completedAt ? o.completedAt.getTime() - o.startedAt.getTime() : null,
+        result: (await session.payloads.decode(o.result)) ?? null, // decoded with --codec, else "[encrypted: ...]"
+        error: o.error ?? null,
+        event: o.event,
+      })),
+    );
     const text = items.length
       ? table(
           ['seq', 'kind', 'name', 'status', 'attempts', 'started', 'completed', 'took', 'result / error'],

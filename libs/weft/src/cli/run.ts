@@ -12,6 +12,7 @@ import { CliConfirmationRequiredError, CliUsageError } from './errors.js';
 import { parseCommandLine, usage, type Parsed } from './args.js';
 import { prepare, type CliIo } from './commands.js';
 import { runReplayCheck } from './replay-check.js';
+import { loadCodec } from './codec-module.js';
 import { Session } from './session.js';
 import { jsonText, safe } from './table.js';
 
@@ -56,7 +57,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let session: Session | undefined;
   try {
     const run = prepare(command, parsed.positionals, parsed.values);
+    const codecSpec = parsed.values.codec as string | undefined;
     session = await Session.open({
+      codec: codecSpec === undefined ? undefined : await loadCodec(codecSpec),
       databaseUrl: (parsed.values['database-url'] as string | undefined) ?? io.env.DATABASE_URL,
       schema: parsed.values.schema as string | undefined,
       logger: {

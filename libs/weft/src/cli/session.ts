@@ -11,6 +11,7 @@ import { OwnershipMarkerRepository } from '../storage/repositories/ownership-mar
 import { qualify, validateSchemaName } from '../storage/schema-name.js';
 import { WorkflowStore } from '../storage/workflow-store.js';
 import { Payloads } from '../storage/payloads.js';
+import type { CodecOption } from '../common/codec.js';
 
 export type Mode = 'none' | 'lease' | 'workflow-lease';
 
@@ -19,6 +20,8 @@ export interface SessionOptions {
   schema: string | undefined;
   /** Warnings of the engine, never on stdout. */
   logger: WeftLogger;
+  /** `--codec`: payloads are decoded (and the writer engine encodes); without, an encoded one reads as "[encrypted: ...]". */
+  codec?: CodecOption;
 }
 
 export class Session {
@@ -26,14 +29,18 @@ export class Session {
   readonly claims: ClaimRepository;
   readonly lease: LeaseRepository;
   readonly marker: OwnershipMarkerRepository;
+  /** What the store reads payloads with: the --codec, marking a payload of a codec it lacks. */
+  readonly payloads: Payloads;
   private engine: Promise<WeftEngine> | undefined;
 
   private constructor(
     readonly db: OpenedDatabase,
     private readonly logger: WeftLogger,
+    private readonly codec: CodecOption | undefined,
   ) {
-    // No codec here: an encoded payload reads as "[encrypted: ...]" (docs/codecs.md).
-    this.store = new WorkflowStore(db.sql, db.schema, undefined, new Payloads(undefined, 'mark'));
+    // Without --codec (or for a codec id it lacks), an encoded payload reads as "[encrypted: ...]" (docs/codecs.md).
+    this.payloads = new Payloads(codec, 'mark');
+    this.store = new WorkflowStore(db.sql, db.schema, undefined, this.payloads);
     this.claims = new ClaimRepository(db.sql, db.schema);
     this.lease = new LeaseRepository(db.sql, db.schema);
     this.marker = new OwnershipMarkerRepository(db.sql, db.schema);
@@ -52,7 +59,7 @@ export class Session {
     const db = await openDatabase({ database: { url: o.databaseUrl, poolSize: 4 }, schema, migrate: false });
     try {
       await assertMigrated(db);
-      return new Session(db, o.logger);
+      return new Session(db, o.logger, o.codec);
     } catch (err) {
       await db.close();
       throw err;
@@ -88,6 +95,7 @@ export class Session {
         notify: false,
         shutdownGracePeriod: 0,
         logger: this.logger,
+        ...(this.codec ? { codec: this.codec } : {}),
       });
       try {
         await engine.bootstrap();

@@ -55,12 +55,12 @@ describe('a repeated child start and an ended child of the same id (real Postgre
     const starter = (e as unknown as { starter: Starter }).starter;
 
     // The start repeated (the same seq): the child is this start's; nothing runs again.
-    await expect(starter.startChild(h.workflowId, kidId, 'kid', {}, start.seq)).resolves.toBe(kidId);
+    await expect(starter.startChild(h.workflowId, kidId, 'kid', {}, start.seq, null)).resolves.toBe(kidId);
     expect(await kidRow(kidId)).toEqual({ run_number: 1, status: 'completed' });
     expect(kidBodies).toBe(1);
 
     // A start of the same id after the end was taken: a new run of the child.
-    await starter.startChild(h.workflowId, kidId, 'kid', {}, taken.consumed_seq + 1);
+    await starter.startChild(h.workflowId, kidId, 'kid', {}, taken.consumed_seq + 1, null);
     await waitFor(
       async () => (await kidRow(kidId)).run_number === 2 && (await kidRow(kidId)).status === 'completed',
       'the second run ended',

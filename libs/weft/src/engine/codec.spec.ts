@@ -6,6 +6,7 @@ import { Client } from 'pg';
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { AesGcmCodec } from '../common/aes-gcm-codec.js';
 import type { CodecOption } from '../common/codec.js';
+import type { WeftInterceptor } from '../common/interceptors.js';
 import type { StepArgs, WorkflowContext, WorkflowDefinition } from '../common/types.js';
 import { currentStep } from '../nest/step-scope.js';
 import type { WeftEngine } from './engine.js';
@@ -96,6 +97,11 @@ const defs: WorkflowDefinition[] = [
 ];
 const register = (e: WeftEngine) => defs.forEach((d) => e.register(d));
 
+/** Headers are a payload too: every start stores one with a marker (children inherit it). */
+const stampHeader: WeftInterceptor = {
+  start: (input, next) => next({ ...input, headers: { ...input.headers, tenant: M('header') } }),
+};
+
 const key1 = new AesGcmCodec('k1', randomBytes(32));
 const key2 = new AesGcmCodec('k2', randomBytes(32));
 
@@ -121,7 +127,12 @@ describe('payload codec (real PostgreSQL)', () => {
     Promise.all(
       Array.from({ length: n }, async (_, i) => {
         const e = await env.pool.create(
-          { ownership: 'workflow-lease', engineId: `codec-${i}-${Math.random()}`, ...(codec ? { codec } : {}) },
+          {
+            ownership: 'workflow-lease',
+            engineId: `codec-${i}-${Math.random()}`,
+            interceptors: [stampHeader],
+            ...(codec ? { codec } : {}),
+          },
           register,
         );
         await e.bootstrap();

@@ -27,6 +27,7 @@ import { WorkflowClass, WorkflowRegistry } from './registry.js';
 import { settledValue } from './results.js';
 import { Runtime } from './run/runtime.js';
 import { Starter } from './starter.js';
+import { NO_HEADERS } from './interceptors.js';
 import { WeftSchedules } from './schedules/schedules.js';
 import { Retention } from './retention.js';
 import { QueueAdmission } from './queues/admission.js';
@@ -144,7 +145,7 @@ export class WeftEngine {
       ownership: this.ownership,
       children: {
         // A child is started also while this engine shuts down (it drains).
-        start: (parentId, childId, type, input, seq) => this.starter.startChild(parentId, childId, type, input, seq),
+        start: (parentId, childId, type, input, seq, headers) => this.starter.startChild(parentId, childId, type, input, seq, headers),
         terminated: (id, children, endsSingleton) => {
           this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
           // Its singleton key is free: the oldest start waiting for it fires now (undefined: an external end, not known).
@@ -153,7 +154,7 @@ export class WeftEngine {
         },
       },
       external: {
-        start: (type, input, workflowId) => this.starter.start({ type, input, opts: { workflowId } }),
+        start: (type, input, workflowId, headers) => this.starter.start({ type, input, opts: { workflowId }, headers }),
         cancel: (id, reason) =>
           this.transitions.cancel(id, reason).then(
             () => undefined,
@@ -373,7 +374,10 @@ export class WeftEngine {
   async signal(workflowId: string, name: string, payload?: unknown, opts: SignalOptions = {}): Promise<void> {
     this.assertOpen();
     const tx = await this.callerTransaction('signal', opts.manager);
-    return this.messaging.signal(workflowId, name, payload ?? null, tx);
+    const chain = this.options.interceptors?.signal;
+    if (!chain) return this.messaging.signal(workflowId, name, payload ?? null, tx);
+    const first = { workflowId, signalName: name, payload: payload ?? null, headers: NO_HEADERS };
+    return chain(first, (i) => this.messaging.signal(workflowId, name, i.payload ?? null, tx));
   }
 
   async update<R = unknown>(workflowId: string, name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {

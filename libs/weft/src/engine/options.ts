@@ -7,6 +7,8 @@ import { Duration, parseDuration } from '../common/duration.js';
 import type { AmbientTransaction, QueueOptions, RetentionOptions, WeftLogger } from '../common/types.js';
 import type { WorkflowClock } from '../common/clock.js';
 import type { CodecOption } from '../common/codec.js';
+import type { WeftInterceptor } from '../common/interceptors.js';
+import { EngineInterceptors } from './interceptors.js';
 import { systemClock } from './clock.js';
 import { nameProblem } from './validation.js';
 import { WorkflowStatus } from '../common/types.js';
@@ -66,6 +68,11 @@ export interface WeftEngineOptions extends WeftOptions, OwnershipOptions {
    * codec's id is stored with each, so `{ current, accepts }` rotates keys (docs/codecs.md).
    */
   codec?: CodecOption;
+  /**
+   * Hooks around starts, runs, step attempts and signals, the first outermost; a start's
+   * headers are stored with the workflow and given to every run and step of it (docs/interceptors.md).
+   */
+  interceptors?: WeftInterceptor[];
   /** @internal Imports `@opentelemetry/api`; tests inject an absent one. */
   loadTracingApi?: () => Promise<unknown>;
 }
@@ -87,6 +94,8 @@ export interface ResolvedEngineOptions {
   /** NOOP until loaded by bootstrap() or the first start. */
   tracing: EngineTracing;
   clock: WorkflowClock;
+  /** Null without interceptors: every hook site then keeps its plain path. */
+  interceptors: EngineInterceptors | null;
 }
 
 const RETENTION_STATUSES: Record<keyof RetentionOptions, WorkflowStatus> = {
@@ -176,6 +185,7 @@ export function resolveEngineOptions(o: WeftEngineOptions, engineId: string): Re
     notify: o.notify !== false,
     retention: resolveRetention(o.retention),
     clock: resolveClock(o.clock),
+    interceptors: EngineInterceptors.from(o.interceptors),
     tracing: new EngineTracing({ enabled: o.tracing !== false, engineId, logger: o.logger ?? consoleLogger, load: o.loadTracingApi }),
   };
 }

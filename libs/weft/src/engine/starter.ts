@@ -17,6 +17,7 @@ import type { WorkflowRegistry } from './registry.js';
 import type { Runtime } from './run/runtime.js';
 import { validateName } from './validation.js';
 import { isTerminal } from './transitions.js';
+import { checkedHeaders, NO_HEADERS } from './interceptors.js';
 import { WorkflowStatus } from '../common/types.js';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
@@ -46,6 +47,11 @@ export interface StartRequest {
   parentSeq?: number;
   /** A transactional start: written in the caller's transaction, launched once it commits. */
   tx?: CallerTransaction;
+  /**
+   * Headers handed down (a child's, ctx.startWorkflow's: the starting workflow's); null when it has
+   * none. Given, the start hooks do not run; absent, they run and make them (docs/interceptors.md).
+   */
+  headers?: Record<string, string> | null;
 }
 
 export class Starter {
@@ -59,8 +65,19 @@ export class Starter {
     );
   }
 
-  /** Writes the start (or applies the id policy to an existing id) and launches a new run; resolves with the id. */
-  async start({ type, input, opts, signal, inParentSlot, parentSeq, tx }: StartRequest): Promise<string> {
+  /**
+   * Writes the start (or applies the id policy to an existing id) and launches a new run; resolves
+   * with the id. With start interceptors, inside their chain: the headers they leave are checked
+   * before anything is written, and a hook that throws refuses the start.
+   */
+  start(req: StartRequest): Promise<string> {
+    const chain = this.deps.options.interceptors?.start;
+    if (!chain || req.headers !== undefined) return this.startChecked(req);
+    const first = { workflowType: req.type, workflowId: req.opts?.workflowId, input: req.input, headers: NO_HEADERS };
+    return chain(first, (i) => this.startChecked({ ...req, input: i.input, headers: checkedHeaders(i.headers) }));
+  }
+
+  private async startChecked({ type, input, opts, signal, inParentSlot, parentSeq, tx, headers }: StartRequest): Promise<string> {
     const { registry, options, ownership, messaging } = this.deps;
     const def = registry.get(validateName('workflow type', type)); // a bad name is a 400, not a 404 that echoes it
     const policy = opts.idPolicy ?? 'return-existing';
@@ -71,6 +88,7 @@ export class Starter {
     row.signal = signal ?? null;
     row.workflowVersion = def.version ?? null;
     row.traceContext = options.tracing.tracer.starterContext();
+    row.headers = headers;
     if (row.debounce) return this.startDebounced(def, row, signal, tx);
     if (tx) return this.startIn(tx, def, row, policy, signal);
     const sentAt = performance.now();
@@ -198,11 +216,19 @@ export class Starter {
    * A child of a type this engine runs starts here; one only other engines run is stored
    * with a free claim, for their reclaim scan (ownership 'workflow-lease').
    */
-  async startChild(parentId: string, childId: string, type: string, input: unknown, seq: number): Promise<string> {
+  async startChild(
+    parentId: string,
+    childId: string,
+    type: string,
+    input: unknown,
+    seq: number,
+    headers: Record<string, string> | null,
+  ): Promise<string> {
     const opts = { workflowId: childId, parentId, idPolicy: 'return-existing' as const };
     if (this.deps.registry.has(type))
-      return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type), parentSeq: seq });
+      return this.start({ type, input, opts, inParentSlot: await this.inParentsQueue(parentId, type), parentSeq: seq, headers });
     const row = newRow(type, input, opts, this.deps.options);
+    if (headers) row.headers = headers;
     row.claim = this.deps.ownership.claims.childClaim;
     await this.batch.submit(row);
     return childId;
@@ -264,6 +290,7 @@ export class Starter {
             storedTimers: row.timers.length > 0,
             attributes: row.attributes,
             singleton: row.singletonKey !== undefined,
+            headers: row.headers ?? null,
           },
           inbox,
         ),

@@ -3,6 +3,7 @@ import type { CanActivate, Type } from '@nestjs/common';
 import type { Registry } from 'prom-client';
 import type { WeftEngineOptions } from '../engine/options.js';
 import type { PayloadCodec } from '../common/codec.js';
+import type { WeftInterceptor } from '../common/interceptors.js';
 
 export interface WeftHttpOptions {
   /** Route prefix of the workflow API (default 'weft': `/weft/workflows`). */
@@ -38,7 +39,16 @@ export interface WeftDashboardOptions {
 /** A codec as WeftModule takes it: an instance, or a class Nest resolves (a provider of the app, else made with its dependencies injected). */
 export type WeftCodecRef = PayloadCodec | Type<PayloadCodec>;
 
-export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics' | 'codec'> {
+/** An interceptor as WeftModule takes it: an instance, or a class Nest resolves like a codec class. */
+export type WeftInterceptorRef = WeftInterceptor | Type<WeftInterceptor>;
+
+export interface WeftModuleOptions extends Omit<WeftEngineOptions, 'metrics' | 'codec' | 'interceptors'> {
+  /**
+   * Hooks around starts, runs, step attempts and signals (docs/interceptors.md), the first
+   * outermost; each an instance or a class resolved with DI. `WeftClsInterceptor` carries
+   * nestjs-cls context into workflows and steps.
+   */
+  interceptors?: WeftInterceptorRef[];
   /**
    * Encodes every payload at rest (docs/codecs.md): a codec, or `{ current, accepts }` for key
    * rotation; each an instance or a class resolved with DI (so a KMS-backed service can be injected).

@@ -1,5 +1,6 @@
 import { loadClsTransactional } from './ambient-cls-transactional.js';
-import type { FactoryProvider } from '@nestjs/common';
+import type { FactoryProvider, Type } from '@nestjs/common';
+import type { WeftInterceptor } from '../common/interceptors.js';
 import { ModuleRef } from '@nestjs/core';
 import type { CodecOption, PayloadCodec } from '../common/codec.js';
 import type { Registry } from 'prom-client';
@@ -54,8 +55,8 @@ function assertNoMisplacedOptions(options: WeftModuleOptions, extras: WeftModule
   );
 }
 
-/** A codec class: the app's provider of it when there is one, else an instance made with its dependencies injected. */
-async function resolveCodec(ref: WeftCodecRef, modules: ModuleRef): Promise<PayloadCodec> {
+/** A codec or interceptor class: the app's provider of it when there is one, else an instance made with its dependencies injected. */
+async function resolveRef<T extends object>(ref: T | Type<T>, modules: ModuleRef): Promise<T> {
   if (typeof ref !== 'function') return ref;
   try {
     return modules.get(ref, { strict: false });
@@ -67,10 +68,16 @@ async function resolveCodec(ref: WeftCodecRef, modules: ModuleRef): Promise<Payl
 async function resolveCodecOption(option: WeftModuleOptions['codec'], modules: ModuleRef): Promise<CodecOption | undefined> {
   if (option === undefined) return undefined;
   if (typeof option === 'object' && 'current' in option) {
-    const accepts = await Promise.all((option.accepts ?? []).map((c) => resolveCodec(c, modules)));
-    return { current: await resolveCodec(option.current, modules), accepts };
+    const accepts = await Promise.all((option.accepts ?? []).map((c) => resolveRef<PayloadCodec>(c, modules)));
+    return { current: await resolveRef<PayloadCodec>(option.current, modules), accepts };
   }
-  return resolveCodec(option, modules);
+  return resolveRef<PayloadCodec>(option as WeftCodecRef, modules);
+}
+
+/** The interceptors, in order, each resolved like a codec class; a value that is not an array is left for the engine to refuse. */
+async function resolveInterceptors(option: WeftModuleOptions['interceptors'], modules: ModuleRef): Promise<WeftInterceptor[] | undefined> {
+  if (!Array.isArray(option)) return option;
+  return Promise.all(option.map((i) => resolveRef<WeftInterceptor>(i, modules)));
 }
 
 export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
@@ -79,16 +86,18 @@ export const weftEngineProvider: FactoryProvider<Promise<WeftEngine>> = {
   useFactory: async (options: WeftModuleOptions, extras: WeftModuleExtras, metrics: WeftMetrics, modules: ModuleRef) => {
     assertNoMisplacedOptions(options, extras);
     const logger = options.logger ?? nestWeftLogger();
-    const { http: _http, metrics: _metrics, dashboard: _dashboard, codec: codecRef, ...rest } = options;
+    const { http: _http, metrics: _metrics, dashboard: _dashboard, codec: codecRef, interceptors: interceptorRefs, ...rest } = options;
     // @nestjs-cls/transactional, when installed: its TransactionHost joins transactional bodies.
     const cls = await loadClsTransactional();
     const codec = await resolveCodecOption(codecRef, modules);
+    const interceptors = await resolveInterceptors(interceptorRefs, modules);
     const engineOptions: WeftEngineOptions = {
       ...rest,
       logger,
       metrics,
       ambientTransactions: cls ? [cls] : undefined,
       ...(codec ? { codec } : {}),
+      ...(interceptors ? { interceptors } : {}),
     };
     // Bad options, an unreachable database, migrations: the same code-first error as app.init()'s.
     const engine = await WeftEngine.create(engineOptions).catch((err: unknown) => {

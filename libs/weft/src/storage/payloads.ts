@@ -1,7 +1,7 @@
 // Payloads at rest: what the engine's codec (docs/codecs.md) does to every payload column on its
 // way into and out of PostgreSQL. The repositories call it on exactly the payload columns: inputs,
-// outputs, operation results, message payloads and update results, events, stream entries and
-// schedule inputs. Not: attributes (they must stay queryable), errors, ids, names, timings.
+// outputs, operation results, message payloads and update results, events, stream entries,
+// schedule inputs and workflow headers (docs/interceptors.md). Not: attributes (they must stay queryable), errors, ids, names, timings.
 import { CodecMissingError, InvalidConfigurationError, PayloadCodecError } from '../common/errors.js';
 import type { CodecOption, PayloadCodec } from '../common/codec.js';
 import type { InboxMessage, AdvanceCommand, InsertWorkflow, WorkflowRow } from './types.js';
@@ -135,6 +135,7 @@ export class Payloads {
       ws.map(async (w) => ({
         ...w,
         input: await this.encode(w.input),
+        ...(w.headers ? { headers: (await this.encode(w.headers)) as InsertWorkflow['headers'] } : {}),
         ...(w.signal ? { signal: { ...w.signal, payload: await this.encode(w.signal.payload) } } : {}),
       })),
     );
@@ -145,6 +146,11 @@ export class Payloads {
     if (isEncoded(r.input)) r.input = await this.decode(r.input);
     if (isEncoded(r.output)) r.output = await this.decode(r.output);
     return r;
+  }
+
+  /** A loaded workflow's headers decoded, in place. */
+  async headers(l: { headers: Record<string, string> | null }): Promise<void> {
+    if (isEncoded(l.headers)) l.headers = (await this.decode(l.headers)) as Record<string, string>;
   }
 
   /** Operation records with their results decoded, in place. */

@@ -178,6 +178,8 @@ export interface InsertWorkflow {
   debounce?: { key: string; delayMs: number; maxDelayMs: number | null };
   /** start(..., { attributes }), checked; absent when none. */
   attributes?: WorkflowAttributes;
+  /** What the start interceptors left (checked), or a parent's; absent or null when none. */
+  headers?: Record<string, string> | null;
 }
 
 /**

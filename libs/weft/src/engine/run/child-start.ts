@@ -6,8 +6,15 @@ import { Execution, NEVER } from './execution.js';
 
 /** Child workflows need the engine's start path and its parent-close policy. */
 export interface ChildHooks {
-  /** Inserts (or finds) a child workflow and launches it; resolves with its id. */
-  start(parentId: string, childId: string, type: string, input: unknown, seq: number): Promise<string>;
+  /** Inserts (or finds) a child workflow and launches it, with its parent's headers; resolves with its id. */
+  start(
+    parentId: string,
+    childId: string,
+    type: string,
+    input: unknown,
+    seq: number,
+    headers: Record<string, string> | null,
+  ): Promise<string>;
   /**
    * A workflow ended (parent-close policy): its live children among `children` are cancelled, or
    * all its live children when the ending run's are not known here (an external transition).
@@ -38,7 +45,8 @@ export async function startChildOf(
   opts: { workflowId?: string },
 ): Promise<string> {
   try {
-    const childId = await hooks.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input, seq);
+    const headers = Object.keys(exec.headers).length ? exec.headers : null; // a child inherits its parent's (docs/interceptors.md)
+    const childId = await hooks.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input, seq, headers);
     exec.childStarted(childId);
     // Landed after its run ended (it continued as new while the start was under way): closed now.
     if (exec.childrenClosed) hooks.terminated(exec.workflowId, [childId]);

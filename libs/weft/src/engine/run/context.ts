@@ -21,6 +21,7 @@ import { resolveRetry } from '../retry.js';
 import { mergeAttributes, storedPatch } from '../attributes.js';
 import { describeError } from '../error-record.js';
 import { runAttempts, type AttemptsOutcome } from './step-runner.js';
+import { hookedStep } from '../interceptors.js';
 import { StepProgress } from './step-progress.js';
 import { completionToken, type ExternalCompletions } from './external-completions.js';
 import type { StepProgressKey } from '../../storage/repositories/step-progress.repository.js';
@@ -220,7 +221,9 @@ export class WorkflowContextImpl implements WorkflowContext {
     const span = exec.trace?.step(seq, name); // undefined when tracing is off: fn runs as given
     const key = { workflowId: exec.workflowId, runNumber: exec.runNumber, seq };
     const body = external ? externalBody(fn, host.completions, key, progress) : fn;
-    const out = await runAttempts(span ? span.wrap(body) : body, {
+    // Without step interceptors, the body as given (no closure per step).
+    const hooked = hookedStep(host.options.interceptors, exec, name, body);
+    const out = await runAttempts(span ? span.wrap(hooked) : hooked, {
       name,
       idempotencyKey: `${exec.workflowId}:${seq}`,
       retry,
@@ -429,7 +432,8 @@ export class WorkflowContextImpl implements WorkflowContext {
     const stored = toStoredJson(input, `Input of workflow "${type}"`, exec.host.maxPayloadBytes);
     return (await this.external('startWorkflow', type, async (seq) => {
       const id = opts.workflowId ?? `${exec.workflowId}${exec.runNumber > 1 ? `#${exec.runNumber}` : ''}~${seq}`;
-      return { value: { workflowId: await exec.host.external.start(type, stored, id) } };
+      const headers = Object.keys(exec.headers).length ? exec.headers : null; // inherited, like a child's
+      return { value: { workflowId: await exec.host.external.start(type, stored, id, headers) } };
     })) as { workflowId: string };
   }
 

@@ -44,6 +44,7 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
       queue: exec.queue, // still in its queue, holding the slot its last run held
       // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
       traceContext: exec.trace?.traceparent() ?? null,
+      headers: exec.headers, // the row's, which the switch leaves as they are
     });
     // Child notices were deleted with the run: only its children could have awaited them.
     next.inbox.add(exec.inbox.messages.filter((m) => m.kind !== 'child'));

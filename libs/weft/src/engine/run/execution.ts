@@ -22,6 +22,8 @@ import type {
 } from '../../common/types.js';
 import { workflowContextStorage } from '../als.js';
 import type { EngineTracing, WorkflowTrace } from '../../observability/tracing.js';
+import type { WeftHeaders } from '../../common/interceptors.js';
+import { NO_HEADERS, type EngineInterceptors } from '../interceptors.js';
 
 export type { Change };
 
@@ -37,8 +39,8 @@ export interface TransactionHost {
 
 /** What workflow code reaches of other workflows (ctx.startWorkflow, ctx.cancelWorkflow, ctx.signalWorkflow). */
 export interface ExternalHooks {
-  /** A detached start (idPolicy 'return-existing'): resolves with its id. */
-  start(type: string, input: unknown, workflowId: string): Promise<string>;
+  /** A detached start (idPolicy 'return-existing') with the starting run's headers: resolves with its id. */
+  start(type: string, input: unknown, workflowId: string, headers: Record<string, string> | null): Promise<string>;
   /** Cancels it unless it already ended (then nothing); WorkflowNotFoundError when there is none. */
   cancel(workflowId: string, reason: string): Promise<void>;
   /** Its status, or null when there is no such workflow. */
@@ -92,7 +94,7 @@ export interface ExecutionHost {
   /** Where external steps wait for engine.completeStep / failStep (external-completions.ts). */
   readonly completions: Pick<ExternalCompletions, 'wait'>;
   readonly logger: WeftLogger;
-  readonly options: { readonly tracing: EngineTracing; readonly clock: WorkflowClock };
+  readonly options: { readonly tracing: EngineTracing; readonly clock: WorkflowClock; readonly interceptors?: EngineInterceptors | null };
 }
 
 /** A pending live wait at one sequence number. `resolve` gets the recorded result. */
@@ -147,6 +149,8 @@ export interface ExecutionRun {
   slotReleased?: boolean;
   /** It holds a singleton key: its end wakes the start waiting for the key (onConflict 'queue'). */
   singleton?: boolean;
+  /** Its start's headers, as stored (docs/interceptors.md); null or absent when none. */
+  headers?: Record<string, string> | null;
 }
 
 /**
@@ -225,6 +229,8 @@ export class Execution implements ReplayTarget {
   readonly input: unknown;
   readonly runNumber: number;
   readonly parentId: string | null;
+  /** Its start's headers (frozen; empty when none): what run and step hooks see, what its children inherit. */
+  readonly headers: WeftHeaders;
   private readonly _history: Map<number, OperationRecord>;
   private readonly _progress: ReadonlyMap<number, StepProgressRow> | undefined;
   private readonly _timers: Map<number, Date>;
@@ -246,6 +252,7 @@ export class Execution implements ReplayTarget {
     this.runNumber = run.runNumber;
     this.commits = new CommitQueue(this, host, run.version);
     this.parentId = run.parentId;
+    this.headers = run.headers ? Object.freeze({ ...run.headers }) : NO_HEADERS;
     this.readOnly = run.readOnly ?? false;
     this.traceContext = run.traceContext;
     if (run.attributes) this._attributes = run.attributes;

@@ -50,12 +50,16 @@ export class RunLauncher {
       exec.launchedUnder(ownership.fence.epochOf(exec.workflowId));
       runs.add(exec);
     }
-    const result = startRun(def, exec, atStart && !exec.readOnly ? () => pump(exec) : undefined);
+    const replay = () => void exec.replayHistory(() => pump(exec));
+    // With run hooks, the replay driver starts when run() is called: a hook that awaits before
+    // `next` would otherwise leave the driver finding none of the history's calls (non-determinism).
+    const hooked = this.deps.options.interceptors?.run !== undefined;
+    const result = startRun(def, exec, atStart && !exec.readOnly ? () => pump(exec) : undefined, hooked ? replay : undefined);
     void result.then(
       (output) => this.finish(exec, { output }),
       (error) => this.finish(exec, { error }),
     );
-    void exec.replayHistory(() => pump(exec));
+    if (!hooked) replay();
     return result;
   }
 
@@ -88,6 +92,7 @@ export class RunLauncher {
       queue: l.row.queue,
       slotReleased: l.slotReleased,
       singleton: l.singleton,
+      headers: l.headers, // as stored: a takeover's run and steps see its start's headers
     });
     exec.inbox.add(l.inbox);
     return exec;

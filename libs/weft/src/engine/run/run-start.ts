@@ -13,11 +13,12 @@ import type { Execution } from './execution.js';
  * body would otherwise carry that body's mark, and the new run's @Step calls would run as plain,
  * unrecorded calls (which its replay then finds missing).
  */
-export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
-  return stepBodyStorage.exit(() => enterRun(def, exec, fresh));
+export function startRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void, onCode?: () => void): Promise<unknown> {
+  return stepBodyStorage.exit(() => enterRun(def, exec, fresh, onCode));
 }
 
-function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void): Promise<unknown> {
+/** `onCode`: called right before run() is (the replay driver starts then, however long the run hooks took). */
+function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void, onCode?: () => void): Promise<unknown> {
   const ctx = new WorkflowContextImpl(exec);
   const instance = def.factory();
   // Handlers reach the context as this.ctx (DESIGN 9.8): set before any handler or run() runs.
@@ -26,7 +27,23 @@ function enterRun(def: WorkflowDefinition, exec: Execution, fresh?: () => void):
   return workflowContextStorage.run(ctx, () =>
     Promise.resolve().then(() => {
       exec.codeBegins();
-      return instance.run(ctx, exec.input);
+      const hook = exec.host.options.interceptors?.run;
+      if (!hook) return instance.run(ctx, exec.input);
+      const input = {
+        workflowType: def.name,
+        workflowId: exec.workflowId,
+        runNumber: exec.runNumber,
+        input: exec.input,
+        headers: exec.headers,
+      };
+      return hook(
+        input,
+        (i) =>
+          new Promise((resolve) => {
+            onCode?.();
+            resolve(instance.run(ctx, i.input));
+          }),
+      );
     }),
   );
 }

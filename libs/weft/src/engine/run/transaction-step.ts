@@ -7,6 +7,7 @@ import { StepTimeoutError } from '../../common/errors.js';
 import type { OperationRecord, StepArgs, TransactionIsolation } from '../../common/types.js';
 import { CommitOutcomeUnknown, isSerializationFailure, type AppTransaction } from '../../storage/app-transaction.js';
 import { stepBodyStorage } from '../als.js';
+import { hookedStep } from '../interceptors.js';
 import { setLongTimeout, type LongTimeout } from '../long-timeout.js';
 import { backoffDelay, stopsRetrying, type ResolvedRetry } from '../retry.js';
 import { describeError } from '../error-record.js';
@@ -140,7 +141,8 @@ async function runBody(
   const stepArgs: StepArgs = new AttemptArgs(args.attempt, args.idempotencyKey, controller.signal);
   stepArgs.manager = manager;
   try {
-    const run = () => stepBodyStorage.run(stepArgs, () => step.fn(manager, stepArgs));
+    const fn = hookedStep(exec.host.options.interceptors, exec, step.name, () => step.fn(manager, stepArgs));
+    const run = () => stepBodyStorage.run(stepArgs, () => fn(stepArgs));
     const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));
     body.catch(() => undefined); // a late rejection after a timeout or abort is not unhandled
     const stops = new Promise<never>((_, reject) => {

@@ -82,6 +82,10 @@ export class WorkflowEntity {
   @Column({ name: 'trace_context', type: 'varchar', length: 64, nullable: true })
   traceContext!: string | null;
 
+  /** The headers its start's interceptors left (a payload: encoded when a codec is set); null when none. */
+  @Column({ type: 'json', nullable: true })
+  headers!: unknown;
+
   /** `@Workflow(name, { version })` of the code that started this run. */
   @Column({ name: 'workflow_version', type: 'varchar', length: 64, nullable: true })
   workflowVersion!: string | null;

@@ -18,6 +18,7 @@ import { queuePartitionsMigration } from './1734178039000-queue-partitions.js';
 import { streamsMigration } from './1734264200000-streams.js';
 import { debounceMigration } from './1734350600000-debounce.js';
 import { stepProgressMigration } from './1734350700000-step-progress.js';
+import { workflowHeadersMigration } from './1734351100000-workflow-headers.js';
 import { queueSlotReleaseMigration } from './1734351200000-queue-slot-release.js';
 
 /** Ordered; ids are never reused. */
@@ -42,6 +43,7 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734264200000, migration: streamsMigration(schema) },
     { id: 1734350600000, migration: debounceMigration(schema) },
     { id: 1734350700000, migration: stepProgressMigration(schema) },
+    { id: 1734351100000, migration: workflowHeadersMigration(schema) },
     { id: 1734351200000, migration: queueSlotReleaseMigration(schema) },
   ];
 }

@@ -24,19 +24,19 @@ function statements(schema: string) {
   return {
     /**
      * $1 id, $2 type, $3 input, $4 trace context, $5 workflow version, $6 queue, $7 priority,
-     * $8 partition key, $9 debounce key, $10 delay and $11 maxDelay (ms), $12 attributes, $13 offset.
+     * $8 partition key, $9 debounce key, $10 delay and $11 maxDelay (ms), $12 attributes, $13 offset, $14 headers.
      * Returns the window's workflow (new or pushed) and the ms to its start; no row when the
      * window of the pending workflow under the key has closed.
      */
     upsert: `
       WITH up AS (
         INSERT INTO ${wf} AS w (id, type, status, input, start_at, version, trace_context, workflow_version, queue, priority,
-                                partition_key, debounce_key, debounce_until, attributes)
+                                partition_key, debounce_key, debounce_until, attributes, headers)
         VALUES ($1::text, $2::text, 'pending', $3::json, ${now} + $10::float8 ${ms}, 1, $4::text, $5::text, $6::text,
                 COALESCE($7::int, 0), $8::text, $9::text,
-                CASE WHEN $11::float8 IS NULL THEN NULL ELSE ${now} + $11::float8 ${ms} END, $12::jsonb)
+                CASE WHEN $11::float8 IS NULL THEN NULL ELSE ${now} + $11::float8 ${ms} END, $12::jsonb, $14::json)
         ON CONFLICT (type, debounce_key) WHERE debounce_key IS NOT NULL AND status = 'pending'
-        DO UPDATE SET input = EXCLUDED.input, start_at = LEAST(EXCLUDED.start_at, w.debounce_until),
+        DO UPDATE SET input = EXCLUDED.input, headers = EXCLUDED.headers, start_at = LEAST(EXCLUDED.start_at, w.debounce_until),
                       version = w.version + 1, updated_at = clock_timestamp()
           WHERE w.start_at > ${now}
         RETURNING w.id, w.start_at, (w.xmax = 0) AS inserted
@@ -76,6 +76,7 @@ export class WorkflowDebounce {
   async start(w: InsertWorkflow): Promise<{ id: string; inserted: boolean; startInMs: number }> {
     const d = w.debounce!;
     const input = await this.payloads.encode(w.input);
+    const headers = jsonOrNullParam(await this.payloads.encode(w.headers ?? null));
     for (let attempt = 0; ; attempt++) {
       const off = this.clockOffset();
       const [r] = await this.client.query<{ id: string; inserted: boolean; start_in_ms: number }>(this.sql.upsert, [
@@ -92,6 +93,7 @@ export class WorkflowDebounce {
         d.maxDelayMs,
         w.attributes ? JSON.stringify(w.attributes) : null,
         off,
+        headers,
       ]);
       if (r) return { id: r.id, inserted: r.inserted, startInMs: Number(r.start_in_ms) };
       // Only a fire that keeps stalling between due and commit gets here: the caller may try again.

@@ -33,8 +33,10 @@ function statements(schema: string) {
     /** Signals and child ends the cut part took are waiting again for the code that runs again. */
     reopen: `UPDATE ${msgs} SET consumed_seq = NULL WHERE workflow_id = $1 AND consumed_seq >= $2 AND kind IN ('signal', 'child')`,
     clearTimers: `DELETE FROM ${timers} WHERE workflow_id = $1`,
-    forkRow: `INSERT INTO ${wf} (id, type, status, input, parent_id, version, workflow_version, attributes, forked_from)
-              VALUES ($1, $2, 'running', $3::json, NULL, 1, $4, $5::jsonb, $6::jsonb)
+    // The fork keeps the source's headers as stored (encoded or not: same codec, same engines).
+    forkRow: `INSERT INTO ${wf} (id, type, status, input, parent_id, version, workflow_version, attributes, forked_from, headers)
+              VALUES ($1, $2, 'running', $3::json, NULL, 1, $4, $5::jsonb, $6::jsonb,
+                      (SELECT s.headers FROM ${wf} s WHERE s.id = $6::jsonb->>'workflowId'))
               ON CONFLICT (id) DO NOTHING RETURNING id`,
     forkHistory: `INSERT INTO ${ops} (workflow_id, seq, kind, name, status, result, error, attempts, event, started_at, completed_at)
                   SELECT $1, seq, kind, name, status, result, error, attempts, event, started_at, completed_at

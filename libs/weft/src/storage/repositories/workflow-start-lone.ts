@@ -32,14 +32,14 @@ export function loneStartSql(schema: string, claim: LoneStartClaim): string {
   const wf = qualify(schema, 'weft_workflows');
   const claims = qualify(schema, 'weft_workflow_claims');
   // $1 id, $2 type, $3 status, $4 input, $5 parent, $6 trace context, $7 workflow version, $8 queue,
-  // $9 priority, $10 partition key, $11 attributes; 'mine': $12 engine, $13 TTL, $14 grace.
+  // $9 priority, $10 partition key, $11 attributes, $12 headers; 'mine': $13 engine, $14 TTL, $15 grace.
   const fence = claim === 'mine' ? `COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = $1::text), 0) + 1` : 'NULL';
   const insert = `ins AS (
         INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
-                           partition_key, fence_epoch, attributes)
+                           partition_key, fence_epoch, attributes, headers)
         VALUES ($1::text, $2::text, $3::text, $4::json, $5::text, NULL, NULL, 1, $6::text, $7::text, $8::text, COALESCE($9::int, 0), $10::text,
                 -- a 'mine' claim's epoch: 1, or one past a row an earlier run of the id left
-                ${fence}, $11::jsonb)
+                ${fence}, $11::jsonb, $12::json)
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, version, fence_epoch
       )`;
@@ -48,10 +48,10 @@ export function loneStartSql(schema: string, claim: LoneStartClaim): string {
       ? `,
       ins_claims AS (
         INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
-        SELECT ins.id, 1, $12::text, clock_timestamp() + $13::float8 ${ms}, clock_timestamp() FROM ins
+        SELECT ins.id, 1, $13::text, clock_timestamp() + $14::float8 ${ms}, clock_timestamp() FROM ins
         ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
           expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-        WHERE ${claimFreeSql(schema, 'cl', '$14::float8')}
+        WHERE ${claimFreeSql(schema, 'cl', '$15::float8')}
         RETURNING workflow_id, epoch::text AS epoch
       )`
       : claim === 'free'
@@ -85,6 +85,7 @@ export function loneStartParams(w: InsertWorkflow, claim: LoneStartClaim, claime
     w.priority ?? null,
     w.partitionKey ?? null,
     w.attributes ? JSON.stringify(w.attributes) : null,
+    jsonOrNullParam(w.headers ?? null),
   ];
   if (claim === 'mine') {
     if (!claimer) throw new Error('lone start: a claim of its own needs the claim terms');

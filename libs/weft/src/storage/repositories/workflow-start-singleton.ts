@@ -16,7 +16,7 @@ const ms = `* interval '1 millisecond'`;
 /**
  * $1 id, $2 type, $3 status, $4 input, $5 parent, $6 trace context, $7 workflow version, $8 queue,
  * $9 priority, $10 partition key, $11 singleton key, $12 deadline and $13 start (ms from now),
- * $14 timers, $15 the claiming engine (null: no claim), $16 TTL, $17 grace.
+ * $14 timers, $15 the claiming engine (null: no claim), $16 TTL, $17 grace, $18 headers.
  */
 export function singletonStartSql(schema: string): string {
   const wf = qualify(schema, 'weft_workflows');
@@ -26,10 +26,11 @@ export function singletonStartSql(schema: string): string {
   return `
     WITH ins AS (
       INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
-                         partition_key, singleton_key, fence_epoch)
+                         partition_key, singleton_key, fence_epoch, headers)
       VALUES ($1::text, $2::text, $3::text, $4::json, $5::text, ${later('$12')}, ${later('$13')}, 1, $6::text, $7::text, $8::text,
               COALESCE($9::int, 0), $10::text, $11::text,
-              CASE WHEN $15::text IS NOT NULL THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = $1::text), 0) + 1 END)
+              CASE WHEN $15::text IS NOT NULL THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = $1::text), 0) + 1 END,
+              $18::json)
       ON CONFLICT DO NOTHING
       RETURNING id, status, version, fence_epoch
     ),
@@ -77,6 +78,7 @@ export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | un
     w.startInMs,
     JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
     ...mine,
+    jsonOrNullParam(w.headers ?? null),
   ];
 }
 
@@ -93,14 +95,14 @@ function waitStatements(schema: string) {
   return {
     /**
      * $1 id, $2 type, $3 input, $4 parent, $5 trace context, $6 workflow version, $7 queue, $8 priority,
-     * $9 partition key, $10 the key waited for, $11 attributes, $12 deadline and $13 start (ms from now), $14 timers.
+     * $9 partition key, $10 the key waited for, $11 attributes, $12 deadline and $13 start (ms from now), $14 timers, $15 headers.
      */
     queueBehind: `
       WITH ins AS (
         INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue,
-                           priority, partition_key, singleton_wait, attributes)
+                           priority, partition_key, singleton_wait, attributes, headers)
         VALUES ($1::text, $2::text, 'pending', $3::json, $4::text, ${later('$12')}, ${later('$13')}, 1, $5::text, $6::text, $7::text,
-                COALESCE($8::int, 0), $9::text, $10::text, $11::jsonb)
+                COALESCE($8::int, 0), $9::text, $10::text, $11::jsonb, $15::json)
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, version
       ),
@@ -172,6 +174,7 @@ export class SingletonWaits {
       w.deadlineInMs === null ? null : w.deadlineInMs + off,
       (w.startInMs ?? 0) + off,
       JSON.stringify(timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs + off }))),
+      jsonOrNullParam(await this.payloads.encode(w.headers ?? null)),
     ]);
     return r;
   }

@@ -8,7 +8,7 @@ import type { ClockOffset } from '../../common/clock.js';
 import type { OperationRecord, WorkflowAttributes, WorkflowStatus } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import type { AppTransaction } from '../app-transaction.js';
-import { jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
+import { jsonOrNullParam, jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
@@ -52,18 +52,18 @@ function statements(schema: string) {
         SELECT * FROM json_to_recordset($1::json) AS r(
           id text, type text, status text, input json, parent_id text, deadline_ms double precision,
           start_ms double precision, timers json, claim text, sig_name text, sig_payload json, trace_context text,
-          workflow_version text, queue text, priority integer, partition_key text, attributes jsonb)
+          workflow_version text, queue text, priority integer, partition_key text, attributes jsonb, headers json)
       ),
       ins AS (
         INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
-                           partition_key, fence_epoch, attributes)
+                           partition_key, fence_epoch, attributes, headers)
         SELECT id, type, status, input, parent_id,
                CASE WHEN deadline_ms IS NULL THEN NULL ELSE clock_timestamp() + deadline_ms * interval '1 millisecond' END,
                CASE WHEN start_ms IS NULL THEN NULL ELSE clock_timestamp() + start_ms * interval '1 millisecond' END,
                1, trace_context, workflow_version, queue, COALESCE(priority, 0), partition_key,
                -- the epoch ins_claims gives a 'mine' claim: 1, or one past a row an earlier run of the id left
                CASE WHEN claim = 'mine' THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = req.id), 0) + 1 END,
-               attributes
+               attributes, headers
         FROM req ORDER BY id
         ON CONFLICT (id) DO NOTHING
         RETURNING id, status, version, fence_epoch
@@ -131,7 +131,7 @@ function statements(schema: string) {
         start_at = CASE WHEN $8::double precision IS NULL THEN NULL ELSE clock_timestamp() + $8 * interval '1 millisecond' END,
         run_number = run_number + 1, created_at = clock_timestamp(), updated_at = clock_timestamp(),
         completed_at = NULL, version = version + 1, trace_context = $9, workflow_version = $10,
-        queue = $11, priority = $12, partition_key = $13, admitted_at = NULL, attributes = $14::jsonb
+        queue = $11, priority = $12, partition_key = $13, admitted_at = NULL, attributes = $14::jsonb, headers = $15::json
       WHERE id = $1 AND version = $2 AND status IN ('completed','failed','cancelled','timed_out')
       RETURNING id, status, version, run_number`,
     clearHistory: [
@@ -160,7 +160,7 @@ function statements(schema: string) {
     load: `SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline,
                   w.start_at, w.created_at, w.updated_at, w.completed_at, w.version, clock_timestamp() AS db_now, w.trace_context,
                   w.fence_epoch::text AS fence_epoch, w.attributes, w.queue, w.slot_released_at IS NOT NULL AS slot_released,
-                  w.singleton_key IS NOT NULL AS singleton,
+                  w.singleton_key IS NOT NULL AS singleton, w.headers,
                   COALESCE((SELECT json_agg(json_build_object('seq', o.seq, 'kind', o.kind, 'name', o.name,
                       'status', o.status, 'result', o.result, 'error', o.error, 'attempts', o.attempts, 'event', o.event)
                       ORDER BY o.seq)
@@ -195,6 +195,7 @@ function loadedFrom(r: Record<string, unknown>, off: number): LoadedWorkflow {
     dbNow: new Date((r.db_now as Date).getTime() + off), // workflow time, as the timers' fire_at
 
     traceContext: (r.trace_context as string | null) ?? null,
+    headers: (r.headers as Record<string, string> | null) ?? null,
     fenceEpoch: (r.fence_epoch as string | null) ?? null,
     slotReleased: r.slot_released === true,
     singleton: r.singleton === true,
@@ -274,6 +275,8 @@ export interface LoadedWorkflow {
   traceContext: string | null;
   /** The epoch the row's fenced writes must carry; null while its claim has no holder (docs/decisions/0008). */
   fenceEpoch: string | null;
+  /** What its start's interceptors stored (docs/interceptors.md), decoded; null when none. */
+  headers: Record<string, string> | null;
   /** Its running steps' heartbeats and first starts, as an earlier owner saved them (docs/long-steps.md). */
   progress: StepProgressRow[];
   /** Parked with its queue slot given back (releaseWhileWaiting): it takes one again before it goes on. */
@@ -430,6 +433,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
               priority: w.priority,
               partition_key: w.partitionKey, // absent outside a partitioned queue
               attributes: w.attributes, // absent from the JSON when none
+              headers: w.headers ?? undefined, // absent when none
             })),
           ),
           // Unused without a claimer, but never NULL: NULLs folded into custom plans made them look
@@ -474,6 +478,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     const off = this.clockOffset();
     // The input is encoded before the transaction opens; the start signal by insertSignal.
     const input = await this.payloads.encode(w.input);
+    const headers = await this.payloads.encode(w.headers ?? null);
     return this.client.transaction(async (client: PoolClient) => {
       const res = await client.query(this.wf.restart, [
         w.id,
@@ -490,6 +495,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         w.priority ?? 0,
         w.partitionKey ?? null,
         w.attributes ? JSON.stringify(w.attributes) : null,
+        jsonOrNullParam(headers),
       ]);
       if (res.rowCount !== 1) return null;
       for (const stmt of this.wf.clearHistory) await client.query(stmt, [w.id]);
@@ -521,6 +527,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         const loaded = loadedFrom(r, off);
         await Promise.all([
           this.payloads.row(loaded.row),
+          this.payloads.headers(loaded),
           this.payloads.history(loaded.history),
           this.payloads.inbox(loaded.inbox),
           decodeStepProgress(this.payloads, loaded.progress),
