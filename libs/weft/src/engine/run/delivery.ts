@@ -298,18 +298,21 @@ function deliverAll(exec: Execution, onUpdate: (messageId: string) => void): { k
 const pumping = new WeakSet<Execution>();
 const pumpAgain = new WeakSet<Execution>();
 
+/** Whether handlers may run now. A pending cancel is scheduled even while step bodies run: it aborts them. */
+function readyToDeliver(exec: Execution): boolean {
+  if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || !exec.mayDeliver) return false;
+  if (exec.inbox.hasCancel) exec.scheduleCancel(); // docs/cancellation.md
+  // Woken while its queue slot was released: nothing more runs until it holds one (Execution.slotTaken).
+  return exec.inflightSteps === 0 && exec.slot !== 'wanted';
+}
+
 /**
  * Handlers run while the workflow waits: only when the run is past replay, no step body is
  * running and run() has made its first ctx call (Execution.mayDeliver), or before run() for a
  * start's own messages. Delivers in arrival order, then re-evaluates every pending condition.
  */
 export function pumpInbox(exec: Execution, onUpdate: (messageId: string) => void): void {
-  if (exec.state !== 'active' || exec.readOnly || exec.isReplaying || !exec.mayDeliver) return;
-  // A cancel reaches the run while its step bodies run too: it aborts them (docs/cancellation.md).
-  if (exec.inbox.hasCancel) exec.scheduleCancel();
-  if (exec.inflightSteps > 0) return;
-  // Woken while its queue slot was released: nothing more runs until it holds one (Execution.slotTaken).
-  if (exec.slot === 'wanted') return;
+  if (!readyToDeliver(exec)) return;
   // A handler that waits at once (an async update's condition) asks for a pump from inside this
   // one: it comes after, or it would deliver the same buffered messages again.
   if (pumping.has(exec)) return void pumpAgain.add(exec);

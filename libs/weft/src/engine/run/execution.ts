@@ -265,12 +265,17 @@ export class Execution implements ReplayTarget {
     this.queue = run.queue ?? null;
     this.holdsSingleton = run.singleton ?? false;
     if (run.slotReleased) this._slot = 'released';
+    this.nextEvent = this.scanHistory(history) + 1;
+  }
+
+  /** The highest event number recorded; notes a cancel request that the replay will meet. */
+  private scanHistory(history: ReadonlyMap<number, OperationRecord>): number {
     let maxEvent = -1;
     for (const op of history.values()) {
       maxEvent = Math.max(maxEvent, op.event ?? op.seq);
       if (op.kind === 'cancelRequested') this._cancelAhead = true;
     }
-    this.nextEvent = maxEvent + 1;
+    return maxEvent;
   }
 
   // --- what others read ------------------------------------------------------------------------
