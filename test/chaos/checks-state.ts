@@ -161,7 +161,15 @@ function checkStepResult(w: PlannedWorkflow, o: OpRow, d: RunData, ledgerById: M
 const tokenOf = (m: MessageRow) => m.payload?.token ?? null;
 
 const consumerKind = (m: MessageRow) =>
-  m.kind === 'child' ? 'childResult' : m.kind === 'update' ? 'update' : m.name === 'add' ? 'signal' : 'waitForSignal';
+  m.kind === 'cancel'
+    ? 'cancelRequested'
+    : m.kind === 'child'
+      ? 'childResult'
+      : m.kind === 'update'
+        ? 'update'
+        : m.name === 'add'
+          ? 'signal'
+          : 'waitForSignal';
 
 /**
  * Each stored message was consumed at most once, by the right kind of operation; none was lost.
@@ -203,6 +211,8 @@ function checkConsumed(wf: string, m: MessageRow, seq: number, ops: Map<number, 
 /** A message a finished workflow never consumed: lost, unless it duplicates one it did (a client retry). */
 function unconsumed(wf: string, m: MessageRow, appliedTokens: Set<string | null>, v: Tally, anomalies: Tally): void {
   if (tokenOf(m) && appliedTokens.has(tokenOf(m))) anomalies.add('duplicate_client_send_left_unconsumed', { workflowId: wf, id: m.id });
+  // A cancel is a request: one stored as the code ran to its end came too late, and the end stands (docs/cancellation.md).
+  else if (m.kind === 'cancel') anomalies.add('cancel_requested_as_it_ended', { workflowId: wf, id: m.id });
   else v.add('message_never_consumed', { workflowId: wf, id: m.id, kind: m.kind, name: m.name, status: m.status });
 }
 

@@ -139,7 +139,10 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
     q<{ workflow_id: string; engine_id: string; epoch: string }>(
       `SELECT workflow_id, engine_id, epoch::text FROM ${weft}.weft_workflow_claims WHERE engine_id IS NOT NULL`,
     ),
-    q<{ workflow_id: string; n: number }>(`SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers GROUP BY workflow_id`),
+    // A cancel's grace timer that a request stored as the run ended drops itself when it comes due (docs/cancellation.md).
+    q<{ workflow_id: string; n: number }>(
+      `SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers WHERE kind <> 'cancel-deadline' GROUP BY workflow_id`,
+    ),
     q<RunData['txRows'][number]>(`SELECT workflow_id, seq, lid::text, engine FROM ${s}.tx_rows ORDER BY workflow_id, seq`),
   ]);
   return {

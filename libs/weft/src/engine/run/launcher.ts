@@ -183,7 +183,8 @@ export class RunLauncher {
 /** The terminal change of a run whose code returned or threw (docs/cancellation.md for a cancel let through). */
 function terminalChange(exec: Execution, outcome: { output: unknown } | { error: unknown }, maxPayloadBytes: number): Change {
   let change: Change;
-  const clearTimers = exec.mayHaveStoredTimers;
+  // A cancel request that came too late for the code stored its grace timer beside it.
+  const clearTimers = exec.mayHaveStoredTimers || exec.inbox.hasCancel;
   if ('output' in outcome) {
     try {
       const output = toStoredJson(outcome.output, 'Workflow output', maxPayloadBytes);
