@@ -3,7 +3,7 @@
 // headers stored with the workflow; a workflow started from a step body gets a CLS context of its
 // own (what its start carried, nothing else of the step's); interceptor classes are resolved with DI.
 import 'reflect-metadata';
-import { Body, Controller, Injectable, INestApplication, Module, Post } from '@nestjs/common';
+import { Body, Controller, Injectable, INestApplication, Logger, type LoggerService, Module, Post } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClsModule, ClsService } from 'nestjs-cls';
 import request from 'supertest';
@@ -27,8 +27,31 @@ interface Seen {
   attempt: number | undefined;
 }
 
+/** Every line the app logs, as an app's own logger would print it: prefixed with the request id and tenant from CLS. */
+const logLines: string[] = [];
+
+@Injectable()
+class TenantLogger implements LoggerService {
+  constructor(private readonly cls: ClsService) {}
+  private write(level: string, message: unknown, context?: unknown): void {
+    const who = this.cls.isActive() ? `${this.cls.getId() ?? '-'} ${String(this.cls.get('tenantId') ?? '-')}` : 'no-cls';
+    logLines.push(`[${who}] ${level} ${typeof context === 'string' ? context : ''}: ${String(message)}`);
+  }
+  log(message: unknown, context?: unknown) {
+    this.write('log', message, context);
+  }
+  warn(message: unknown, context?: unknown) {
+    this.write('warn', message, context);
+  }
+  error(message: unknown, ...rest: unknown[]) {
+    this.write('error', message, rest.at(-1));
+  }
+}
+
 @Injectable()
 class Probe {
+  private readonly logger = new Logger('Probe');
+
   constructor(
     private readonly cls: ClsService,
     private readonly engine: WeftEngine,
@@ -45,6 +68,7 @@ class Probe {
 
   @Step({ name: 'cls.look' })
   async look(): Promise<Seen> {
+    this.logger.log('looking in a step');
     return this.seen();
   }
 
@@ -58,8 +82,10 @@ class Probe {
 
 @Workflow('cls-order')
 class ClsOrder {
+  private readonly logger = new Logger('ClsOrder');
   constructor(private readonly probe: Probe) {}
   async run(ctx: WorkflowContext, input: { workflowId: string }) {
+    if (!ctx.isReplaying) this.logger.log(`running ${input.workflowId}`);
     const inRun = this.probe.seen();
     const inStep = await this.probe.look();
     const inner = await this.probe.spawn(input.workflowId);
@@ -134,9 +160,10 @@ describe('WeftClsInterceptor (nestjs-cls context into workflows and steps)', () 
         }),
       ],
       controllers: [OrdersController],
-      providers: [Probe, ClsOrder, ClsInner],
+      providers: [Probe, ClsOrder, ClsInner, TenantLogger],
     }).compile();
     app = moduleRef.createNestApplication();
+    app.useLogger(app.get(TenantLogger));
     await app.init();
     engine = app.get(WeftEngine);
   });
@@ -169,6 +196,14 @@ describe('WeftClsInterceptor (nestjs-cls context into workflows and steps)', () 
     const [row] = await tdb.query<{ headers: Record<string, string> }>(`SELECT headers FROM weft.weft_workflows WHERE id = 'cls-1'`);
     expect(row.headers).toEqual({ 'cls:id': 'req-42', 'cls.tenantId': '"tenant-7"' });
     expect(app.get(StartCounter).n).toBe(2); // the DI-resolved interceptor saw both starts
+    // The app's own log lines, written from run() and from each step body, carry the request's id and tenant.
+    expect(logLines).toEqual(
+      expect.arrayContaining([
+        '[req-42 tenant-7] log ClsOrder: running cls-1',
+        '[req-42 tenant-7] log Probe: looking in a step', // cls-1's step, and cls-1-inner's
+      ]),
+    );
+    expect(logLines.filter((l) => l.includes('looking in a step') && !l.startsWith('[req-42 tenant-7]'))).toEqual([]);
   });
 
   it('gives a workflow started outside any request a CLS context of its own, empty', async () => {
