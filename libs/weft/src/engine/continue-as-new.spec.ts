@@ -174,7 +174,11 @@ describe('ctx.continueAsNew (real PostgreSQL)', () => {
   it('a signal handler of the next run receives signals that arrived during the switch', async () => {
     const e = await engine();
     const h = await e.start('handler-sum', { total: [] });
-    for (let i = 1; i <= 10; i++) await h.signal('add', i);
+    // The first signal alone, until its run has continued: sent all at once, the ten can all reach
+    // run 1 before it waits (one run, nothing crossing a switch). The rest then come during switches.
+    await h.signal('add', 1);
+    await waitFor(async () => (await h.describe()).runNumber >= 2, 'the second run');
+    for (let i = 2; i <= 10; i++) await h.signal('add', i);
     const out = await h.result<{ total: number[]; runs: number }>({ timeout: '30s' });
     // In arrival order, each once, however the runs split them.
     expect(out.total).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
