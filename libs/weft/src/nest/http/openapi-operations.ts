@@ -28,6 +28,18 @@ const duration: Schema = {
   oneOf: [{ type: 'integer', minimum: 0 }, { type: 'string' }],
   description: "milliseconds, or a string like '10s'",
 };
+
+/** The fields of a start's body: POST /workflows (StartRequest) and update-with-start share them. */
+const START_PROPERTIES: Record<string, Schema> = {
+  type: str,
+  input: any,
+  workflowId: { type: 'string', minLength: 1, maxLength: 255 },
+  idPolicy: { enum: ['return-existing', 'reject-duplicate', 'start-new-if-terminal'] },
+  startAt: { type: 'string', format: 'date-time' },
+  startAfter: duration,
+  executionTimeout: duration,
+  attributes: ref('Attributes'),
+};
 const reason = obj({ reason: { type: 'string', maxLength: 1000 } });
 const empty = obj({});
 const statusBody = obj({ workflowId: str, status: str }, ['workflowId', 'status']);
@@ -58,19 +70,7 @@ export const SCHEMAS: Record<string, Schema> = {
     description: 'At most 32 keys (letters, digits, _ - . starting with a letter; 64 characters); strings of 256 characters at most.',
     additionalProperties: { oneOf: [{ type: 'string', maxLength: 256 }, { type: 'number' }, { type: 'boolean' }] },
   },
-  StartRequest: obj(
-    {
-      type: str,
-      input: any,
-      workflowId: { type: 'string', minLength: 1, maxLength: 255 },
-      idPolicy: { enum: ['return-existing', 'reject-duplicate', 'start-new-if-terminal'] },
-      startAt: { type: 'string', format: 'date-time' },
-      startAfter: duration,
-      executionTimeout: duration,
-      attributes: ref('Attributes'),
-    },
-    ['type'],
-  ),
+  StartRequest: obj(START_PROPERTIES, ['type']),
   WorkflowSummary: {
     type: 'object',
     properties: {
@@ -142,22 +142,8 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'WeftWorkflowsController.updateWithStart': {
     summary: "Start a workflow (or find it by its id policy) and send it an update; the update's result",
-    body: obj(
-      {
-        type: str,
-        input: any,
-        workflowId: { type: 'string', minLength: 1, maxLength: 255 },
-        idPolicy: { enum: ['return-existing', 'reject-duplicate', 'start-new-if-terminal'] },
-        startAt: { type: 'string', format: 'date-time' },
-        startAfter: duration,
-        executionTimeout: duration,
-        attributes: ref('Attributes'),
-        update: str,
-        args: any,
-        timeout: duration,
-      },
-      ['type', 'workflowId', 'update'],
-    ),
+    // A start's fields (StartRequest), and the update's.
+    body: obj({ ...START_PROPERTIES, update: str, args: any, timeout: duration }, ['type', 'workflowId', 'update']),
     ok: { schema: obj({ workflowId: str, update: str, result: any }, ['workflowId', 'update', 'result']) },
     errors: [400, 404, 409, 413, 415, 422, 504],
   },
