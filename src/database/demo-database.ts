@@ -46,7 +46,8 @@ export class DemoDatabase implements OnApplicationShutdown {
       await ensureDemoSchema(this.source);
     } catch (err) {
       await this.close();
-      throw unavailable(url, err);
+      const where = new URL(url);
+      throw DatabaseUnavailableError.fromConnectError(where.hostname, Number(where.port || 5432), err) ?? err;
     }
     return this.source;
   }
@@ -64,15 +65,4 @@ export class DemoDatabase implements OnApplicationShutdown {
     this.embedded = null;
     await embedded?.stop();
   }
-}
-
-const NETWORK = /ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|EAI_AGAIN|ECONNRESET|timeout|terminated|3D000|28P01|28000/i;
-
-/** A connection that failed: Weft's typed error (one line at start-up, no password); anything else as it was. */
-function unavailable(url: string, err: unknown): unknown {
-  const e = err as { code?: string; message?: string };
-  const detail = e?.code ?? e?.message ?? '';
-  if (!NETWORK.test(`${e?.code ?? ''} ${e?.message ?? ''}`)) return err;
-  const u = new URL(url);
-  return new DatabaseUnavailableError(u.hostname, Number(u.port || 5432), detail, { cause: err });
 }

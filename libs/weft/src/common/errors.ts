@@ -66,6 +66,27 @@ export class DatabaseUnavailableError extends WeftError {
       options,
     );
   }
+
+  /**
+   * A failed connection to `host:port` as this error when the driver's error says the server
+   * cannot be reached or refused the database or login; null for any other error.
+   */
+  static fromConnectError(host: string, port: number, err: unknown): DatabaseUnavailableError | null {
+    const detail = connectFailure(err as { code?: string; message?: string } | null);
+    return detail === null ? null : new DatabaseUnavailableError(host, port, detail, { cause: err });
+  }
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', 'ECONNRESET']);
+/** A missing database, a refused password, a refused role. */
+const LOGIN_CODES = new Set(['3D000', '28P01', '28000']);
+
+/** What a connection error says went wrong, or null when it is not about reaching the server. */
+function connectFailure(e: { code?: string; message?: string } | null): string | null {
+  if (e?.code && NETWORK_CODES.has(e.code)) return e.code;
+  if (e?.code && LOGIN_CODES.has(e.code)) return e.message ?? e.code;
+  if (/timeout|terminated|connect/i.test(e?.message ?? '')) return e?.message ?? 'connection failed';
+  return null;
 }
 
 /** What ApplicationError and NonRetryableError take beside their message. */

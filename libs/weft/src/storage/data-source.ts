@@ -22,8 +22,6 @@ export interface OpenedDatabase {
   close(): Promise<void>;
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'ETIMEDOUT', 'EHOSTUNREACH', 'EAI_AGAIN', 'ECONNRESET']);
-
 function hostPort(url: string): { host: string; port: number } {
   try {
     const u = new URL(url);
@@ -31,14 +29,6 @@ function hostPort(url: string): { host: string; port: number } {
   } catch {
     throw new InvalidConfigurationError('database.url', 'is not a valid postgres:// URL');
   }
-}
-
-function describeConnectError(err: unknown): string | null {
-  const e = err as { code?: string; message?: string };
-  if (e?.code && NETWORK_CODES.has(e.code)) return e.code;
-  if (e?.code === '3D000' || e?.code === '28P01' || e?.code === '28000') return e.message ?? e.code;
-  if (/timeout|terminated|connect/i.test(e?.message ?? '')) return e.message ?? 'connection failed';
-  return null;
 }
 
 async function openUrl(url: string, schema: string, poolSize: number, kind: 'url' | 'embedded'): Promise<OpenedDatabase> {
@@ -58,9 +48,7 @@ async function openUrl(url: string, schema: string, poolSize: number, kind: 'url
   try {
     await dataSource.initialize();
   } catch (err) {
-    const cause = describeConnectError(err);
-    if (cause) throw new DatabaseUnavailableError(host, port, cause, { cause: err });
-    throw err;
+    throw DatabaseUnavailableError.fromConnectError(host, port, err) ?? err;
   }
   return {
     dataSource,
