@@ -18,11 +18,6 @@ export class DemoDatabase implements OnApplicationShutdown {
 
   constructor(@Inject(demoConfig.KEY) private readonly config: DemoConfig) {}
 
-  get dataSource(): DataSource {
-    if (!this.source) throw new Error('DemoDatabase.open() has not run');
-    return this.source;
-  }
-
   async open(): Promise<DataSource> {
     let url = this.config.weft.databaseUrl;
     if (!url) {
