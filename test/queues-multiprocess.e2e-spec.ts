@@ -1,5 +1,6 @@
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
+import { maxOverlap } from './support/intervals.js';
 import { Child, EngineProcesses, fixture } from './support/processes.js';
 
 interface Interval {
@@ -22,19 +23,6 @@ type Item = {
   singleton?: unknown;
   debounce?: unknown;
 };
-
-/** The most intervals open at one instant (an end at the same instant as a begin closes first). */
-function maxOverlap(intervals: Array<{ from: number; to: number }>): number {
-  const edges = intervals.flatMap((i) => [
-    [i.from, 1],
-    [i.to, -1],
-  ]);
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0;
-  let max = 0;
-  for (const [, d] of edges) max = Math.max(max, (open += d));
-  return max;
-}
 
 /** Three engine processes (ownership 'workflow-lease', TTL 1.5 s) sharing three queues. */
 describe('queues across engine processes', () => {

@@ -1,5 +1,6 @@
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
+import { maxOverlap } from './support/intervals.js';
 import { EngineProcesses, fixture } from './support/processes.js';
 
 // queues.rw.releaseWhileWaiting across engine processes (docs/queues.md, docs/decisions/0040): a
@@ -69,15 +70,7 @@ describe('releaseWhileWaiting across engine processes', () => {
     // Every execution of a step body that ended, and any the kill cut short (open until the end of the test).
     const until = Date.now() + 1;
     const spans = rows.map((r) => ({ from: r.begun_at.getTime(), to: r.ended_at?.getTime() ?? until }));
-    const edges = spans.flatMap((s) => [
-      [s.from, 1],
-      [s.to, -1],
-    ]);
-    edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    let open = 0;
-    let max = 0;
-    for (const [, d] of edges) max = Math.max(max, (open += d));
-    expect(max).toBe(1);
+    expect(maxOverlap(spans)).toBe(1);
     // Both slept at once: both first steps ended before either second step began.
     const a = ended.filter((r) => r.step === 'a');
     const b = ended.filter((r) => r.step === 'b');
