@@ -1,7 +1,7 @@
 import { CommandClient } from './fixtures/command-client.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
-import { fixture, Child, spawnChild } from './support/processes.js';
+import { Child, EngineProcesses, fixture, WORKFLOW_LEASE_ENGINE } from './support/processes.js';
 
 /**
  * Messages (docs/messages.md) across engine PROCESSES under ownership 'workflow-lease' (short claim
@@ -12,7 +12,7 @@ import { fixture, Child, spawnChild } from './support/processes.js';
  */
 describe('messages across engine processes (workflow-lease)', () => {
   let tdb: TestDatabase;
-  const spawned: Child[] = [];
+  const procs = new EngineProcesses(fixture('engine-child'), () => ({ DATABASE_URL: tdb.url, ...WORKFLOW_LEASE_ENGINE }));
 
   interface Engine {
     id: string;
@@ -24,17 +24,7 @@ describe('messages across engine processes (workflow-lease)', () => {
 
   /** Ready engine process `id` that registers exactly `types` of the message workflows. */
   const engine = async (id: string, types: string): Promise<Engine> => {
-    const child = spawnChild(fixture('engine-child'), {
-      DATABASE_URL: tdb.url,
-      WEFT_SCHEMA: 'weft',
-      OWNERSHIP: 'workflow-lease',
-      CLAIM_TTL_MS: '1500',
-      CLAIM_RENEW_MS: '500',
-      WEFT_ENGINE_ID: id,
-      MESSAGE_TYPES: types,
-    });
-    spawned.push(child);
-    await child.waitEvent('ready');
+    const child = await procs.ready(id, { MESSAGE_TYPES: types });
     return { id, child, cmd: new CommandClient(child.proc, id) };
   };
 
@@ -85,10 +75,7 @@ describe('messages across engine processes (workflow-lease)', () => {
     [A, B] = await Promise.all([engine('A', 'tally,remote-parent,remote-child'), engine('B', 'tally,tally-handoff,remote-child')]);
   }, 60_000);
   afterAll(async () => {
-    for (const c of spawned.splice(0)) {
-      c.proc.kill('SIGKILL');
-      await c.exited;
-    }
+    await procs.killAll();
     await tdb?.drop();
   });
 
@@ -207,8 +194,7 @@ describe('messages across engine processes (workflow-lease)', () => {
         child: { ranOn: expect.any(String), value: 10 },
       });
     } finally {
-      P.child.proc.kill('SIGKILL'); // later tests rely on A being the only other engine that runs parents
-      await P.child.exited;
+      await procs.kill(P.child); // later tests rely on A being the only other engine that runs parents
     }
   });
 
@@ -219,8 +205,7 @@ describe('messages across engine processes (workflow-lease)', () => {
     await started(W, id);
     await A.cmd.call('signal', { workflowId: id, name: 'add', payload: 'pre' });
     await deliveriesRecorded(A, id, 1);
-    W.child.proc.kill('SIGKILL');
-    await W.child.exited;
+    await procs.kill(W.child);
     // Nobody owns it now: the signal is stored, the update waits for an owner.
     await A.cmd.call('signal', { workflowId: id, name: 'add', payload: 'while-dead' });
     const update = A.cmd.call('update', { workflowId: id, name: 'bump', args: 2, timeout: 15_000 }, 20_000);
@@ -245,8 +230,7 @@ describe('messages across engine processes (workflow-lease)', () => {
     await B.cmd.call('resume', { workflowId: childId });
     const parentClaim = await claim(parentId);
     expect(parentClaim.engine_id).toBe('X');
-    X.child.proc.kill('SIGKILL');
-    await X.child.exited;
+    await procs.kill(X.child);
     // The child finishes on B while nobody drives the parent: its notice waits in the parent's inbox.
     await B.cmd.call('signal', { workflowId: childId, name: 'release', payload: 'now' });
     expect(await B.cmd.call('result', { workflowId: childId })).toEqual({ ranOn: 'B', value: 8 });
@@ -280,8 +264,7 @@ describe('messages across engine processes (workflow-lease)', () => {
     expect(atKill).toEqual({ items: ['one', 'two', 'three', 'four'], total: 25, closed: false });
     const historyAtKill = await history(B, id);
 
-    V.child.proc.kill('SIGKILL');
-    await V.child.exited;
+    await procs.kill(V.child);
     // B takes it over once the claim is past TTL + grace (1.5 s + 2 × 0.5 s), on its reclaim scan.
     await waitFor(async () => (await claim(id)).engine_id === 'B', 'B takes the workflow over', 15_000, 50);
     expect(BigInt((await claim(id)).epoch)).toBe(BigInt(before.epoch) + 1n);

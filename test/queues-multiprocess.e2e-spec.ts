@@ -1,6 +1,7 @@
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
-import { Child, fixture, spawnChild } from './support/processes.js';
+import { maxOverlap } from './support/intervals.js';
+import { Child, EngineProcesses, fixture } from './support/processes.js';
 
 interface Interval {
   workflow_id: string;
@@ -23,32 +24,10 @@ type Item = {
   debounce?: unknown;
 };
 
-/** The most intervals open at one instant (an end at the same instant as a begin closes first). */
-function maxOverlap(intervals: Array<{ from: number; to: number }>): number {
-  const edges = intervals.flatMap((i) => [
-    [i.from, 1],
-    [i.to, -1],
-  ]);
-  edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  let open = 0;
-  let max = 0;
-  for (const [, d] of edges) max = Math.max(max, (open += d));
-  return max;
-}
-
 /** Three engine processes (ownership 'workflow-lease', TTL 1.5 s) sharing three queues. */
 describe('queues across engine processes', () => {
   let tdb: TestDatabase;
-  const children: Child[] = [];
-  const spawn = (id: string) => {
-    const c = spawnChild(fixture('queue-engine'), { DATABASE_URL: tdb.url, WEFT_ENGINE_ID: id });
-    children.push(c);
-    return c;
-  };
-  const kill = async (c: Child) => {
-    c.proc.kill('SIGKILL');
-    await c.exited;
-  };
+  const procs = new EngineProcesses(fixture('queue-engine'), () => ({ DATABASE_URL: tdb.url }));
   const send = (c: Child, items: Item[]) => c.proc.stdin!.write(`${JSON.stringify({ cmd: 'start', items })}\n`);
   /** Sends the starts and waits for this batch's "started" (a child's earlier batches printed one too); resolves with their ids. */
   const sendAndWait = async (c: Child, items: Item[], timeoutMs = 20_000): Promise<string[]> => {
@@ -92,14 +71,14 @@ describe('queues across engine processes', () => {
     await tdb.query(`CREATE TABLE queue_ledger (workflow_id text PRIMARY KEY, begin_engine text NOT NULL,
       begun_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz, end_engine text, ends int NOT NULL DEFAULT 0, tag text)`);
     engines = new Map([
-      ['A', spawn('A')],
-      ['B', spawn('B')],
-      ['C', spawn('C')],
+      ['A', procs.spawn('A')],
+      ['B', procs.spawn('B')],
+      ['C', procs.spawn('C')],
     ]);
     await Promise.all([...engines.values()].map((c) => c.waitEvent('ready', 60_000)));
   }, 90_000);
   afterAll(async () => {
-    for (const c of children) if (c.proc.exitCode === null) await kill(c);
+    await procs.killAll();
     await tdb?.drop();
   });
 
@@ -125,7 +104,7 @@ describe('queues across engine processes', () => {
       10,
     );
     const victim = busiest.begin_engine;
-    await kill(engines.get(victim)!);
+    await procs.kill(engines.get(victim)!);
     engines.delete(victim);
 
     await waitFor(async () => (await statuses('c5-')).completed === 200, 'all 200 completed', 90_000, 100);
@@ -190,8 +169,7 @@ describe('queues across engine processes', () => {
   }, 60_000);
 
   it('partitioned: 1,000 of a flooding key waiting; a small key of 5 starts within two admission passes; no key runs more than 2 at once, also across a SIGKILL', async () => {
-    const d = spawn('D');
-    await d.waitEvent('ready', 60_000);
+    const d = await procs.ready('D', {}, 60_000);
     engines.set('D', d);
     // Every admission (enqueued -> running) with the transaction that made it (one admission call is
     // one transaction), in the order the queue's lock let them through (n), and whether the small
@@ -225,7 +203,7 @@ describe('queues across engine processes', () => {
          WHERE w.queue = 'pk' AND w.status = 'running' AND c.engine_id IS NOT NULL GROUP BY c.engine_id ORDER BY count(*) DESC LIMIT 1`,
       )
     )[0].engine_id;
-    await kill(engines.get(busiest)!);
+    await procs.kill(engines.get(busiest)!);
     engines.delete(busiest);
 
     await waitFor(async () => (await statuses('pk-')).completed === 1305, 'all 1,305 completed', 200_000, 200);
@@ -268,8 +246,7 @@ describe('queues across engine processes', () => {
   }, 60_000);
 
   it('singleton across a takeover: the holder is taken over, starts meanwhile get its handle, and queued starts run after it, one at a time', async () => {
-    const e = spawn('E');
-    await e.waitEvent('ready', 60_000);
+    const e = await procs.ready('E', {}, 60_000);
     engines.set('E', e);
     const [x] = [...engines.values()];
     const [holder] = await sendAndWait(x, [{ ms: 4000, tag: 'solo-holder', singleton: 'solo' }]);
@@ -280,7 +257,7 @@ describe('queues across engine processes', () => {
       others[0],
       [1, 2, 3].map((n) => ({ ms: 100, tag: `solo-q${n}`, singleton: { key: 'solo', onConflict: 'queue' } })),
     );
-    await kill(engines.get(owner)!);
+    await procs.kill(engines.get(owner)!);
     engines.delete(owner);
     // While the holder waits for its takeover, and after, a start with the key gets the holder's handle.
     expect(await sendAndWait(others[1] ?? others[0], [{ ms: 10, singleton: 'solo' }])).toEqual([holder]);

@@ -1,6 +1,7 @@
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
-import { Child, fixture, spawnChild } from './support/processes.js';
+import { maxOverlap } from './support/intervals.js';
+import { EngineProcesses, fixture } from './support/processes.js';
 
 // queues.rw.releaseWhileWaiting across engine processes (docs/queues.md, docs/decisions/0040): a
 // queue at concurrency 1 whose two runs each sleep. Both sleep at once (each gave its slot back);
@@ -18,16 +19,7 @@ interface Row {
 
 describe('releaseWhileWaiting across engine processes', () => {
   let tdb: TestDatabase;
-  const children: Child[] = [];
-  const spawn = (id: string) => {
-    const c = spawnChild(fixture('queue-engine'), { DATABASE_URL: tdb.url, WEFT_ENGINE_ID: id });
-    children.push(c);
-    return c;
-  };
-  const kill = async (c: Child) => {
-    c.proc.kill('SIGKILL');
-    await c.exited;
-  };
+  const procs = new EngineProcesses(fixture('queue-engine'), () => ({ DATABASE_URL: tdb.url }));
   const ledger = () => tdb.query<Row>(`SELECT * FROM slot_ledger ORDER BY begun_at, n`);
 
   beforeAll(async () => {
@@ -38,14 +30,14 @@ describe('releaseWhileWaiting across engine processes', () => {
       begun_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz)`);
   });
   afterAll(async () => {
-    for (const c of children) if (c.proc.exitCode === null) await kill(c);
+    await procs.killAll();
     await tdb?.drop();
   });
 
   it('concurrency 1: two sleepers sleep at once, never run at once, and a SIGKILL of the owner while parked leaves both to the other engine', async () => {
     const engines = new Map([
-      ['A', spawn('A')],
-      ['B', spawn('B')],
+      ['A', procs.spawn('A')],
+      ['B', procs.spawn('B')],
     ]);
     await Promise.all([...engines.values()].map((c) => c.waitEvent('ready', 60_000)));
     // Sleeps long enough for the kill and the takeover (TTL 1.5 s) to happen while both sleep on a loaded machine.
@@ -63,7 +55,7 @@ describe('releaseWhileWaiting across engine processes', () => {
     const [{ engine_id: owner }] = await tdb.query<{ engine_id: string }>(
       `SELECT engine_id FROM weft.weft_workflow_claims WHERE workflow_id = 'rw-1'`,
     );
-    await kill(engines.get(owner)!);
+    await procs.kill(engines.get(owner)!);
     engines.delete(owner);
     const [survivor] = [...engines.keys()];
 
@@ -78,15 +70,7 @@ describe('releaseWhileWaiting across engine processes', () => {
     // Every execution of a step body that ended, and any the kill cut short (open until the end of the test).
     const until = Date.now() + 1;
     const spans = rows.map((r) => ({ from: r.begun_at.getTime(), to: r.ended_at?.getTime() ?? until }));
-    const edges = spans.flatMap((s) => [
-      [s.from, 1],
-      [s.to, -1],
-    ]);
-    edges.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    let open = 0;
-    let max = 0;
-    for (const [, d] of edges) max = Math.max(max, (open += d));
-    expect(max).toBe(1);
+    expect(maxOverlap(spans)).toBe(1);
     // Both slept at once: both first steps ended before either second step began.
     const a = ended.filter((r) => r.step === 'a');
     const b = ended.filter((r) => r.step === 'b');

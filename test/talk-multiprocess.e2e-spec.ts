@@ -6,7 +6,7 @@ import { Test } from '@nestjs/testing';
 import { WeftEngine, WeftModule, type StreamEntry } from '@weft/nest';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
-import { Child, fixture, spawnChild } from './support/processes.js';
+import { EngineProcesses, fixture } from './support/processes.js';
 
 /**
  * Workflows that talk (docs/events-and-streams.md) across engine PROCESSES under 'workflow-lease'
@@ -14,24 +14,15 @@ import { Child, fixture, spawnChild } from './support/processes.js';
  */
 describe('signals between workflows and streams across engine processes', () => {
   let tdb: TestDatabase;
-  const spawned: Child[] = [];
-
-  const engine = async (id: string, env: Record<string, string>): Promise<Child> => {
-    const child = spawnChild(fixture('talk-engine'), { DATABASE_URL: tdb.url, WEFT_ENGINE_ID: id, ...env });
-    spawned.push(child);
-    await child.waitEvent('ready');
-    return child;
-  };
+  const procs = new EngineProcesses(fixture('talk-engine'), () => ({ DATABASE_URL: tdb.url }));
+  const engine = (id: string, env: Record<string, string>) => procs.ready(id, env);
   const q = <R = Record<string, unknown>>(sql: string, params?: unknown[]) => tdb.query<R>(sql, params);
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
   });
   afterAll(async () => {
-    for (const c of spawned.splice(0)) {
-      c.proc.kill('SIGKILL');
-      await c.exited;
-    }
+    await procs.killAll();
     await tdb?.drop();
   });
 
@@ -184,8 +175,7 @@ describe('signals between workflows and streams across engine processes', () => 
       const count = async () =>
         (await q<{ n: number }>(`SELECT count(*)::int AS n FROM weft.weft_stream_entries WHERE workflow_id = $1`, [id]))[0].n;
       await waitFor(async () => (await count()) >= 20, '20 entries written on A2', 30_000);
-      a.proc.kill('SIGKILL');
-      await a.exited;
+      await procs.kill(a);
       const atKill = await count();
       expect(atKill).toBeLessThan(N);
       await engine('C2', { TYPES: 'writer' });

@@ -1,7 +1,7 @@
 import { CommandClient } from './fixtures/command-client.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { waitFor } from './support/engine.js';
-import { fixture, Child, spawnChild } from './support/processes.js';
+import { EngineProcesses, fixture, WORKFLOW_LEASE_ENGINE } from './support/processes.js';
 
 /**
  * updateWithStart (docs/messages.md) racing a plain start of the same workflow id, from two engine
@@ -12,34 +12,19 @@ import { fixture, Child, spawnChild } from './support/processes.js';
  */
 describe('updateWithStart racing a plain start across engine processes', () => {
   let tdb: TestDatabase;
-  const spawned: Child[] = [];
+  const procs = new EngineProcesses(fixture('engine-child'), () => ({ DATABASE_URL: tdb.url, ...WORKFLOW_LEASE_ENGINE }));
   let A: CommandClient;
   let B: CommandClient;
 
-  const engine = async (id: string): Promise<CommandClient> => {
-    const child = spawnChild(fixture('engine-child'), {
-      DATABASE_URL: tdb.url,
-      WEFT_SCHEMA: 'weft',
-      OWNERSHIP: 'workflow-lease',
-      CLAIM_TTL_MS: '1500',
-      CLAIM_RENEW_MS: '500',
-      WEFT_ENGINE_ID: id,
-      MESSAGE_TYPES: 'booking',
-    });
-    spawned.push(child);
-    await child.waitEvent('ready');
-    return new CommandClient(child.proc, id);
-  };
+  const engine = async (id: string): Promise<CommandClient> =>
+    new CommandClient((await procs.ready(id, { MESSAGE_TYPES: 'booking' })).proc, id);
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
     [A, B] = await Promise.all([engine('A'), engine('B')]);
   }, 60_000);
   afterAll(async () => {
-    for (const c of spawned.splice(0)) {
-      c.proc.kill('SIGKILL');
-      await c.exited;
-    }
+    await procs.killAll();
     await tdb?.drop();
   });
 

@@ -55,3 +55,49 @@ export function spawnChild(script: string, env: Record<string, string>): Child {
     });
   return { proc, events, stderr, waitEvent, exited };
 }
+
+/**
+ * The engine processes of one spec, each a fixture script given the spec's environment (read when
+ * it spawns, so it may name a database created later), its engine id and its own extras. Whatever
+ * still runs at the end is SIGKILLed by `killAll`, to call from afterAll.
+ */
+export class EngineProcesses {
+  private readonly children: Child[] = [];
+
+  constructor(
+    private readonly script: string,
+    private readonly env: () => Record<string, string>,
+  ) {}
+
+  /** Spawns engine `id`, without waiting for it. */
+  spawn(id: string, env: Record<string, string> = {}): Child {
+    const child = spawnChild(this.script, { ...this.env(), WEFT_ENGINE_ID: id, ...env });
+    this.children.push(child);
+    return child;
+  }
+
+  /** Spawns engine `id` and waits for its "ready" event. */
+  async ready(id: string, env: Record<string, string> = {}, timeoutMs?: number): Promise<Child> {
+    const child = this.spawn(id, env);
+    await child.waitEvent('ready', timeoutMs);
+    return child;
+  }
+
+  /** SIGKILLs `child` and waits for it to be gone. */
+  async kill(child: Child): Promise<void> {
+    child.proc.kill('SIGKILL');
+    await child.exited;
+  }
+
+  async killAll(): Promise<void> {
+    for (const child of this.children.splice(0)) await this.kill(child);
+  }
+}
+
+/** test/fixtures/engine-child.ts under ownership 'workflow-lease' with claims short enough to lapse within a test. */
+export const WORKFLOW_LEASE_ENGINE = {
+  WEFT_SCHEMA: 'weft',
+  OWNERSHIP: 'workflow-lease',
+  CLAIM_TTL_MS: '1500',
+  CLAIM_RENEW_MS: '500',
+};

@@ -5,10 +5,8 @@ import {
   EngineNotReadyError,
   InvalidArgumentError,
   ResultTimeoutError,
-  UnknownHandlerError,
   WorkflowNotFoundError,
   WorkflowNotRunningError,
-  WorkflowPurgeRefusedError,
 } from '../common/errors.js';
 import { resolveOwnership } from '../ownership/config.js';
 import { createOwnershipPolicy } from '../ownership/create-policy.js';
@@ -36,7 +34,6 @@ import type { SettledSubscription } from './run/settled-waiters.js';
 import type { Settled } from './settled.js';
 import { resolveQueues, type QueueView } from './queues/options.js';
 import { QueueSlots } from './queues/slots.js';
-import { describeWorkflow, listWorkflows } from './inspect.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
 import { Messaging } from './messaging.js';
@@ -53,8 +50,10 @@ import type {
 } from '../common/types.js';
 import { CallerTransactions, type CallerTransaction } from './caller-transaction.js';
 import type { EntityManager } from 'typeorm';
-import { Repair, type ForkOptions } from './repair.js';
-import { WorkflowReplayer } from './replayer.js';
+import type { ForkOptions, Repair } from './repair.js';
+import type { WorkflowReplayer } from './replayer.js';
+import { UpdateCalls } from './update-calls.js';
+import { AdminCalls } from './admin-calls.js';
 import { getEvent } from './events.js';
 import { checkStreamArgs, readStream } from './streams.js';
 import { TalkWaiters } from './talk-waiters.js';
@@ -96,7 +95,10 @@ export class WeftEngine {
   private readonly callerTransactions: CallerTransactions;
   private readonly timers: TimerLoop;
   private readonly transitions: Transitions;
-  private readonly repairs: Repair;
+  /** update and updateWithStart. */
+  private readonly updates: UpdateCalls;
+  /** describe, list, fork, retry, purge. */
+  private readonly admin: AdminCalls;
   private disposed: Promise<{ released: number; failed: number }> | undefined;
   private started = false;
   private bootstrapping: Promise<void> | undefined;
@@ -217,7 +219,22 @@ export class WeftEngine {
       assertOpen: () => this.assertOpen(),
       mayFire: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
-    this.repairs = new Repair({ store: this.store, registry: this.registry, runtime: this.runtime, ownership: this.ownership });
+    const guards = { assertOpen: () => this.assertOpen(), assertCanRun: () => this.assertCanRun() };
+    this.updates = new UpdateCalls({
+      registry: this.registry,
+      options: this.options,
+      starter: this.starter,
+      messaging: this.messaging,
+      ...guards,
+    });
+    this.admin = new AdminCalls({
+      store: this.store,
+      registry: this.registry,
+      runtime: this.runtime,
+      ownership: this.ownership,
+      options: this.options,
+      ...guards,
+    });
     this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
     this.plans = new PlanFreshness(database.sql, database.schema);
     this.timers = new TimerLoop(
@@ -381,8 +398,7 @@ export class WeftEngine {
   }
 
   async update<R = unknown>(workflowId: string, name: string, args?: unknown, opts: { timeout?: Duration } = {}): Promise<R> {
-    this.assertOpen();
-    return this.messaging.update<R>(workflowId, name, args ?? null, opts);
+    return this.updates.update<R>(workflowId, name, args, opts);
   }
 
   /**
@@ -400,23 +416,7 @@ export class WeftEngine {
     args?: unknown,
     opts: { timeout?: Duration } = {},
   ): Promise<R> {
-    this.assertOpen();
-    const def = this.registry.get(validateName('workflow type', type));
-    validateName('update name', updateName);
-    if (startOpts?.manager !== undefined) {
-      throw new InvalidArgumentError(
-        'updateWithStart',
-        "takes no manager: it waits for the update's result, which a start not yet committed never gives",
-      );
-    }
-    if (!def.updateHandlers?.[updateName]) throw new UnknownHandlerError(def.name, 'update', updateName);
-    const timeoutMs = parseDuration(opts.timeout ?? '30s', 'update timeout');
-    const stored = toStoredJson(args ?? null, `Arguments of update "${updateName}"`, this.options.maxPayloadBytes);
-    await this.assertCanRun();
-    const tracing = this.options.tracing.ready();
-    if (tracing) await tracing;
-    const workflowId = await this.starter.start({ type, input, opts: startOpts ?? {} });
-    return this.messaging.sendUpdate<R>(workflowId, updateName, stored, timeoutMs);
+    return this.updates.updateWithStart<R>(type, input, startOpts, updateName, args, opts);
   }
 
   async query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
@@ -526,13 +526,11 @@ export class WeftEngine {
   }
 
   async describe(workflowId: string): Promise<WorkflowDescription> {
-    this.assertOpen();
-    return describeWorkflow(this.store, workflowId);
+    return this.admin.describe(workflowId);
   }
 
   async list(filter: ListFilter = {}): Promise<ListPage> {
-    this.assertOpen();
-    return listWorkflows(this.store, filter);
+    return this.admin.list(filter);
   }
 
   /**
@@ -574,8 +572,7 @@ export class WeftEngine {
    * kept part is replayed first: a divergence is ForkRefusedError with the replayer's report.
    */
   async fork(workflowId: string, opts: ForkOptions): Promise<WorkflowHandle> {
-    await this.assertCanRun();
-    return this.handle((await this.repairs.fork(workflowId, opts)).workflowId);
+    return this.handle(await this.admin.fork(workflowId, opts));
   }
 
   /**
@@ -583,8 +580,7 @@ export class WeftEngine {
    * run under the same id; the steps before it are not run again. Checked as fork is.
    */
   async retry(workflowId: string): Promise<WorkflowHandle> {
-    await this.assertCanRun();
-    return this.handle((await this.repairs.retry(workflowId)).workflowId);
+    return this.handle(await this.admin.retry(workflowId));
   }
 
   /**
@@ -592,8 +588,7 @@ export class WeftEngine {
    * run left to the engines that run its type.
    */
   repairsWith(workflows: ConstructorParameters<typeof WorkflowReplayer>[0]): Repair {
-    const deps = { store: this.store, registry: this.registry, runtime: this.runtime, ownership: this.ownership };
-    return new Repair(deps, new WorkflowReplayer(workflows));
+    return this.admin.repairsWith(workflows);
   }
 
   /**
@@ -602,13 +597,7 @@ export class WeftEngine {
    * epoch is kept, so the id may be started again without reusing a fence.
    */
   async purge(workflowId: string): Promise<void> {
-    this.assertOpen();
-    validateWorkflowId(workflowId);
-    await this.assertCanRun();
-    const out = await this.store.workflows.purgeOne(workflowId);
-    if (out === 'missing') throw new WorkflowNotFoundError(workflowId);
-    if ('refused' in out) throw new WorkflowPurgeRefusedError(workflowId, out.refused, out.status);
-    this.options.metrics.workflowsPurged?.(out.purged);
+    return this.admin.purge(workflowId);
   }
 
   /** Replays and continues every running workflow of a registered type not already live here. */
