@@ -8,7 +8,7 @@ import { checkStepResult } from './checks-state.js';
 import { groupBy, type LedgerRow, type OpRow, type ProgressAuditRow, type RunData } from './data.js';
 import type { CancelOutcome } from './driver.js';
 import { LEASE_ID } from './schema.js';
-import type { Tally } from './util.js';
+import { Tally } from './util.js';
 import { cleanupOps, type PlannedWorkflow } from './workload.js';
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -158,7 +158,8 @@ export function checkHeartbeats(d: RunData, v: Tally, notes: Tally, commitSlackM
     const t = acquiredAt(d, b);
     if (t === null) continue;
     const before = (saved.get(`${b.workflow_id}#${b.seq}`) ?? []).filter(
-      (p) => p.done !== null && (p.at_ms < t - commitSlackMs || (p.writer === `weft:${b.engine}` && p.at_ms >= t && p.at_ms < b.started_ms)),
+      (p) =>
+        p.done !== null && (p.at_ms < t - commitSlackMs || (p.writer === `weft:${b.engine}` && p.at_ms >= t && p.at_ms < b.started_ms)),
     );
     const behind = before.filter((p) => p.done! > from);
     if (behind.length) v.add('heartbeat_progress_lost', () => heartbeatSample(d, b, t, behind));
@@ -179,25 +180,39 @@ function heartbeatSample(d: RunData, b: LedgerRow, acquired: number, behind: Pro
 /** What the summary reports of the shape: workflows, cancels, cleanups completed, and faults that hit a cleanup. */
 export function cleanupStats(plan: PlannedWorkflow[], d: RunData, cancels: Map<string, CancelOutcome>, windows: FaultWindows) {
   const ids = plan.filter((w) => w.shape === 'cancelcleanup').map((w) => w.id);
-  const byEndStatus: Record<string, number> = {};
-  const faultsDuringCleanup: Record<string, number> = {};
+  const byEndStatus = new Tally(0);
+  const faultsDuringCleanup = new Tally(0);
   let cleanupsCompleted = 0;
   for (const id of ids) {
     const status = d.workflows.get(id)?.status ?? 'missing';
-    byEndStatus[status] = (byEndStatus[status] ?? 0) + 1;
+    byEndStatus.add(status);
     const span = cleanupSpan(d, id);
     if (!span) continue;
     if (status === 'cancelled') cleanupsCompleted++;
-    const bump = (k: string) => (faultsDuringCleanup[k] = (faultsDuringCleanup[k] ?? 0) + 1);
-    const ran = new Set(span.engines);
-    for (const k of windows.kills) if (k.at >= span.from && k.at <= span.to && ran.has(k.engineId)) bump(k.crash ? 'crash' : 'sigkill');
-    for (const g of windows.gracefulStops) if (g.from >= span.from && g.from <= span.to && ran.has(g.engineId)) bump('sigterm');
-    for (const p of windows.pauses) if (p.from <= span.to && p.to >= span.from && ran.has(p.engineId)) bump('sigstop');
-    for (const p of windows.pgDown) if (p.from <= span.to && p.to >= span.from) bump('pg-restart');
+    for (const f of faultsIn(span, windows)) faultsDuringCleanup.add(f);
   }
-  const clientOutcomes: Record<string, number> = {};
-  for (const c of cancels.values()) clientOutcomes[c.outcome] = (clientOutcomes[c.outcome] ?? 0) + 1;
-  return { workflows: ids.length, cancels: clientOutcomes, byEndStatus, cleanupsCompleted, faultsDuringCleanup };
+  const clientOutcomes = new Tally(0);
+  for (const c of cancels.values()) clientOutcomes.add(c.outcome);
+  return {
+    workflows: ids.length,
+    cancels: clientOutcomes.counts,
+    byEndStatus: byEndStatus.counts,
+    cleanupsCompleted,
+    faultsDuringCleanup: faultsDuringCleanup.counts,
+  };
+}
+
+/** The faults in a cleanup's span: of an engine that ran part of it, or PostgreSQL restarts. */
+function faultsIn(span: { from: number; to: number; engines: string[] }, w: FaultWindows): string[] {
+  const ran = new Set(span.engines);
+  const within = (t: number) => t >= span.from && t <= span.to;
+  const overlaps = (p: { from: number; to: number }) => p.from <= span.to && p.to >= span.from;
+  return [
+    ...w.kills.filter((k) => within(k.at) && ran.has(k.engineId)).map((k) => (k.crash ? 'crash' : 'sigkill')),
+    ...w.gracefulStops.filter((g) => within(g.from) && ran.has(g.engineId)).map(() => 'sigterm'),
+    ...w.pauses.filter((p) => overlaps(p) && ran.has(p.engineId)).map(() => 'sigstop'),
+    ...w.pgDown.filter(overlaps).map(() => 'pg-restart'),
+  ];
 }
 
 /** From the commit that recorded the cancel to the workflow's end (or the last cleanup body), and the engines that ran it. */

@@ -75,8 +75,6 @@ export function checkHistories(plan: PlannedWorkflow[], d: RunData, msgsByWf: Ma
   for (const w of plan) {
     const ops = d.ops.get(w.id) ?? [];
     const status = d.workflows.get(w.id)?.status;
-    // A cancelled cleanup workflow's history goes on after the cancel: checkCleanups (checks-cleanup.ts).
-    if (status === 'cancelled' && w.shape === 'cancelcleanup') continue;
     if (status === 'cancelled' && w.allowedStatuses?.includes('cancelled')) {
       checkCancelledHistory(w, ops, d, ledgerById, v);
       continue;
@@ -130,6 +128,8 @@ function checkCancelledHistory(
   ledgerById: Map<string, RunData['ledger'][number]>,
   v: Tally,
 ): void {
+  // A cancelled cleanup workflow's history goes on after the cancel: checkCleanups (checks-cleanup.ts).
+  if (w.shape === 'cancelcleanup') return;
   const cancels = ops.filter((o) => o.kind === 'cancelRequested');
   const steps = ops.filter((o) => o.kind !== 'cancelRequested');
   if (cancels.length > 1) v.add('cancel_recorded_twice', { workflowId: w.id, seqs: cancels.map((o) => o.seq) });
@@ -146,7 +146,13 @@ function checkCancelledHistory(
 }
 
 /** A recorded step `<letter><i>` returns its value for i and names its body, which ran on the engine that recorded it. */
-export function checkStepResult(w: PlannedWorkflow, o: OpRow, d: RunData, ledgerById: Map<string, RunData['ledger'][number]>, v: Tally): void {
+export function checkStepResult(
+  w: PlannedWorkflow,
+  o: OpRow,
+  d: RunData,
+  ledgerById: Map<string, RunData['ledger'][number]>,
+  v: Tally,
+): void {
   const r = o.result as { v?: number; lid?: string } | null;
   const i = Number(o.name.slice(1));
   if (r?.v !== w.input.salt + 7 * (i + 1)) v.add('step_result_wrong', { workflowId: w.id, seq: o.seq, result: r });

@@ -1,6 +1,14 @@
 // The workload: W workflows of mixed shapes, planned from the seed, each with its expected
 // terminal state, output and history shape, computed here independently of the workflow code.
-import { childId, childInput, spawnedId, spawnedInput, type ChaosInput } from '../../apps/worker/src/workflows.js';
+import {
+  childId,
+  childInput,
+  chunkMsOf,
+  heartbeatTimeoutOf,
+  spawnedId,
+  spawnedInput,
+  type ChaosInput,
+} from '../../apps/worker/src/workflows.js';
 import { intBetween, Rng } from './util.js';
 
 export type Shape =
@@ -265,8 +273,9 @@ export const cleanupOps = (n: number): string[] =>
 
 /**
  * 'cancelcleanup': heartbeating steps (6 chunks of stepMs / 2 each, a heartbeat after each), the
- * first attempt of one of them stalling past its heartbeatTimeout half the time; cancelled while
- * one is in flight (or, on a slow run, after the end), then 3 cleanup steps and a sleep.
+ * first attempt of one of them stalling past its heartbeatTimeout half the time (the cancel then
+ * comes that much later, so the retry resumes first); cancelled while one is in flight (or, on a
+ * slow run, after the end), then 3 cleanup steps and a sleep.
  */
 function planCancelCleanup(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): void {
   const input = w.input;
@@ -274,8 +283,9 @@ function planCancelCleanup(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): void
   input.chunks = 6;
   input.cleanupSteps = 3;
   input.stallStep = r() < 0.5 ? intBetween(r, 0, input.steps - 1) : -1;
-  const stepMs = input.chunks * Math.max(20, Math.round(input.stepMs / 2));
-  w.busyCancelAfterMs = intBetween(r, stepMs / 2, input.steps * stepMs);
+  const stepMs = input.chunks * chunkMsOf(input);
+  const stalled = input.stallStep >= 0 ? heartbeatTimeoutOf(input) + chunkMsOf(input) : 0;
+  w.busyCancelAfterMs = intBetween(r, stepMs / 2, input.steps * stepMs) + stalled;
   w.allowedStatuses = ['completed', 'cancelled'];
   w.expectedOutput = { sum: sumSteps(input.salt, 0, input.steps) };
   w.expectedKinds = { step: input.steps };

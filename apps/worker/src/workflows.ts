@@ -2,7 +2,14 @@
 // returns a value that depends only on the input, so the harness can compute every workflow's
 // expected output without running it. Signal and update handlers de-duplicate by token: a client
 // that retries a send it could not confirm never changes the outcome.
-import { currentStep, WorkflowCancelledError, type StepOptions, type WeftEngine, type WorkflowContext, type WorkflowDefinition } from '@weft/nest';
+import {
+  currentStep,
+  WorkflowCancelledError,
+  type StepOptions,
+  type WeftEngine,
+  type WorkflowContext,
+  type WorkflowDefinition,
+} from '@weft/nest';
 import type { Ledger } from './ledger.js';
 
 export interface ChaosInput {
@@ -107,6 +114,10 @@ async function transactionalStep(ctx: WorkflowContext, input: ChaosInput, i: num
   return r.v;
 }
 
+/** 'cancelcleanup': how long one chunk of a heartbeating step takes, and its heartbeatTimeout (the harness plans around both). */
+export const chunkMsOf = (input: ChaosInput) => Math.max(20, Math.round(input.stepMs / 2));
+export const heartbeatTimeoutOf = (input: ChaosInput) => Math.max(1000, chunkMsOf(input) * 10);
+
 /** Progress a heartbeating step saves: the last chunk it finished. */
 interface Progress {
   done: number;
@@ -121,8 +132,8 @@ interface Progress {
  */
 async function heartbeatingStep(ctx: WorkflowContext, input: ChaosInput, name: string, i: number): Promise<number> {
   const chunks = input.chunks ?? 4;
-  const chunkMs = Math.max(20, Math.round(input.stepMs / 2));
-  const heartbeatTimeout = Math.max(1000, chunkMs * 10);
+  const chunkMs = chunkMsOf(input);
+  const heartbeatTimeout = heartbeatTimeoutOf(input);
   const r = await ctx.step(
     name,
     async ({ attempt, idempotencyKey, signal }) => {
