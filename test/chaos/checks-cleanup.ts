@@ -199,6 +199,8 @@ export function cleanupStats(plan: PlannedWorkflow[], d: RunData, cancels: Map<s
     byEndStatus: byEndStatus.counts,
     cleanupsCompleted,
     faultsDuringCleanup: faultsDuringCleanup.counts,
+    /** Heartbeats the engines saved (all shapes: only this one heartbeats). */
+    heartbeatsSaved: d.progressAudit.length,
   };
 }
 

@@ -161,9 +161,8 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
       `SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers WHERE kind <> 'cancel-deadline' GROUP BY workflow_id`,
     ),
     q<RunData['txRows'][number]>(`SELECT workflow_id, seq, lid::text, engine FROM ${s}.tx_rows ORDER BY workflow_id, seq`),
-    // An older worker's run has no such table: no heartbeats to judge.
     q<ProgressAuditRow>(`SELECT workflow_id, seq, attempt, (details::json ->> 'done')::int AS done, writer, ${ms('at', 'at_ms')}
-                         FROM ${s}.progress_audit WHERE run_number = 1 ORDER BY id`).catch(() => [] as ProgressAuditRow[]),
+                         FROM ${s}.progress_audit WHERE run_number = 1 ORDER BY id`),
   ]);
   return {
     ownership,

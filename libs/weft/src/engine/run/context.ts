@@ -193,11 +193,11 @@ export class WorkflowContextImpl implements WorkflowContext {
         return NEVER;
       }
       if ('aborted' in out || exec.state !== 'active') return NEVER;
-      progress.end(); // its outcome is recorded below: the saved progress goes
       const op = stepRecord(seq, name, out, startedAt);
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
-      void exec.record(op);
+      // The saved progress goes once the record is durable: a deposed engine's refused record leaves it to the next owner.
+      progress.end(exec.record(op));
       const replayed = exec.afterReplay();
       if (replayed) await replayed;
       return fromRecord(op) as T;
