@@ -189,7 +189,8 @@ export class WorkflowContextImpl implements WorkflowContext {
       const startedAt = new Date().toISOString();
       const out = await this.attempts(seq, name, fn, parsed, progress, cancellable);
       if (cancellable && exec.cancelled) {
-        progress.end(); // cancelled: never recorded, never run again (its run may have ended meanwhile)
+        // Cancelled: never recorded, never run again once the cancel (queued before the abort) is durable.
+        progress.end(exec.durable());
         return NEVER;
       }
       if ('aborted' in out || exec.state !== 'active') return NEVER;
