@@ -195,6 +195,24 @@ describe('step heartbeats (real PostgreSQL)', () => {
     await waitFor(async () => (await rows('gated-1')).length === 0, 'the progress row removed once recorded');
   });
 
+  it('a cancelled step keeps its saved heartbeat while the cancel is not durable (its engine deposed before the commit)', async () => {
+    const a = await env.pool.create({ ...WL, engineId: 'A', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 20_000 }, register);
+    await a.bootstrap();
+    await a.start('hangs', {}, { workflowId: 'hangs-cancel' });
+    await waitFor(async () => (await rows('hangs-cancel'))[0]?.has_details, 'the heartbeat saved');
+    await env.tdb.query(
+      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '1 hour'
+                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+      ['hangs-cancel'],
+    );
+    await a.cancel('hangs-cancel'); // A applies it at once: the body aborts, the cancel's record is refused
+    await waitFor(() => a.healthSnapshot().liveWorkflows === 0, 'A lets the run go (its record refused)');
+    await writerOf(a).flush();
+    // The next owner runs the step again (the cancel was not recorded): from this heartbeat.
+    expect((await rows('hangs-cancel'))[0]).toMatchObject({ attempt: 1, details: { offset: 41 } });
+  });
+
   it('retry.maxElapsed counts from the first start an earlier owner saved: past it, the new owner starts no attempt', async () => {
     const a = await env.pool.create({ ...WL, engineId: 'A' }, register);
     await a.bootstrap();
