@@ -24,6 +24,7 @@ export function emptyData(): RunData {
     timers: new Map(),
     txRows: [],
     txCommitted: new Set(),
+    progressAudit: [],
     clientLog: new Map(),
   };
 }
@@ -71,6 +72,7 @@ export const body = (l: Partial<LedgerRow>): LedgerRow => ({
   op_recorded: false,
   finished_ms: null,
   finished_aborted: null,
+  progress_from: null,
   ...l,
 });
 

@@ -156,6 +156,9 @@ function rerunCause(prev: LedgerRow, next: LedgerRow, w: FaultWindows, ttlMs: nu
   if (w.pauses.some((p) => p.engineId === prev.engine && p.to >= prev.started_ms && p.from <= next.started_ms)) return 'engine-paused';
   if (w.pgDown.some((p) => p.to >= prev.started_ms && p.from <= next.started_ms)) return 'postgres-restart';
   if (stoppedWithin(w, prev.workflow_id, prev.started_ms, next.started_ms, ttlMs)) return 'suspended-and-resumed';
+  // A heartbeating body that never finished, retried by its engine: its heartbeat timeout ran out (a stall).
+  if (prev.progress_from !== null && prev.finished_ms === null && next.engine === prev.engine && next.attempt > prev.attempt)
+    return 'attempt-failed-and-retried';
   return 'unexplained';
 }
 

@@ -253,6 +253,7 @@ describe('chaos invariant checks', () => {
         consumed_seq: null,
         status: 'pending',
         result: null,
+        created_ms: T,
       },
     ];
     const v = new Tally();
@@ -441,6 +442,7 @@ describe('chaos invariant checks', () => {
         consumed_seq: seq,
         status,
         result: value === undefined ? null : { value },
+        created_ms: T,
       });
       d.messages = [msg('1', 'a', 'done', 3, 1), msg('2', 'b', 'expired', 4), msg('3', 'c', 'done', 5, 2)];
       const v = new Tally();

@@ -9,13 +9,14 @@ import {
   classifyTakeovers,
   type FaultWindows,
 } from './checks-safety.js';
+import { checkCancelsKept, checkCleanups, checkHeartbeats } from './checks-cleanup.js';
 import { checkChains, expectedDeletes } from './checks-edges.js';
 import { checkDelayedStarts, checkExpiringUpdates, checkFailures, checkFinishedReruns, checkStopWindows } from './checks-shapes.js';
 import { checkEndState, checkHistories, checkMessages, checkOutcomes, checkUpdateResults } from './checks-state.js';
 import { checkTxRows } from './checks-tx.js';
 import { groupBy, type RunData } from './data.js';
 import type { ChainSend } from './driver-edges.js';
-import type { ExpiringOutcome } from './driver.js';
+import type { CancelOutcome, ExpiringOutcome } from './driver.js';
 import type { ExitRecord } from './engines.js';
 import type { FaultRecord } from './faults.js';
 import { Tally } from './util.js';
@@ -44,6 +45,8 @@ export interface ClientRecord {
   updateResults: Map<string, number[]>;
   expiring: Map<string, ExpiringOutcome[]>;
   chains: Map<string, ChainSend[]>;
+  /** 'cancelcleanup': each workflow's cancel as the client saw it. */
+  cleanupCancels: Map<string, CancelOutcome>;
   anomalies: Tally;
 }
 
@@ -91,6 +94,9 @@ export function runChecks(plan: PlannedWorkflow[], d: RunData, windows: FaultWin
   checkExpiringUpdates(plan, d, client.expiring, violations, notes);
   checkDelayedStarts(plan, d, violations);
   checkTxRows(plan, d, violations, notes);
+  checkCleanups(plan, d, violations, notes);
+  checkCancelsKept(plan, d, client.cleanupCancels, windows, { deliveryMs: claimWindowMs }, violations, notes);
+  checkHeartbeats(d, violations, notes);
   checkLedger(d, windows, violations, notes, o.ttlMs);
   checkFinishedReruns(d, windows, o, violations, notes, anomalies);
   checkStopWindows(d, windows, o, violations, notes);

@@ -43,6 +43,18 @@ export interface LedgerRow {
   finished_ms: number | null;
   /** Whether its ctx.signal was aborted when it returned (the engine had given it up). */
   finished_aborted: boolean | null;
+  /** A heartbeating step's body ('cancelcleanup'): the chunk it resumed after (-1: from the start); null for other steps. */
+  progress_from: number | null;
+}
+/** A heartbeat saved in weft_step_progress (the audit trigger's copy: the rows go when their step ends). */
+export interface ProgressAuditRow {
+  workflow_id: string;
+  seq: number;
+  attempt: number;
+  /** The saved details' `done` (the last chunk finished); null when they have none. */
+  done: number | null;
+  writer: string;
+  at_ms: number;
 }
 export interface WfAuditRow {
   workflow_id: string;
@@ -76,6 +88,8 @@ export interface MessageRow {
   consumed_seq: number | null;
   status: string;
   result: { value?: unknown; error?: unknown } | null;
+  /** When the request was stored (its transaction's start). */
+  created_ms: number;
 }
 
 export interface RunData {
@@ -97,6 +111,8 @@ export interface RunData {
   txRows: Array<{ workflow_id: string; seq: number; lid: string; engine: string }>;
   /** The ledger ids of the bodies whose transaction committed (their lid is in txRows). */
   txCommitted: Set<string>;
+  /** Heartbeats the engines saved, in write order. */
+  progressAudit: ProgressAuditRow[];
   /** The client's calls per workflow (filled in by the harness from the driver). */
   clientLog: Map<string, Array<{ at: number; what: string }>>;
 }
@@ -117,7 +133,7 @@ function groupBy<T>(rows: T[], key: (t: T) => string): Map<string, T[]> {
 export async function loadRunData(db: HarnessDb, weft: string, ownership: RunData['ownership'] = 'workflow-lease'): Promise<RunData> {
   const s = LEDGER_SCHEMA;
   const q = <R>(sql: string) => db.query<R>(sql, [], 300_000);
-  const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers, txRows] = await Promise.all([
+  const [wfs, ops, ledger, wfAudit, opAudit, claimAudit, forbidden, messages, claims, timers, txRows, progressAudit] = await Promise.all([
     q<WfRow & { has_fence: boolean }>(`SELECT id, type, status, output, error, parent_id, ${ms('completed_at', 'completed_ms')},
                 ${ms('created_at', 'created_ms')}, ${ms('start_at', 'start_at_ms')},
                 to_jsonb(w) ->> 'fence_epoch' AS fence_epoch, to_jsonb(w) ? 'fence_epoch' AS has_fence
@@ -125,8 +141,8 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
     q<OpRow>(`SELECT workflow_id, seq, kind, name, status, result FROM ${weft}.weft_operations ORDER BY workflow_id, seq`),
     q<LedgerRow>(`SELECT id::text, workflow_id, seq, attempt, engine, pid, ${ms('body_started', 'started_ms')},
                   ${ms('step_started', 'step_started_ms')}, ${ms('at', 'at_ms')},
-                  claim_epoch::text, claim_engine, claim_live, op_recorded, ${ms('body_finished', 'finished_ms')}, finished_aborted
-                  FROM ${s}.ledger ORDER BY id`),
+                  claim_epoch::text, claim_engine, claim_live, op_recorded, ${ms('body_finished', 'finished_ms')}, finished_aborted,
+                  progress_from FROM ${s}.ledger ORDER BY id`),
     q<WfAuditRow>(`SELECT workflow_id, tg_op, old_version, new_version, old_status, new_status, writer, claim_epoch::text, claim_engine,
                    txid::text, ${ms('at', 'at_ms')} FROM ${s}.wf_audit ORDER BY id`),
     q<{ workflow_id: string; seq: number; kind: string; name: string; writer: string; txid: string }>(
@@ -135,7 +151,8 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
     q<ClaimAuditRow>(`SELECT workflow_id, tg_op, old_epoch::text, new_epoch::text, old_engine, new_engine, writer, ${ms('at', 'at_ms')}
                       FROM ${s}.claim_audit ORDER BY id`),
     q<RunData['forbidden'][number]>(`SELECT what, workflow_id, detail, writer FROM ${s}.forbidden ORDER BY id`),
-    q<MessageRow>(`SELECT id::text, workflow_id, kind, name, payload, consumed_seq, status, result FROM ${weft}.weft_messages ORDER BY id`),
+    q<MessageRow>(`SELECT id::text, workflow_id, kind, name, payload, consumed_seq, status, result, ${ms('created_at', 'created_ms')}
+                   FROM ${weft}.weft_messages ORDER BY id`),
     q<{ workflow_id: string; engine_id: string; epoch: string }>(
       `SELECT workflow_id, engine_id, epoch::text FROM ${weft}.weft_workflow_claims WHERE engine_id IS NOT NULL`,
     ),
@@ -144,6 +161,8 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
       `SELECT workflow_id, count(*)::int AS n FROM ${weft}.weft_timers WHERE kind <> 'cancel-deadline' GROUP BY workflow_id`,
     ),
     q<RunData['txRows'][number]>(`SELECT workflow_id, seq, lid::text, engine FROM ${s}.tx_rows ORDER BY workflow_id, seq`),
+    q<ProgressAuditRow>(`SELECT workflow_id, seq, attempt, (details::json ->> 'done')::int AS done, writer, ${ms('at', 'at_ms')}
+                         FROM ${s}.progress_audit WHERE run_number = 1 ORDER BY id`),
   ]);
   return {
     ownership,
@@ -162,6 +181,7 @@ export async function loadRunData(db: HarnessDb, weft: string, ownership: RunDat
     timers: new Map(timers.map((t) => [t.workflow_id, t.n])),
     txRows,
     txCommitted: new Set(txRows.map((r) => r.lid)),
+    progressAudit,
     clientLog: new Map(),
   };
 }

@@ -22,11 +22,14 @@ export interface ReuseOutcome {
   secondStarted: boolean;
 }
 
-/** 'busycancel': a cancel through a random engine a seeded while after the start, while a long step runs. */
+/**
+ * 'busycancel', 'cancelcleanup': a cancel through a random engine a seeded while after the start,
+ * while a long step runs.
+ */
 export async function busyCancel(d: Driver, w: PlannedWorkflow): Promise<void> {
   await delay(w.busyCancelAfterMs ?? 0);
   const rec: CancelOutcome = { starter: null, engine: null, sentAt: Date.now(), outcome: 'gave-up', attempts: 0 };
-  d.busyCancels.set(w.id, rec);
+  (w.shape === 'cancelcleanup' ? d.cleanupCancels : d.busyCancels).set(w.id, rec);
   await d.cancelUntilAnswered(w.id, rec, 'chaos: cancel of a busy workflow');
   if (rec.outcome === 'gave-up' && !d.isStopped) d.anomalies.add('busy_cancel_gave_up', { workflowId: w.id, ...rec });
 }

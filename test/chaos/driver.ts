@@ -81,6 +81,8 @@ export class Driver {
   readonly chains = new Map<string, ChainSend[]>();
   readonly reuses = new Map<string, ReuseOutcome>();
   readonly busyCancels = new Map<string, CancelOutcome>();
+  /** 'cancelcleanup': the cancel of each, as the client saw it (checks-cleanup.ts: no cancel lost). */
+  readonly cleanupCancels = new Map<string, CancelOutcome>();
   /** startAfter actually used per delayed workflow, and whether it was aimed at a scheduled engine fault. */
   readonly delayed = new Map<string, { startAfterMs: number; aimed: boolean }>();
   /** Absolute times of the scheduled engine faults (the harness fills it in): delayed starts and resumes aim at them. */
@@ -154,7 +156,7 @@ export class Driver {
     this.started.add(w.id);
     if (w.shape === 'spawner') this.started.add(spawnedId(w.id)); // active until it ends, like its spawner
     if (w.shape === 'chain') await chainScript(this, w);
-    if (w.shape === 'busycancel') await busyCancel(this, w);
+    if (w.shape === 'busycancel' || w.shape === 'cancelcleanup') await busyCancel(this, w);
     if (w.shape === 'signals') await this.signalScript(w);
     if (w.shape === 'updates') await this.updateScript(w);
     if (w.shape === 'expiring') await this.expiringScript(w);

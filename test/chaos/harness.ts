@@ -59,6 +59,8 @@ function workerEnv(p: ChaosProfile, url: string, slot: string): Record<string, s
     TIMER_POLL_MS: String(p.timerPollMs),
     POOL_SIZE: String(p.poolSize),
     SHUTDOWN_GRACE_MS: String(p.shutdownGraceMs),
+    // Heartbeats saved often, so a step taken over or retried has recent progress to resume from.
+    HEARTBEAT_FLUSH_MS: '200',
     STARTUP_DEADLINE_MS: '180000',
     SKIP_TYPES: (p.skipTypes?.[slot] ?? []).join(','),
   };

@@ -1,6 +1,6 @@
 import type { DriverOptions } from './driver.js';
 import type { FaultPlan, FaultTiming } from './faults.js';
-import type { WorkloadOptions } from './workload.js';
+import { SHAPES, type WorkloadOptions } from './workload.js';
 
 export interface ChaosProfile {
   name: string;
@@ -37,6 +37,18 @@ export interface ChaosProfile {
 const env = process.env;
 const num = (name: string, d: number) => (env[name] ? Number(env[name]) : d);
 
+/** CHAOS_MIX="cancelcleanup:4,steps:0.5": shape weights over the defaults (workload.ts), e.g. to soak one shape. */
+function mixFromEnv(): WorkloadOptions['mix'] {
+  if (!env.CHAOS_MIX) return undefined;
+  const mix: Record<string, number> = {};
+  for (const part of env.CHAOS_MIX.split(',')) {
+    const [shape, weight] = part.split(':');
+    if (!(SHAPES as string[]).includes(shape) || !(Number(weight) >= 0)) throw new Error(`CHAOS_MIX: bad entry ${JSON.stringify(part)}`);
+    mix[shape] = Number(weight);
+  }
+  return mix;
+}
+
 /** `npm run test:chaos` (part of `npm test`): every fault kind at least once, well under 3 minutes on 2 cores. */
 export function smallProfile(): ChaosProfile {
   return {
@@ -50,7 +62,16 @@ export function smallProfile(): ChaosProfile {
     poolSize: 8,
     shutdownGraceMs: 1000,
     skipTypes: { C: ['chaos.suspendable'] },
-    workload: { workflows: num('CHAOS_WORKFLOWS', 240), steps: 5, stepMs: 120, sleepMs: 600, signals: 3, updates: 3, children: 2 },
+    workload: {
+      workflows: num('CHAOS_WORKFLOWS', 240),
+      steps: 5,
+      stepMs: 120,
+      sleepMs: 600,
+      signals: 3,
+      updates: 3,
+      children: 2,
+      mix: mixFromEnv(),
+    },
     driver: {
       startWindowMs: 24_000,
       maxInFlightCalls: 64,
@@ -96,7 +117,7 @@ export function soakProfile(): ChaosProfile {
     poolSize: 10,
     shutdownGraceMs: 2000,
     skipTypes: { C: ['chaos.suspendable'] },
-    workload: { workflows, steps: 5, stepMs: 100, sleepMs: 1000, signals: 3, updates: 3, children: 2 },
+    workload: { workflows, steps: 5, stepMs: 100, sleepMs: 1000, signals: 3, updates: 3, children: 2, mix: mixFromEnv() },
     driver: {
       startWindowMs: num('CHAOS_START_WINDOW_MS', workflows * 20),
       maxInFlightCalls: 64,

@@ -12,7 +12,7 @@ export function ledgerDdl(): string[] {
       engine text NOT NULL, pid int NOT NULL, body_started timestamptz NOT NULL, step_started timestamptz NOT NULL,
       at timestamptz NOT NULL DEFAULT clock_timestamp(),
       claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL,
-      body_finished timestamptz, finished_aborted boolean)`,
+      body_finished timestamptz, finished_aborted boolean, progress_from int)`,
     // What transactional steps ('chaos.txsteps') write in their own transaction: no unique key, so a
     // second commit of one step would show as a second row (checkTxRows).
     `CREATE TABLE IF NOT EXISTS ${LEDGER_SCHEMA}.tx_rows (
@@ -98,7 +98,31 @@ export function auditDdl(weft: string, ownership: 'workflow-lease' | 'lease' = '
     `CREATE TRIGGER chaos_claim_audit_upd AFTER UPDATE ON ${weft}.weft_workflow_claims FOR EACH ROW
        WHEN (OLD.epoch IS DISTINCT FROM NEW.epoch OR OLD.engine_id IS DISTINCT FROM NEW.engine_id) EXECUTE FUNCTION ${s}.audit_claim()`,
     `CREATE TRIGGER chaos_claim_audit_ins AFTER INSERT OR DELETE ON ${weft}.weft_workflow_claims FOR EACH ROW EXECUTE FUNCTION ${s}.audit_claim()`,
+    ...progressAuditDdl(weft),
     ...(ownership === 'lease' ? leaseAuditDdl(weft) : []),
+  ];
+}
+
+/**
+ * Every heartbeat the engines saved (weft_step_progress rows are removed when their step ends):
+ * the details each write stored, with its writer, so the checks can tell what a retried step had
+ * to resume from (checks-cleanup.ts).
+ */
+function progressAuditDdl(weft: string): string[] {
+  const s = LEDGER_SCHEMA;
+  return [
+    `CREATE TABLE ${s}.progress_audit (id bigserial PRIMARY KEY, workflow_id text NOT NULL, run_number int NOT NULL, seq int NOT NULL,
+       attempt int NOT NULL, details text, writer text NOT NULL, at timestamptz NOT NULL DEFAULT clock_timestamp())`,
+    `CREATE FUNCTION ${s}.audit_progress() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN
+       INSERT INTO ${s}.progress_audit (workflow_id, run_number, seq, attempt, details, writer)
+       VALUES (NEW.workflow_id, NEW.run_number, NEW.seq, NEW.attempt, NEW.details::text, current_setting('application_name'));
+       RETURN NULL;
+     END $$`,
+    `CREATE TRIGGER chaos_progress_audit_ins AFTER INSERT ON ${weft}.weft_step_progress FOR EACH ROW
+       WHEN (NEW.has_details) EXECUTE FUNCTION ${s}.audit_progress()`,
+    `CREATE TRIGGER chaos_progress_audit_upd AFTER UPDATE ON ${weft}.weft_step_progress FOR EACH ROW
+       WHEN (NEW.has_details AND NEW.details::text IS DISTINCT FROM OLD.details::text) EXECUTE FUNCTION ${s}.audit_progress()`,
   ];
 }
 

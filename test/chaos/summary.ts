@@ -1,6 +1,7 @@
 // The JSON summary a chaos run prints: workflows, faults injected by kind, violations by kind,
 // failover times, and how the engines fared.
-import type { CheckResults } from './checks.js';
+import { cleanupStats } from './checks-cleanup.js';
+import { faultWindows, type CheckResults } from './checks.js';
 import type { RunData } from './data.js';
 import type { Driver } from './driver.js';
 import type { Fleet } from './engines.js';
@@ -138,6 +139,7 @@ function edgeShapes(s: SummaryInput, status: (id: string) => string) {
       purgeAttempts: reuses.reduce((a, r) => a + r.purgeAttempts, 0),
     },
     spawner: { byEndStatus: countBy(spawners, status), spawnedByEndStatus: countBy(spawners, (id) => status(`${id}.spawned`)) },
+    cancelCleanup: cleanupStats(s.plan, s.data, s.driver.cleanupCancels, faultWindows(s.faults, s.fleet.exits)),
   };
 }
 

@@ -1,6 +1,14 @@
 // The workload: W workflows of mixed shapes, planned from the seed, each with its expected
 // terminal state, output and history shape, computed here independently of the workflow code.
-import { childId, childInput, spawnedId, spawnedInput, type ChaosInput } from '../../apps/worker/src/workflows.js';
+import {
+  childId,
+  childInput,
+  chunkMsOf,
+  heartbeatTimeoutOf,
+  spawnedId,
+  spawnedInput,
+  type ChaosInput,
+} from '../../apps/worker/src/workflows.js';
 import { intBetween, Rng } from './util.js';
 
 export type Shape =
@@ -19,7 +27,8 @@ export type Shape =
   | 'spawned'
   | 'reuse'
   | 'busycancel'
-  | 'txsteps';
+  | 'txsteps'
+  | 'cancelcleanup';
 
 /** Planned alongside another (started by its workflow), never by the driver. */
 type Started = 'child' | 'spawned';
@@ -39,6 +48,7 @@ export const SHAPES: Exclude<Shape, Started>[] = [
   'reuse',
   'busycancel',
   'txsteps',
+  'cancelcleanup',
 ];
 
 /** The edge shapes of issue #32: fewer of each by default, so a small run keeps its length. */
@@ -49,6 +59,7 @@ const DEFAULT_WEIGHT: Partial<Record<Exclude<Shape, Started>, number>> = {
   reuse: EDGE_WEIGHT,
   busycancel: EDGE_WEIGHT,
   txsteps: EDGE_WEIGHT,
+  cancelcleanup: EDGE_WEIGHT,
 };
 
 export interface WorkloadOptions {
@@ -91,7 +102,7 @@ export interface PlannedWorkflow {
   startedBy: string | null;
   /** 'chain': its messages in sending order (signal 'add' or update 'bump'), each with its pause before it (ms). */
   chainMessages: Array<{ kind: 'signal' | 'update'; token: string; value: number; afterMs: number }>;
-  /** 'busycancel': the cancel is sent this long after the start was acknowledged (through a random engine). */
+  /** 'busycancel', 'cancelcleanup': the cancel is sent this long after the start was acknowledged (through a random engine). */
   busyCancelAfterMs: number | null;
   /** Terminal statuses the workload accepts (default: completed only). */
   allowedStatuses: string[];
@@ -241,6 +252,7 @@ function planEdge(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): PlannedWorkfl
     w.expectedOutput = { sum: sumSteps(input.salt, 0, input.steps) };
     w.expectedKinds = { step: input.steps };
   }
+  if (w.shape === 'cancelcleanup') planCancelCleanup(r, o, w);
   if (w.shape !== 'spawner') return [w];
   const si = spawnedInput(input);
   const spawned = blank(spawnedId(w.id), 'spawned', si);
@@ -253,7 +265,31 @@ function planEdge(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): PlannedWorkfl
   return [w, spawned];
 }
 
-const EDGE_SHAPES = new Set<Shape>(['chain', 'reuse', 'busycancel', 'spawner']);
+const EDGE_SHAPES = new Set<Shape>(['chain', 'reuse', 'busycancel', 'spawner', 'cancelcleanup']);
+
+/** Its cleanup steps (c0.., a sleep after c0) as the history records them after the cancel. */
+export const cleanupOps = (n: number): string[] =>
+  Array.from({ length: n }, (_, i) => (i === 0 && n > 1 ? [`step:c${i}`, 'sleep:sleep'] : [`step:c${i}`])).flat();
+
+/**
+ * 'cancelcleanup': heartbeating steps (6 chunks of stepMs / 2 each, a heartbeat after each), the
+ * first attempt of one of them stalling past its heartbeatTimeout half the time (the cancel then
+ * comes that much later, so the retry resumes first); cancelled while one is in flight (or, on a
+ * slow run, after the end), then 3 cleanup steps and a sleep.
+ */
+function planCancelCleanup(r: Rng, o: WorkloadOptions, w: PlannedWorkflow): void {
+  const input = w.input;
+  input.steps = Math.min(3, o.steps);
+  input.chunks = 6;
+  input.cleanupSteps = 3;
+  input.stallStep = r() < 0.5 ? intBetween(r, 0, input.steps - 1) : -1;
+  const stepMs = input.chunks * chunkMsOf(input);
+  const stalled = input.stallStep >= 0 ? heartbeatTimeoutOf(input) + chunkMsOf(input) : 0;
+  w.busyCancelAfterMs = intBetween(r, stepMs / 2, input.steps * stepMs) + stalled;
+  w.allowedStatuses = ['completed', 'cancelled'];
+  w.expectedOutput = { sum: sumSteps(input.salt, 0, input.steps) };
+  w.expectedKinds = { step: input.steps };
+}
 
 /**
  * 'chain': `steps` runs (continue-as-new between them), `signals` adds and `updates` bumps sent in a

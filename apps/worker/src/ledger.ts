@@ -20,6 +20,8 @@ export interface LedgerEntry {
   bodyStartedMs: number;
   /** When this engine started the step's first attempt (of the retry loop this body belongs to). */
   stepStartedMs: number;
+  /** A heartbeating step's body: the chunk its lastHeartbeat named when it began (-1: none). */
+  progressFrom?: number;
 }
 
 export class Ledger {
@@ -50,10 +52,10 @@ export class Ledger {
         : `LEFT JOIN ${weft}.weft_workflow_claims c ON c.workflow_id = $1`;
     this.insertSql = `
       INSERT INTO ${ledger}.ledger (workflow_id, seq, step, attempt, engine, pid, body_started, step_started,
-                                    claim_epoch, claim_engine, claim_live, op_recorded)
+                                    claim_epoch, claim_engine, claim_live, op_recorded, progress_from)
       SELECT $1, $2, $3, $4, $5, $6, to_timestamp($7::double precision / 1000.0), to_timestamp($8::double precision / 1000.0),
              c.epoch, c.engine_id, COALESCE(c.expires_at > clock_timestamp(), false),
-             EXISTS (SELECT 1 FROM ${weft}.weft_operations o WHERE o.workflow_id = $1 AND o.seq = $2)
+             EXISTS (SELECT 1 FROM ${weft}.weft_operations o WHERE o.workflow_id = $1 AND o.seq = $2), $9::int
       FROM (VALUES (1)) AS one(x) ${claim}
       RETURNING id::text AS id`;
     this.txRowSql = `INSERT INTO ${ledger}.tx_rows (workflow_id, seq, lid, engine) VALUES ($1, $2, $3::bigint, $4)`;
@@ -70,7 +72,7 @@ export class Ledger {
       engine text NOT NULL, pid int NOT NULL, body_started timestamptz NOT NULL, step_started timestamptz NOT NULL,
       at timestamptz NOT NULL DEFAULT clock_timestamp(),
       claim_epoch bigint, claim_engine text, claim_live boolean NOT NULL, op_recorded boolean NOT NULL,
-      body_finished timestamptz, finished_aborted boolean)`);
+      body_finished timestamptz, finished_aborted boolean, progress_from int)`);
     await this.pool.query(`CREATE TABLE IF NOT EXISTS ${schema}.tx_rows (
       workflow_id text NOT NULL, seq int NOT NULL, lid bigint NOT NULL, engine text NOT NULL)`);
   }
@@ -94,6 +96,7 @@ export class Ledger {
       process.pid,
       e.bodyStartedMs,
       e.stepStartedMs,
+      e.progressFrom ?? null,
     ]);
     return res.rows[0].id;
   }

@@ -69,6 +69,7 @@ async function createEngine(): Promise<WeftEngine> {
     ...(env.LEASE_WAIT_MS ? { leaseWaitTimeout: num(env.LEASE_WAIT_MS, 0) } : {}),
     timerPollInterval: num(env.TIMER_POLL_MS, 1000),
     shutdownGracePeriod: num(env.SHUTDOWN_GRACE_MS, 5000),
+    heartbeatFlushInterval: num(env.HEARTBEAT_FLUSH_MS, 1000),
     logger,
     onWarning,
   });

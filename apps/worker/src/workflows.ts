@@ -2,7 +2,14 @@
 // returns a value that depends only on the input, so the harness can compute every workflow's
 // expected output without running it. Signal and update handlers de-duplicate by token: a client
 // that retries a send it could not confirm never changes the outcome.
-import type { StepOptions, WeftEngine, WorkflowContext, WorkflowDefinition } from '@weft/nest';
+import {
+  currentStep,
+  WorkflowCancelledError,
+  type StepOptions,
+  type WeftEngine,
+  type WorkflowContext,
+  type WorkflowDefinition,
+} from '@weft/nest';
 import type { Ledger } from './ledger.js';
 
 export interface ChaosInput {
@@ -19,6 +26,10 @@ export interface ChaosInput {
   carried?: ChainState;
   /** 'reuse': which start of the same id this is (1, then 2 after the purge). */
   gen?: number;
+  /** 'cancelcleanup': heartbeats per long step, its cleanup steps, and the step whose first attempt stalls past its heartbeatTimeout (-1: none). */
+  chunks?: number;
+  cleanupSteps?: number;
+  stallStep?: number;
 }
 
 /** What step `i` of a workflow with this salt returns: the harness computes the same. */
@@ -99,6 +110,53 @@ async function transactionalStep(ctx: WorkflowContext, input: ChaosInput, i: num
       return { v: stepValue(input.salt, i), lid };
     },
     STEP_OPTIONS,
+  );
+  return r.v;
+}
+
+/** 'cancelcleanup': how long one chunk of a heartbeating step takes, and its heartbeatTimeout (the harness plans around both). */
+export const chunkMsOf = (input: ChaosInput) => Math.max(20, Math.round(input.stepMs / 2));
+export const heartbeatTimeoutOf = (input: ChaosInput) => Math.max(1000, chunkMsOf(input) * 10);
+
+/** Progress a heartbeating step saves: the last chunk it finished. */
+interface Progress {
+  done: number;
+}
+
+/**
+ * One ledgered heartbeating step ('chaos.cancelcleanup'): `chunks` pauses, a heartbeat after each;
+ * a retry (after a kill, a heartbeat timeout, a failed ledger write) resumes after the chunk its
+ * `lastHeartbeat` names, and its ledger row says where it resumed (`progressFrom`: the harness
+ * checks it is never behind a heartbeat recorded before). The first attempt of `stallStep` stalls
+ * past its heartbeatTimeout once, so the engine aborts it and retries it from its heartbeat.
+ */
+async function heartbeatingStep(ctx: WorkflowContext, input: ChaosInput, name: string, i: number): Promise<number> {
+  const chunks = input.chunks ?? 4;
+  const chunkMs = chunkMsOf(input);
+  const heartbeatTimeout = heartbeatTimeoutOf(input);
+  const r = await ctx.step(
+    name,
+    async ({ attempt, idempotencyKey, signal }) => {
+      const bodyStartedMs = Date.now();
+      if (attempt === 1 || !firstAttemptAt.has(idempotencyKey)) firstAttemptAt.set(idempotencyKey, bodyStartedMs);
+      const stepStartedMs = firstAttemptAt.get(idempotencyKey)!;
+      const seq = Number(idempotencyKey.slice(idempotencyKey.lastIndexOf(':') + 1));
+      const step = currentStep()!;
+      const from = (step.lastHeartbeat as Progress | undefined)?.done ?? -1;
+      const entry = { workflowId: ctx.workflowId, seq, step: name, attempt, bodyStartedMs, stepStartedMs, progressFrom: from };
+      const lid = ledger ? await ledger.append(entry) : null;
+      for (let k = from + 1; k < chunks; k++) {
+        const stall = name === `s${input.stallStep ?? -1}` && attempt === 1 && k === 1;
+        await pause(stall ? heartbeatTimeout * 3 : chunkMs, signal);
+        // Aborted (a cancel, its heartbeat timeout, a lost claim): nothing more to do, no end-of-body mark.
+        if (signal.aborted) throw new Error(`chunk ${k} of ${name} aborted`);
+        step.heartbeat({ done: k } satisfies Progress);
+      }
+      firstAttemptAt.delete(idempotencyKey);
+      if (lid !== null) ledger?.finish(lid, Date.now(), signal.aborted);
+      return { v: stepValue(input.salt, i), lid };
+    },
+    { ...STEP_OPTIONS, heartbeatTimeout },
   );
   return r.v;
 }
@@ -329,6 +387,31 @@ class SpawnerWorkflow {
 }
 
 /**
+ * Long heartbeating steps s0..; a cancel (sent through a random engine while one runs) lands as
+ * WorkflowCancelledError, and the cleanup runs shielded: heartbeating steps c0.., with a short
+ * durable sleep after the first, then the cancel goes on (the workflow ends `cancelled`). Faults
+ * hit the cleanup too: the next owner replays it and finishes it, each cleanup step recorded once.
+ */
+class CancelCleanupWorkflow {
+  async run(ctx: WorkflowContext, input: ChaosInput) {
+    let sum = 0;
+    try {
+      for (let i = 0; i < input.steps; i++) sum += await heartbeatingStep(ctx, input, `s${i}`, i);
+      return { sum };
+    } catch (err) {
+      if (!(err instanceof WorkflowCancelledError)) throw err;
+      await ctx.nonCancellable(async () => {
+        for (let i = 0; i < (input.cleanupSteps ?? 2); i++) {
+          await heartbeatingStep(ctx, input, `c${i}`, i);
+          if (i === 0) await ctx.sleep(Math.round((input.sleepMs ?? 300) / 2));
+        }
+      });
+      throw err;
+    }
+  }
+}
+
+/**
  * Started, purged once it completed, started again under the same id ('reuse'): unledgered steps
  * (the two starts' steps share seqs); the output names the start and its run number.
  */
@@ -371,6 +454,8 @@ export const CHAOS_WORKFLOWS: WorkflowDefinition[] = [
   { name: 'chaos.suspendable', factory: () => new StepsWorkflow() },
   // Long steps, cancelled through a random engine while one is in flight.
   { name: 'chaos.busycancel', factory: () => new StepsWorkflow() },
+  // Heartbeating steps, cancelled while one runs; its cleanup (steps, a sleep) runs shielded.
+  { name: 'chaos.cancelcleanup', factory: () => new CancelCleanupWorkflow() },
   {
     name: 'chaos.chain',
     factory: () => new ChainWorkflow(),

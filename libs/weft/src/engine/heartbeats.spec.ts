@@ -83,8 +83,24 @@ class Beats {
   }
 }
 
+let releaseGated: () => void = () => undefined;
+const gated = new Promise<void>((r) => (releaseGated = r));
+
+/** Beats, then returns once the test lets it (its engine loses the claim meanwhile); a later run returns what it resumed from. */
+class Gated {
+  async run(ctx: WorkflowContext) {
+    return ctx.step('gated', async ({ heartbeat, lastHeartbeat }: StepArgs) => {
+      see(ctx.workflowId, lastHeartbeat);
+      if (seen[ctx.workflowId].length > 1) return { resumedFrom: lastHeartbeat ?? null };
+      heartbeat({ done: 7 });
+      await gated;
+      return { resumedFrom: 'the first run' };
+    });
+  }
+}
+
 const register = (e: WeftEngine) =>
-  e.register('resumes', Resumes).register('quiet', GoesQuiet).register('hangs', Hangs).register('beats', Beats);
+  e.register('resumes', Resumes).register('quiet', GoesQuiet).register('hangs', Hangs).register('beats', Beats).register('gated', Gated);
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300, heartbeatFlushInterval: 50 };
 const writerOf = (e: WeftEngine) => (e as unknown as { runtime: { heartbeats: HeartbeatWriter } }).runtime.heartbeats;
 
@@ -152,6 +168,49 @@ describe('step heartbeats (real PostgreSQL)', () => {
     ]);
     const [op] = await env.tdb.query<{ attempts: number }>(`SELECT attempts FROM weft.weft_operations WHERE workflow_id = 'hangs-1'`);
     expect(op.attempts).toBe(2);
+  });
+
+  it('a step whose body ended on an engine deposed before its record committed keeps its saved heartbeat for the next owner', async () => {
+    // The chaos soak found it (test/chaos, 'cancelcleanup'): the row went with the body's end, before the refused record.
+    const a = await env.pool.create({ ...WL, engineId: 'A', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 20_000 }, register);
+    await a.bootstrap();
+    await a.start('gated', {}, { workflowId: 'gated-1' });
+    await waitFor(async () => (await rows('gated-1'))[0]?.has_details, 'the heartbeat saved');
+    // Another engine takes the claim (as a takeover writes it, expiring soon); A learns it when its record is refused.
+    await env.tdb.query(
+      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '300 ms'
+                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+      ['gated-1'],
+    );
+    releaseGated();
+    await waitFor(() => a.healthSnapshot().liveWorkflows === 0, 'A lets the run go (its record refused)');
+    await writerOf(a).flush(); // whatever A queued by then reaches the table
+    expect((await rows('gated-1'))[0]).toMatchObject({ attempt: 1, details: { done: 7 } });
+    await a.dispose();
+
+    const b = await env.pool.create({ ...WL, engineId: 'B' }, register);
+    await b.bootstrap();
+    await expect(b.result('gated-1', { timeout: '10s' })).resolves.toEqual({ resumedFrom: { done: 7 } });
+    await waitFor(async () => (await rows('gated-1')).length === 0, 'the progress row removed once recorded');
+  });
+
+  it('a cancelled step keeps its saved heartbeat while the cancel is not durable (its engine deposed before the commit)', async () => {
+    const a = await env.pool.create({ ...WL, engineId: 'A', workflowClaimTtl: 60_000, workflowClaimRenewInterval: 20_000 }, register);
+    await a.bootstrap();
+    await a.start('hangs', {}, { workflowId: 'hangs-cancel' });
+    await waitFor(async () => (await rows('hangs-cancel'))[0]?.has_details, 'the heartbeat saved');
+    await env.tdb.query(
+      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '1 hour'
+                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+      ['hangs-cancel'],
+    );
+    await a.cancel('hangs-cancel'); // A applies it at once: the body aborts, the cancel's record is refused
+    await waitFor(() => a.healthSnapshot().liveWorkflows === 0, 'A lets the run go (its record refused)');
+    await writerOf(a).flush();
+    // The next owner runs the step again (the cancel was not recorded): from this heartbeat.
+    expect((await rows('hangs-cancel'))[0]).toMatchObject({ attempt: 1, details: { offset: 41 } });
   });
 
   it('retry.maxElapsed counts from the first start an earlier owner saved: past it, the new owner starts no attempt', async () => {

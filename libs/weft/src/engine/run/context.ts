@@ -189,15 +189,16 @@ export class WorkflowContextImpl implements WorkflowContext {
       const startedAt = new Date().toISOString();
       const out = await this.attempts(seq, name, fn, parsed, progress, cancellable);
       if (cancellable && exec.cancelled) {
-        progress.end(); // cancelled: never recorded, never run again (its run may have ended meanwhile)
+        // Cancelled: never recorded, never run again once the cancel (queued before the abort) is durable.
+        progress.end(exec.durable());
         return NEVER;
       }
       if ('aborted' in out || exec.state !== 'active') return NEVER;
-      progress.end(); // its outcome is recorded below: the saved progress goes
       const op = stepRecord(seq, name, out, startedAt);
       // Not awaited: the run goes on at once; the next step body, wait or the completion
       // waits for this record (durable() / the commit queue), so nothing observable gets ahead of it.
-      void exec.record(op);
+      // The saved progress goes once the record is durable: a deposed engine's refused record leaves it to the next owner.
+      progress.end(exec.record(op));
       const replayed = exec.afterReplay();
       if (replayed) await replayed;
       return fromRecord(op) as T;

@@ -9,7 +9,7 @@ import { toStoredJson } from '../validation.js';
 export interface ProgressSink {
   /** Queues the step's current progress (the latest state is written at the next flush). */
   save(progress: StepProgress): void;
-  /** The step ended (its record is queued): its row, if one was queued or written, is removed. */
+  /** The step ended (its record committed, or it never will be): its row, if one was queued or written, is removed. */
   forget(progress: StepProgress): void;
 }
 
@@ -92,11 +92,17 @@ export class StepProgress {
     this.queue();
   }
 
-  /** The step's outcome is recorded: nothing more is saved, and its row goes. */
-  end(): void {
+  /**
+   * The step's outcome is decided: nothing more is saved, and its row goes, once `recorded` (its
+   * record's commit) is durable when given. A record that never commits (the engine was deposed)
+   * leaves the row to the step's next owner, which resumes from it.
+   */
+  end(recorded?: Promise<void>): void {
     if (this.ended) return;
     this.ended = true;
-    if (this.stored) this.sink.forget(this);
+    if (!this.stored) return;
+    if (recorded) void recorded.then(() => this.sink.forget(this));
+    else this.sink.forget(this);
   }
 
   /** What the writer stores now. */
