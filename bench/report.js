@@ -327,6 +327,7 @@ export function otherTables(entry) {
     transactions: transactionsTable,
     'talk-latency': talkTable,
     attributes: attributesTable,
+    heartbeats: heartbeatsTable,
   }[entry.bench];
   if (own) return own(entry, from);
   if (entry.bench === 'renewal') {
@@ -440,6 +441,21 @@ function attributesTable(entry, from) {
     '',
   );
   return out;
+}
+
+/** bench/heartbeats.ts (issue 38): steps heartbeating every 100 ms ÷ the same steps without, and the writes per heartbeat. */
+function heartbeatsTable(entry, from) {
+  const med = entry.medians;
+  return [
+    `### Heartbeats: ${fmt(med.inFlight)} steps in flight, each beating every ${fmt(med.tickMs)} ms for ${fmt(med.ticksPerStep)} ticks (target: under 10 % slower)${from}`,
+    '',
+    'Chunks alternate between the two shapes on one engine; the writer flushes every step that beat since its last flush in one statement a second.',
+    '',
+    '| plain | heartbeating | heartbeating ÷ plain | heartbeats | writer statements | statements per heartbeat | commits per workflow, plain / heartbeating |',
+    '|---|---|---|---|---|---|---|',
+    `| ${fmt(med.plainWfPerSec, 1)} wf/s | ${fmt(med.heartbeatWfPerSec, 1)} wf/s | ${fmt(med.ratioHeartbeatOverPlain, 3)} | ${fmt(med.heartbeats)} | ${fmt(med.writerStatements)} | ${fmt(med.statementsPerHeartbeat, 5)} | ${fmt(med['commitsPerWorkflow.plain'], 2)} / ${fmt(med['commitsPerWorkflow.heartbeat'], 2)} |`,
+    '',
+  ];
 }
 
 /** bench/transactions.ts (issue 35): transactional steps ÷ plain steps, each inserting one application row. */
