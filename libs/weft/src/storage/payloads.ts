@@ -31,6 +31,12 @@ function parsed(bytes: Uint8Array): unknown {
   return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as unknown;
 }
 
+/** `item[key] = v`, at once, or once `v` settles when it is a promise (added to `pending`). */
+function settle<T extends object, K extends keyof T>(item: T, key: K, v: unknown, pending: Promise<unknown>[]): void {
+  if (v instanceof Promise) pending.push(v.then((x) => (item[key] = x as T[K])));
+  else item[key] = v as T[K];
+}
+
 function checkedCodecs(option: CodecOption): { current: PayloadCodec; all: PayloadCodec[] } {
   const current = 'current' in option ? option.current : option;
   const all = [current, ...('current' in option ? (option.accepts ?? []) : [])];
@@ -141,9 +147,7 @@ export class Payloads {
    */
   private encodedCopy<T extends object, K extends keyof T>(item: T, key: K, pending: Promise<unknown>[]): T {
     const copy = { ...item };
-    const v = this.encodeNow(item[key]);
-    if (v instanceof Promise) pending.push(v.then((e) => (copy[key] = e as T[K])));
-    else copy[key] = v as T[K];
+    this.encodeInto(copy, key, pending);
     return copy;
   }
 
@@ -185,9 +189,14 @@ export class Payloads {
 
   /** `item[key]` encoded in place (`item` is a copy of ours). */
   private encodeInto<T extends object, K extends keyof T>(item: T, key: K, pending: Promise<unknown>[]): void {
-    const v = this.encodeNow(item[key]);
-    if (v instanceof Promise) pending.push(v.then((e) => (item[key] = e as T[K])));
-    else item[key] = v as T[K];
+    let v: unknown;
+    try {
+      v = this.encodeNow(item[key]);
+    } catch (err) {
+      pending.push(Promise.reject(err)); // awaited with the others: none is left unhandled
+      return;
+    }
+    settle(item, key, v, pending);
   }
 
   /** A workflow row with its input and output decoded (in place: the row is the caller's, fresh from a query). */
@@ -225,8 +234,13 @@ export class Payloads {
   /** `item[key]` decoded in place when it is encoded: at once for a synchronous codec, else once `pending` settles. */
   private decodeInto<T extends object, K extends keyof T>(item: T, key: K, pending: Promise<unknown>[]): void {
     if (!isEncoded(item[key])) return;
-    const v = this.decodeNow(item[key]);
-    if (v instanceof Promise) pending.push(v.then((d) => (item[key] = d as T[K])));
-    else item[key] = v as T[K];
+    let v: unknown;
+    try {
+      v = this.decodeNow(item[key]);
+    } catch (err) {
+      pending.push(Promise.reject(err));
+      return;
+    }
+    settle(item, key, v, pending);
   }
 }
