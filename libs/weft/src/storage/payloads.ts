@@ -201,46 +201,36 @@ export class Payloads {
 
   /** A workflow row with its input and output decoded (in place: the row is the caller's, fresh from a query). */
   async row<R extends Pick<WorkflowRow, 'input' | 'output'>>(r: R): Promise<R> {
-    const p: Promise<unknown>[] = [];
-    this.decodeInto(r, 'input', p);
-    this.decodeInto(r, 'output', p);
-    if (p.length) await Promise.all(p);
+    if (isEncoded(r.input)) r.input = await this.decodeNow(r.input);
+    if (isEncoded(r.output)) r.output = await this.decodeNow(r.output);
     return r;
   }
 
   /** A loaded workflow's headers decoded, in place. */
   async headers(l: { headers: Record<string, string> | null }): Promise<void> {
-    const p: Promise<unknown>[] = [];
-    this.decodeInto(l, 'headers', p);
-    if (p.length) await Promise.all(p);
+    if (isEncoded(l.headers)) l.headers = (await this.decodeNow(l.headers)) as Record<string, string>;
   }
+
+  // The loops below decode one payload at a time, as before: an asynchronous codec (a KMS) is not
+  // sent a whole history at once. `decodeNow`'s value is awaited only when it is a promise.
 
   /** Operation records with their results decoded, in place. */
   async history(ops: OperationRecord[]): Promise<OperationRecord[]> {
-    const p: Promise<unknown>[] = [];
-    for (const o of ops) this.decodeInto(o, 'result', p);
-    if (p.length) await Promise.all(p);
+    for (const o of ops) {
+      if (!isEncoded(o.result)) continue;
+      const v = this.decodeNow(o.result);
+      o.result = v instanceof Promise ? await v : v;
+    }
     return ops;
   }
 
   /** Inbox messages with their payloads decoded, in place. */
   async inbox(ms: InboxMessage[]): Promise<InboxMessage[]> {
-    const p: Promise<unknown>[] = [];
-    for (const m of ms) this.decodeInto(m, 'payload', p);
-    if (p.length) await Promise.all(p);
-    return ms;
-  }
-
-  /** `item[key]` decoded in place when it is encoded: at once for a synchronous codec, else once `pending` settles. */
-  private decodeInto<T extends object, K extends keyof T>(item: T, key: K, pending: Promise<unknown>[]): void {
-    if (!isEncoded(item[key])) return;
-    let v: unknown;
-    try {
-      v = this.decodeNow(item[key]);
-    } catch (err) {
-      pending.push(Promise.reject(err));
-      return;
+    for (const m of ms) {
+      if (!isEncoded(m.payload)) continue;
+      const v = this.decodeNow(m.payload);
+      m.payload = v instanceof Promise ? await v : v;
     }
-    settle(item, key, v, pending);
+    return ms;
   }
 }
