@@ -36,9 +36,9 @@ const command = (): AdvanceCommand => ({
 
 describe('Payloads (pure logic)', () => {
   it.each([
-    ['synchronous', aes],
-    ['asynchronous', asyncAes],
-  ])('encodes every payload of a command into a copy and decodes them back: a %s codec', async (_, codec) => {
+    ['a synchronous codec', aes],
+    ['an asynchronous codec', asyncAes],
+  ])('encodes every payload of a command into a copy and decodes them back: %s', async (_, codec) => {
     const p = new Payloads(codec);
     const given = command();
     const before = JSON.stringify(given);
@@ -83,6 +83,25 @@ describe('Payloads (pure logic)', () => {
     };
     await expect(new Payloads(mixed).command(command())).rejects.toMatchObject({ code: 'WEFT_PAYLOAD_CODEC_FAILED' });
     expect(calls).toBeGreaterThanOrEqual(2);
+  });
+
+  it('decodes a history with an asynchronous codec one payload at a time (a KMS is not sent a whole history at once)', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const kms: PayloadCodec = {
+      id: 'k1',
+      encode: (b) => aes.encode(b),
+      decode: async (b) => {
+        most = Math.max(most, ++inFlight);
+        await new Promise((r) => setImmediate(r));
+        inFlight--;
+        return aes.decode(b);
+      },
+    };
+    const p = new Payloads(kms);
+    const ops = await Promise.all([1, 2, 3, 4, 5].map(async (n) => ({ result: await p.encode({ n }) })));
+    expect(await p.history(ops as never[])).toEqual([1, 2, 3, 4, 5].map((n) => ({ result: { n } })));
+    expect(most).toBe(1);
   });
 
   it('without the codec, refuses an encoded payload (or marks it, for the CLI) and passes plain ones', async () => {
