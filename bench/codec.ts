@@ -4,8 +4,8 @@
 //
 // Two engines in this process, each on its own database (codec on, codec off), warmed up alike;
 // then BENCH_CHUNKS (default 8) rounds in which each runs WORKFLOWS workflows, the order flipping
-// every round, so the machine's drift hits both. Also: what encode + decode of one step result
-// costs alone, in µs.
+// every round, so the machine's drift hits both (the heap collected before each, with
+// --expose-gc). Also: what encode + decode of one step result costs alone, in µs.
 import { AesGcmCodec, WeftEngine } from '@weft/nest';
 import { randomBytes } from 'node:crypto';
 import { Payloads } from '../libs/weft/src/storage/payloads.js';
@@ -18,6 +18,9 @@ const log = (m: string) => process.stderr.write(`[codec] ${m}\n`);
 type Variant = 'on' | 'off';
 
 async function chunk(engine: WeftEngine, total: number): Promise<{ perSec: number; cpuMsPerWorkflow: number }> {
+  // Both engines share this process's heap: collect before each chunk (untimed), so a chunk is not
+  // charged for a major collection of the other variant's garbage.
+  (globalThis as { gc?: () => void }).gc?.();
   let next = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();

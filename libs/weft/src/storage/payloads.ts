@@ -23,6 +23,20 @@ export function isEncoded(v: unknown): v is Encoded {
   return typeof o[CODEC_KEY] === 'string' && typeof o.data === 'string' && Object.keys(o).length === 2;
 }
 
+function stored(id: string, bytes: Uint8Array): Encoded {
+  return { [CODEC_KEY]: id, data: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64') };
+}
+
+function parsed(bytes: Uint8Array): unknown {
+  return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as unknown;
+}
+
+/** `item[key] = v`, at once, or once `v` settles when it is a promise (added to `pending`). */
+function settle<T extends object, K extends keyof T>(item: T, key: K, v: unknown, pending: Promise<unknown>[]): void {
+  if (v instanceof Promise) pending.push(v.then((x) => (item[key] = x as T[K])));
+  else item[key] = v as T[K];
+}
+
 function checkedCodecs(option: CodecOption): { current: PayloadCodec; all: PayloadCodec[] } {
   const current = 'current' in option ? option.current : option;
   const all = [current, ...('current' in option ? (option.accepts ?? []) : [])];
@@ -76,20 +90,38 @@ export class Payloads {
 
   /** The stored form of `value`: encoded by the current codec (null and undefined stay as they are). */
   async encode(value: unknown): Promise<unknown> {
+    return this.encodeNow(value);
+  }
+
+  /**
+   * encode without a promise when the codec answers synchronously (AesGcmCodec does): an advance
+   * command's payloads are encoded without a microtask each. A Promise only for an async codec.
+   */
+  private encodeNow(value: unknown): unknown {
     const codec = this.current;
     if (!codec || value === undefined || value === null) return value;
-    const bytes = Buffer.from(JSON.stringify(value), 'utf8');
-    let out: Uint8Array;
+    let out: Uint8Array | Promise<Uint8Array>;
     try {
-      out = await codec.encode(bytes);
+      out = codec.encode(Buffer.from(JSON.stringify(value), 'utf8'));
     } catch (cause) {
       throw new PayloadCodecError(codec.id, 'encode', { cause });
     }
-    return { [CODEC_KEY]: codec.id, data: Buffer.from(out.buffer, out.byteOffset, out.byteLength).toString('base64') } satisfies Encoded;
+    if (out instanceof Uint8Array) return stored(codec.id, out);
+    return Promise.resolve(out).then(
+      (bytes) => stored(codec.id, bytes),
+      (cause: unknown) => {
+        throw new PayloadCodecError(codec.id, 'encode', { cause });
+      },
+    );
   }
 
   /** The value of a stored payload. */
   async decode(stored: unknown): Promise<unknown> {
+    return this.decodeNow(stored);
+  }
+
+  /** decode without a promise when the codec answers synchronously; a Promise only for an async codec. */
+  private decodeNow(stored: unknown): unknown {
     if (!isEncoded(stored)) return stored;
     const id = stored[CODEC_KEY];
     const codec = this.byId.get(id);
@@ -97,30 +129,43 @@ export class Payloads {
       if (this.unknown === 'mark') return `[encrypted: codec "${id}"]`;
       throw new CodecMissingError(id, [...this.byId.keys()]);
     }
-    let bytes: Uint8Array;
+    let out: Uint8Array | Promise<Uint8Array>;
     try {
-      bytes = await codec.decode(Buffer.from(stored.data, 'base64'));
+      out = codec.decode(Buffer.from(stored.data, 'base64'));
     } catch (cause) {
       throw new PayloadCodecError(id, 'decode', { cause });
     }
-    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8')) as unknown;
+    if (out instanceof Uint8Array) return parsed(out);
+    return Promise.resolve(out).then(parsed, (cause: unknown) => {
+      throw new PayloadCodecError(id, 'decode', { cause });
+    });
+  }
+
+  /**
+   * A copy of `item` with `item[key]` encoded: at once for a synchronous codec, else once the
+   * promise added to `pending` settles (the caller awaits them all before using the copy).
+   */
+  private encodedCopy<T extends object, K extends keyof T>(item: T, key: K, pending: Promise<unknown>[]): T {
+    const copy = { ...item };
+    this.encodeInto(copy, key, pending);
+    return copy;
   }
 
   /** An advance command with every payload it writes encoded (the same object without a codec). */
   async command(c: AdvanceCommand): Promise<AdvanceCommand> {
     if (!this.active) return c;
-    const e = (v: unknown) => this.encode(v);
+    const p: Promise<unknown>[] = [];
     const out: AdvanceCommand = { ...c };
-    if (c.output) out.output = { value: await e(c.output.value) };
-    if (c.operations) out.operations = await Promise.all(c.operations.map(async (o) => ({ ...o, result: await e(o.result) })));
-    if (c.messages) out.messages = await Promise.all(c.messages.map(async (m) => ({ ...m, payload: await e(m.payload) })));
-    if (c.consume)
-      out.consume = await Promise.all(c.consume.map(async (m) => (m.result === undefined ? m : { ...m, result: await e(m.result) })));
-    if (c.continueAsNew) out.continueAsNew = { ...c.continueAsNew, input: await e(c.continueAsNew.input) };
-    if (c.events) out.events = await Promise.all(c.events.map(async (v) => ({ ...v, value: await e(v.value) })));
-    if (c.sends) out.sends = await Promise.all(c.sends.map(async (s) => ({ ...s, payload: await e(s.payload) })));
-    if (c.updateResults) out.updateResults = await Promise.all(c.updateResults.map(async (u) => ({ ...u, result: await e(u.result) })));
-    if (c.streams) out.streams = await Promise.all(c.streams.map(async (s) => (s.close ? s : { ...s, value: await e(s.value) })));
+    if (c.output) out.output = this.encodedCopy(c.output, 'value', p);
+    if (c.operations) out.operations = c.operations.map((o) => this.encodedCopy(o, 'result', p));
+    if (c.messages) out.messages = c.messages.map((m) => this.encodedCopy(m, 'payload', p));
+    if (c.consume) out.consume = c.consume.map((m) => (m.result === undefined ? m : this.encodedCopy(m, 'result', p)));
+    if (c.continueAsNew) out.continueAsNew = this.encodedCopy(c.continueAsNew, 'input', p);
+    if (c.events) out.events = c.events.map((v) => this.encodedCopy(v, 'value', p));
+    if (c.sends) out.sends = c.sends.map((s) => this.encodedCopy(s, 'payload', p));
+    if (c.updateResults) out.updateResults = c.updateResults.map((u) => this.encodedCopy(u, 'result', p));
+    if (c.streams) out.streams = c.streams.map((s) => (s.close ? s : this.encodedCopy(s, 'value', p)));
+    if (p.length) await Promise.all(p);
     return out;
   }
 
@@ -131,37 +176,61 @@ export class Payloads {
   /** Starts with their inputs and start signals encoded. */
   async starts(ws: InsertWorkflow[]): Promise<InsertWorkflow[]> {
     if (!this.active) return ws;
-    return Promise.all(
-      ws.map(async (w) => ({
-        ...w,
-        input: await this.encode(w.input),
-        ...(w.headers ? { headers: (await this.encode(w.headers)) as InsertWorkflow['headers'] } : {}),
-        ...(w.signal ? { signal: { ...w.signal, payload: await this.encode(w.signal.payload) } } : {}),
-      })),
-    );
+    const p: Promise<unknown>[] = [];
+    const out = ws.map((w) => {
+      const copy = this.encodedCopy(w, 'input', p);
+      if (w.headers) this.encodeInto(copy, 'headers', p);
+      if (w.signal) copy.signal = this.encodedCopy(w.signal, 'payload', p);
+      return copy;
+    });
+    if (p.length) await Promise.all(p);
+    return out;
+  }
+
+  /** `item[key]` encoded in place (`item` is a copy of ours). */
+  private encodeInto<T extends object, K extends keyof T>(item: T, key: K, pending: Promise<unknown>[]): void {
+    let v: unknown;
+    try {
+      v = this.encodeNow(item[key]);
+    } catch (err) {
+      pending.push(Promise.reject(err)); // awaited with the others: none is left unhandled
+      return;
+    }
+    settle(item, key, v, pending);
   }
 
   /** A workflow row with its input and output decoded (in place: the row is the caller's, fresh from a query). */
   async row<R extends Pick<WorkflowRow, 'input' | 'output'>>(r: R): Promise<R> {
-    if (isEncoded(r.input)) r.input = await this.decode(r.input);
-    if (isEncoded(r.output)) r.output = await this.decode(r.output);
+    if (isEncoded(r.input)) r.input = await this.decodeNow(r.input);
+    if (isEncoded(r.output)) r.output = await this.decodeNow(r.output);
     return r;
   }
 
   /** A loaded workflow's headers decoded, in place. */
   async headers(l: { headers: Record<string, string> | null }): Promise<void> {
-    if (isEncoded(l.headers)) l.headers = (await this.decode(l.headers)) as Record<string, string>;
+    if (isEncoded(l.headers)) l.headers = (await this.decodeNow(l.headers)) as Record<string, string>;
   }
+
+  // The loops below decode one payload at a time, as before: an asynchronous codec (a KMS) is not
+  // sent a whole history at once. `decodeNow`'s value is awaited only when it is a promise.
 
   /** Operation records with their results decoded, in place. */
   async history(ops: OperationRecord[]): Promise<OperationRecord[]> {
-    for (const o of ops) if (isEncoded(o.result)) o.result = await this.decode(o.result);
+    for (const o of ops) {
+      if (!isEncoded(o.result)) continue;
+      const v = this.decodeNow(o.result);
+      o.result = v instanceof Promise ? await v : v;
+    }
     return ops;
   }
 
   /** Inbox messages with their payloads decoded, in place. */
   async inbox(ms: InboxMessage[]): Promise<InboxMessage[]> {
-    for (const m of ms) if (isEncoded(m.payload)) m.payload = await this.decode(m.payload);
+    for (const m of ms) {
+      if (!isEncoded(m.payload)) continue;
+      const v = this.decodeNow(m.payload);
+      m.payload = v instanceof Promise ? await v : v;
+    }
     return ms;
   }
 }
