@@ -69,6 +69,7 @@ export class WorkflowContextImpl implements WorkflowContext {
     return this.exec.isReplaying;
   }
 
+  /** Throws where `ctx.<method>` may not be called (CallGate.active). */
   private active(method: string): void {
     this.gate.active(method);
   }
