@@ -81,7 +81,7 @@ export class WorkflowContextImpl implements WorkflowContext {
   nonCancellable<T>(fn: () => T | Promise<T>): Promise<T> {
     this.active('nonCancellable');
     if (typeof fn !== 'function') throw new InvalidArgumentError('ctx.nonCancellable', 'needs a function');
-    this.exec.shieldsUsed = true;
+    this.exec.shieldEntered();
     return nonCancellableStorage.run(true, async () => fn());
   }
 
