@@ -1,7 +1,7 @@
 // The catalogue of operation kinds: per kind, how a live call is recorded, how replay gives it
 // back, what delivers its result, and how the dashboard and the CLI show it. The engine's
-// context (engine/run/context.ts) holds each kind's behaviour; everything else reads this table,
-// so a new kind is one entry here plus its ctx method (docs/architecture.md).
+// context (engine/run/context.ts and engine/run/calls/) holds each kind's behaviour; everything
+// else reads this table, so a new kind is one entry here plus its ctx method (docs/architecture.md).
 
 /**
  * How a live operation reaches storage.

@@ -9,6 +9,8 @@ import { Change, CommitQueue } from './commit-queue.js';
 import type { OperationRecord } from '../../common/types.js';
 import { OPERATION_KINDS, type OperationKindSpec, type WaitKind } from '../../common/operation-kinds.js';
 import { ReplayDriver, ReplayTarget } from './replay-driver.js';
+import { CancelState } from './cancel-state.js';
+import { RunSlot, type SlotState } from './run-slot.js';
 import { WorkflowCancelledError } from '../../common/errors.js';
 import type { TimerHooks } from '../local-timers.js';
 import type { WorkflowClock } from '../../common/clock.js';
@@ -202,27 +204,12 @@ export class Execution implements ReplayTarget {
   readonly queue: string | null;
   /** Holds a singleton key (see ExecutionRun.singleton). */
   readonly holdsSingleton: boolean;
-  /**
-   * Its queue slot under releaseWhileWaiting (docs/decisions/0040): held; released while it is
-   * parked; wanted once a wake came while released. A wake is held back until it holds one again.
-   */
-  private _slot: 'held' | 'released' | 'wanted' = 'held';
-  /** Wait resolutions held back until the slot is taken again, in the order they came. */
-  private _heldWakes: Array<() => void> = [];
-  // Cancellation (docs/cancellation.md, decision 0038).
-  /** The cancel as applied (live, or replayed at its seq): cancellable calls reject with it. */
-  private _cancelled: WorkflowCancelledError | undefined;
-  /** Aborted when the cancel is applied or the run stops: the signal of the step bodies outside ctx.nonCancellable. */
-  private readonly cancelScope = new AbortController();
-  /** What every cancellable call races (made on the first one). */
-  private cancelRace: { promise: Promise<never>; reject: (err: Error) => void } | undefined;
-  /** The history holds a cancel request the replay has not applied yet. */
-  private _cancelAhead = false;
-  private cancelScheduled = false;
+  /** Its queue slot under releaseWhileWaiting: a wake is held back until it holds one again. */
+  private readonly queueSlot: RunSlot;
+  /** Its cancel (docs/cancellation.md, decision 0038). */
+  private readonly cancelState = new CancelState();
   /** Transactional records being committed: a cancel waits for them (their results reach the code first). */
   private committingThrough = 0;
-  /** ctx.nonCancellable was entered in this run: only then do calls look for its scope. */
-  shieldsUsed = false;
 
   readonly workflowId: string;
   readonly definition: WorkflowDefinition;
@@ -264,7 +251,7 @@ export class Execution implements ReplayTarget {
     this.maxRecordedSeq = history.size ? Math.max(...history.keys()) : -1;
     this.queue = run.queue ?? null;
     this.holdsSingleton = run.singleton ?? false;
-    if (run.slotReleased) this._slot = 'released';
+    this.queueSlot = new RunSlot(run.slotReleased ?? false);
     this.nextEvent = this.scanHistory(history) + 1;
   }
 
@@ -273,7 +260,7 @@ export class Execution implements ReplayTarget {
     let maxEvent = -1;
     for (const op of history.values()) {
       maxEvent = Math.max(maxEvent, op.event ?? op.seq);
-      if (op.kind === 'cancelRequested') this._cancelAhead = true;
+      if (op.kind === 'cancelRequested') this.cancelState.requestAhead();
     }
     return maxEvent;
   }
@@ -451,7 +438,7 @@ export class Execution implements ReplayTarget {
 
   /** The cancel applied to this run (live or replayed), if any. */
   get cancelled(): WorkflowCancelledError | undefined {
-    return this._cancelled;
+    return this.cancelState.cancelled;
   }
 
   /**
@@ -459,23 +446,27 @@ export class Execution implements ReplayTarget {
    * without a record was pending when the cancel came, so it starts nothing and waits for it.
    */
   get cancelAhead(): boolean {
-    return this._cancelAhead;
+    return this.cancelState.ahead;
   }
 
   /** The signal of step bodies outside ctx.nonCancellable: aborted by the cancel, or when the run stops. */
   get cancelSignal(): AbortSignal {
-    return this.cancelScope.signal;
+    return this.cancelState.signal;
+  }
+
+  /** ctx.nonCancellable was entered in this run: only then do calls look for its scope. */
+  get shieldsUsed(): boolean {
+    return this.cancelState.shieldsUsed;
+  }
+
+  /** ctx.nonCancellable is entered. */
+  shieldEntered(): void {
+    this.cancelState.shieldEntered();
   }
 
   /** `p`, or WorkflowCancelledError as soon as the cancel is applied, whichever comes first. */
   cancellable<T>(p: Promise<T>): Promise<T> {
-    if (!this.cancelRace) {
-      let reject!: (err: Error) => void;
-      const promise = new Promise<never>((_, r) => (reject = r));
-      promise.catch(() => undefined); // a run with no call pending at the cancel
-      this.cancelRace = { promise, reject };
-    }
-    return Promise.race([p, this.cancelRace.promise]);
+    return this.cancelState.cancellable(p);
   }
 
   /**
@@ -485,14 +476,11 @@ export class Execution implements ReplayTarget {
    * is being committed (its result must reach the code first); the next pump tries again.
    */
   scheduleCancel(): void {
-    if (this.cancelScheduled) return;
-    this.cancelScheduled = true;
-    setImmediate(() => {
-      this.cancelScheduled = false;
+    this.cancelState.schedule(() => {
       if (this._state !== 'active' || this.readOnly || this.isReplaying || !this.mayDeliver || this.committingThrough > 0) return;
       const m = this.inbox.takeCancel();
       if (!m) return;
-      if (this._cancelled) {
+      if (this.cancelState.cancelled) {
         // Asked again after a continue-as-new carried the first request over: nothing more to do.
         void this.commit({ consume: [{ id: m.id, seq: null, status: 'done' }] });
         return;
@@ -516,8 +504,7 @@ export class Execution implements ReplayTarget {
    */
   private applyCancel(reason: string, seq: number, messageId?: string): void {
     const err = new WorkflowCancelledError(this.workflowId, reason);
-    this._cancelled = err;
-    this._cancelAhead = false;
+    this.cancelState.applied(err);
     const deleteTimers: Array<{ kind: 'sleep' | 'message-timeout'; seq: number }> = [];
     for (const [s, w] of [...this._waits]) {
       if (w.shielded) continue;
@@ -534,13 +521,7 @@ export class Execution implements ReplayTarget {
         { consume: [{ id: messageId, seq }], deleteTimers },
       );
     }
-    this.cancelScope.abort(err);
-    if (this.cancelRace) this.cancelRace.reject(err);
-    else {
-      const promise = Promise.reject(err);
-      promise.catch(() => undefined);
-      this.cancelRace = { promise, reject: () => undefined };
-    }
+    this.cancelState.abortScope(err);
   }
 
   // --- step bodies ------------------------------------------------------------------------------
@@ -703,12 +684,11 @@ export class Execution implements ReplayTarget {
     if (!w || this._state !== 'active') return false;
     this._waits.delete(seq);
     this._parked = false;
-    if (this._slot !== 'held' && !this.readOnly) {
-      this._heldWakes.push(() => this.resolveTaken(seq, w, result, extra));
-      if (this._slot === 'released') {
-        this._slot = 'wanted';
-        this.host.wantSlot(this);
-      }
+    if (this.queueSlot.state !== 'held' && !this.readOnly) {
+      this.queueSlot.holdBack(
+        () => this.resolveTaken(seq, w, result, extra),
+        () => this.host.wantSlot(this),
+      );
       return true;
     }
     this.resolveTaken(seq, w, result, extra);
@@ -728,29 +708,24 @@ export class Execution implements ReplayTarget {
     else w.resolve(result);
   }
 
-  /** Its queue slot: see _slot. */
-  get slot(): 'held' | 'released' | 'wanted' {
-    return this._slot;
+  /** Its queue slot under releaseWhileWaiting (run-slot.ts): held, released while parked, or wanted. */
+  get slot(): SlotState {
+    return this.queueSlot.state;
   }
 
   /** Parked in a releaseWhileWaiting queue: its slot is being given back (a wake from now on waits for one). */
   slotReleased(): void {
-    if (this._slot === 'held') this._slot = 'released';
+    this.queueSlot.released();
   }
 
   /** The release did not land (the row moved on): it still holds its slot. */
   slotKept(): void {
-    if (this._slot === 'released') this._slot = 'held';
+    this.queueSlot.kept();
   }
 
   /** It holds a slot again: the wakes held back resolve, in order, and its inbox is delivered. */
   slotTaken(): void {
-    if (this._slot === 'held') return;
-    this._slot = 'held';
-    const wakes = this._heldWakes;
-    this._heldWakes = [];
-    for (const wake of wakes) wake();
-    this.host.pump(this);
+    if (this.queueSlot.taken()) this.host.pump(this);
   }
 
   /** An event number taken now for a record made later (an update's, whose handler records first). */
@@ -791,7 +766,7 @@ export class Execution implements ReplayTarget {
     this.commits.drop();
     this._waits.clear();
     if (abort && !this.abort.signal.aborted) this.abort.abort();
-    if (abort && !this.cancelScope.signal.aborted) this.cancelScope.abort(this.abort.signal.reason);
+    if (abort) this.cancelState.stopped(this.abort.signal.reason);
     this._trace?.end('stopped');
   }
 
