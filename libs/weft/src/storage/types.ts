@@ -94,6 +94,31 @@ export interface AdvanceCommand {
   streams?: StreamWrite[];
   /** Async update handlers that finished: their accepted request rows get the outcome. */
   updateResults?: UpdateResultWrite[];
+  /** A queued run's end hands its slot to the queue's next enqueued workflow, in the same statement (docs/decisions/0042). */
+  handoff?: HandoffRequest;
+}
+
+/** Which queue hands off, the types the engine runs, and its claim terms (null engine: no claims). */
+export interface HandoffRequest {
+  queue: string;
+  types: string[];
+  engineId: string | null;
+  ttlMs: number | null;
+  graceMs: number | null;
+}
+
+/** A workflow admitted into a queue (by the admission function or a hand-off), to be launched by the engine that admitted it. */
+export interface AdmittedWorkflow {
+  id: string;
+  type: string;
+  input: unknown;
+  parentId: string | null;
+  runNumber: number;
+  version: number;
+  claimEpoch: string | null;
+  inbox: InboxMessage[];
+  /** It holds a singleton key. */
+  singleton: boolean;
 }
 
 /** The outcome of an accepted update (status `done` or `failed`), for its caller. */
@@ -109,7 +134,8 @@ export interface UpdateResultWrite {
  * e.g. an update whose caller gave up).
  */
 export type AdvanceOutcome =
-  { workflowId: string; ok: true; version: number } | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
+  | { workflowId: string; ok: true; version: number; handedOff?: AdmittedWorkflow }
+  | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
 
 export interface WorkflowRow {
   id: string;

@@ -8,7 +8,7 @@
 import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
-import type { ClaimFence, InboxMessage } from '../types.js';
+import type { AdmittedWorkflow, ClaimFence, InboxMessage } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import { admitFunction, retakeFunction } from './queue-admit.js';
 import { WeftRepository } from './weft-repository.js';
@@ -61,18 +61,7 @@ export interface AdmitRequest {
   leaseFence?: ClaimFence;
 }
 
-export interface AdmittedWorkflow {
-  id: string;
-  type: string;
-  input: unknown;
-  parentId: string | null;
-  runNumber: number;
-  version: number;
-  claimEpoch: string | null;
-  inbox: InboxMessage[];
-  /** It holds a singleton key. */
-  singleton: boolean;
-}
+export type { AdmittedWorkflow };
 
 export interface AdmitResult {
   admitted: AdmittedWorkflow[];
