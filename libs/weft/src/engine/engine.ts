@@ -167,6 +167,10 @@ export class WeftEngine {
       },
       fireOwnTimer: (id, seq) => this.transitions.fireOwn(id, seq),
       ambient: this.ambient,
+      handoff: {
+        request: (queue) => this.queues.handoffRequest(queue),
+        launched: (queue, fromId, w, sentAt) => this.queues.handedOffTo(queue, fromId, w, sentAt),
+      },
     });
     this.transitions = new Transitions({
       store: this.store,

@@ -7,6 +7,7 @@ import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
+import type { AdmittedWorkflow, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -38,6 +39,8 @@ export class QueueAdmission {
   readonly declared: ReadonlyMap<string, ResolvedQueue>;
   /** Runs this engine admitted (id → when, and its queue): their end frees a slot, worth a pass at once. */
   private readonly admittedHere = new Map<string, { at: number; queue: string }>();
+  /** Runs whose end handed their slot to the next workflow: their end needs no pass. */
+  private readonly handedOff = new Set<string>();
   /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
   private readonly pending = new Set<string>();
   /** Queues whose last look (the figures or an admission) saw work waiting. */
@@ -92,7 +95,34 @@ export class QueueAdmission {
     const mine = this.admittedHere.get(workflowId);
     if (!mine) return;
     this.admittedHere.delete(workflowId);
+    // Its end commit admitted the next one already (handoff): nothing freed.
+    if (this.handedOff.delete(workflowId)) return;
     if (this.backlog.has(mine.queue)) this.nudge(0, mine.queue);
+  }
+
+  /**
+   * The terms under which a run of `queue` ending here hands its slot to the queue's next enqueued
+   * workflow in its end commit (docs/decisions/0042), or null: the end goes through an admission
+   * pass. Only where a swap keeps every limit and the order: a queue without a rate limit (a
+   * hand-off is an admission the window would have to count), not partitioned (the next key in
+   * turn may not be the ending run's), not releaseWhileWaiting (woken runs go before fresh work);
+   * and only while the queue is known to have work, so an idle queue's ends cost nothing more.
+   * Under backgroundTasks 'manual' admissions stay with runMaintenance.
+   */
+  handoffRequest(queue: string): HandoffRequest | null {
+    const q = this.declared.get(queue);
+    if (!this.loop.isRunning || !q || q.rateLimit || q.partition || q.releaseWhileWaiting || !this.backlog.has(queue) || !this.deps.mayAdmit()) return null;
+    const types = this.deps.registry.names();
+    if (types.length === 0) return null;
+    const claimer = this.deps.ownership.claims.claimer();
+    return { queue, types, engineId: claimer?.engineId ?? null, ttlMs: claimer?.ttlMs ?? null, graceMs: claimer?.graceMs ?? null };
+  }
+
+  /** The end of `fromId` admitted `w` in its place (handoffRequest): it runs here at once. */
+  handedOffTo(queue: string, fromId: string, w: AdmittedWorkflow, sentAt: number): void {
+    if (this.admittedHere.has(fromId)) this.handedOff.add(fromId);
+    this.deps.options.metrics.queueAdmissions?.(queue, 1);
+    this.launch(queue, w, sentAt);
   }
 
   /** Enqueued and running per queue as of the last pass (health details; no I/O). */
@@ -157,7 +187,7 @@ export class QueueAdmission {
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
-    const { store, registry, ownership, runtime, options } = this.deps;
+    const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
     const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
@@ -177,23 +207,27 @@ export class QueueAdmission {
     });
     const n = res.admitted.length;
     if (n) options.metrics.queueAdmissions?.(q.name, n);
-    for (const w of res.admitted) {
-      // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
-      if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
-      this.admittedHere.set(w.id, { at: Date.now(), queue: q.name });
-      const run = {
-        workflowId: w.id,
-        definition: registry.get(w.type),
-        input: w.input,
-        runNumber: w.runNumber,
-        version: w.version,
-        queue: q.name,
-        singleton: w.singleton,
-      };
-      runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
-    }
+    for (const w of res.admitted) this.launch(q.name, w, sentAt);
     this.afterAdmission(q, room, res);
     return n;
+  }
+
+  /** Runs a workflow admitted to this engine (by an admission or a hand-off). */
+  private launch(queue: string, w: AdmittedWorkflow, sentAt: number): void {
+    const { registry, ownership, runtime } = this.deps;
+    // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
+    if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) return;
+    this.admittedHere.set(w.id, { at: Date.now(), queue });
+    const run = {
+      workflowId: w.id,
+      definition: registry.get(w.type),
+      input: w.input,
+      runNumber: w.runNumber,
+      version: w.version,
+      queue,
+      singleton: w.singleton,
+    };
+    runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
   }
 
   /** What an admission tells: the queue's figures, whether work is left, and when to look again. */
