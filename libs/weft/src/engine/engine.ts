@@ -169,7 +169,7 @@ export class WeftEngine {
       ambient: this.ambient,
       handoff: {
         request: (queue) => this.queues.handoffRequest(queue),
-        launched: (queue, fromId, w, sentAt) => this.queues.handedOffTo(queue, fromId, w, sentAt),
+        ended: (queue, fromId, h, sentAt) => this.queues.endCommitted(queue, fromId, h, sentAt),
       },
     });
     this.transitions = new Transitions({
@@ -189,6 +189,7 @@ export class WeftEngine {
       ownership: this.ownership,
       isDisposed: () => this.disposed !== undefined,
       waiters: this.waiters,
+      queueFreed: (queue, engineId) => this.queues.freedElsewhere(queue, engineId),
     });
     this.queues = new QueueAdmission({
       store: this.store,
@@ -198,6 +199,7 @@ export class WeftEngine {
       options: this.options,
       queues,
       slots,
+      engineId: this.engineId,
       mayAdmit: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.starter = new Starter({

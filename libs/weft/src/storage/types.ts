@@ -98,13 +98,25 @@ export interface AdvanceCommand {
   handoff?: HandoffRequest;
 }
 
-/** Which queue hands off, the types the engine runs, and its claim terms (null engine: no claims). */
+/**
+ * A queued run's end: whether it hands its slot to the queue's next workflow (`pick`), of the types
+ * the engine runs, under its claim terms (null engine: no claims); `notifier` is the engine's id,
+ * carried by the NOTIFY that tells the other engines a slot freed while work was left.
+ */
 export interface HandoffRequest {
   queue: string;
+  pick: boolean;
+  notifier: string;
   types: string[];
   engineId: string | null;
   ttlMs: number | null;
   graceMs: number | null;
+}
+
+/** What a queued run's end did with its slot: the workflow it went to (null: freed), and whether the queue has work left. */
+export interface HandoffOutcome {
+  to: AdmittedWorkflow | null;
+  more: boolean;
 }
 
 /** A workflow admitted into a queue (by the admission function or a hand-off), to be launched by the engine that admitted it. */
@@ -134,7 +146,7 @@ export interface UpdateResultWrite {
  * e.g. an update whose caller gave up).
  */
 export type AdvanceOutcome =
-  | { workflowId: string; ok: true; version: number; handedOff?: AdmittedWorkflow }
+  | { workflowId: string; ok: true; version: number; handoff?: HandoffOutcome }
   | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
 
 export interface WorkflowRow {

@@ -7,7 +7,7 @@ import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
-import type { AdmittedWorkflow, HandoffRequest } from '../../storage/types.js';
+import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -29,6 +29,8 @@ export interface QueueAdmissionDependencies {
   queues: Map<string, ResolvedQueue>;
   /** Woken runs of releaseWhileWaiting queues waiting for a slot: served before fresh admissions. */
   slots: QueueSlots;
+  /** This engine's id: a freed slot's NOTIFY names it, so the engine skips its own. */
+  engineId: string;
   /** False once this engine may not start runs (disposed, draining, deposed, not the lease holder). */
   mayAdmit(): boolean;
 }
@@ -101,28 +103,46 @@ export class QueueAdmission {
   }
 
   /**
-   * The terms under which a run of `queue` ending here hands its slot to the queue's next enqueued
-   * workflow in its end commit (docs/decisions/0042), or null: the end goes through an admission
-   * pass. Only where a swap keeps every limit and the order: a queue without a rate limit (a
-   * hand-off is an admission the window would have to count), not partitioned (the next key in
-   * turn may not be the ending run's), not releaseWhileWaiting (woken runs go before fresh work);
-   * and only while the queue is known to have work, so an idle queue's ends cost nothing more.
-   * Under backgroundTasks 'manual' admissions stay with runMaintenance.
+   * What the end commit of a run of `queue` does with its slot (docs/decisions/0042). It hands the
+   * slot to the queue's next enqueued workflow (`pick`) only where a swap keeps every limit and the
+   * order: no rate limit (a hand-off is an admission its window would have to count), not
+   * partitioned (the key whose turn it is may not be the ending run's), not releaseWhileWaiting
+   * (woken runs go before fresh work), and while the queue is known to have work. In every queue
+   * the commit tells whether work is left, and NOTIFYs the other engines when it freed the slot
+   * with work left. Null under backgroundTasks 'manual' (admissions stay with runMaintenance) or
+   * while this engine may not admit.
    */
   handoffRequest(queue: string): HandoffRequest | null {
     const q = this.declared.get(queue);
-    if (!this.loop.isRunning || !q || q.rateLimit || q.partition || q.releaseWhileWaiting || !this.backlog.has(queue) || !this.deps.mayAdmit()) return null;
-    const types = this.deps.registry.names();
-    if (types.length === 0) return null;
+    if (!this.loop.isRunning || !q || !this.deps.mayAdmit()) return null;
+    const pick = !q.rateLimit && !q.partition && !q.releaseWhileWaiting && this.backlog.has(queue);
     const claimer = this.deps.ownership.claims.claimer();
-    return { queue, types, engineId: claimer?.engineId ?? null, ttlMs: claimer?.ttlMs ?? null, graceMs: claimer?.graceMs ?? null };
+    return {
+      queue,
+      pick,
+      notifier: this.deps.engineId,
+      types: pick ? this.deps.registry.names() : [],
+      engineId: claimer?.engineId ?? null,
+      ttlMs: claimer?.ttlMs ?? null,
+      graceMs: claimer?.graceMs ?? null,
+    };
   }
 
-  /** The end of `fromId` admitted `w` in its place (handoffRequest): it runs here at once. */
-  handedOffTo(queue: string, fromId: string, w: AdmittedWorkflow, sentAt: number): void {
+  /** The end of `fromId` committed: the workflow it handed its slot to runs here at once; a freed slot with work left is worth a pass. */
+  endCommitted(queue: string, fromId: string, h: HandoffOutcome, sentAt: number): void {
+    if (h.more) this.backlog.add(queue);
+    else this.backlog.delete(queue);
+    if (!h.to) return; // ended() nudges a pass when work is left
     if (this.admittedHere.has(fromId)) this.handedOff.add(fromId);
     this.deps.options.metrics.queueAdmissions?.(queue, 1);
-    this.launch(queue, w, sentAt);
+    this.launch(queue, h.to, sentAt);
+  }
+
+  /** Another engine freed a slot of `queue` with work left (its NOTIFY): a pass here now. */
+  freedElsewhere(queue: string, engineId: string): void {
+    if (engineId === this.deps.engineId || !this.declared.has(queue)) return;
+    this.backlog.add(queue);
+    this.nudge(0, queue);
   }
 
   /** Enqueued and running per queue as of the last pass (health details; no I/O). */

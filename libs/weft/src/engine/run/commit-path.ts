@@ -1,5 +1,5 @@
 import { isTransientDatabaseError } from '../../storage/database-errors.js';
-import type { AdmittedWorkflow, AdvanceCommand, AdvanceOutcome, HandoffRequest } from '../../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { Queryable } from '../../storage/sql-client.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { WeftLogger } from '../../common/types.js';
@@ -34,8 +34,8 @@ export interface CommitPathDependencies {
 export interface QueueHandoff {
   /** The terms for a run of `queue` that ends now, or null when its end goes through an admission pass. */
   request(queue: string): HandoffRequest | null;
-  /** The end of `fromId` committed and admitted `w` in its place: launch it here. */
-  launched(queue: string, fromId: string, w: AdmittedWorkflow, sentAt: number): void;
+  /** The end of `fromId` committed: `h.to` was admitted in its place (launch it here), or its slot freed. */
+  ended(queue: string, fromId: string, h: HandoffOutcome, sentAt: number): void;
 }
 
 const ENDS = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
@@ -93,7 +93,7 @@ export class CommitPath {
   private async commitHandingOff(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
     const sentAt = performance.now();
     const outcome = await this.commitCommand(command, exec.epoch);
-    if (outcome.ok && outcome.handedOff) this.deps.handoff!.launched(exec.queue!, exec.workflowId, outcome.handedOff, sentAt);
+    if (outcome.ok && outcome.handoff) this.deps.handoff!.ended(exec.queue!, exec.workflowId, outcome.handoff, sentAt);
     return outcome;
   }
 

@@ -10,7 +10,7 @@ import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
 import { notifyChannel } from './message.repository.js';
-import { entryNoticeSql, eventNoticeSql, talkNoticeSql } from '../talk-notice.js';
+import { entryNoticeSql, eventNoticeSql, queueNoticeSql, talkNoticeSql } from '../talk-notice.js';
 import { claimFreeSql } from './claim.repository.js';
 
 type Json = Record<string, unknown>;
@@ -481,20 +481,32 @@ export const ADVANCE_PARTS = {
    * (docs/decisions/0042): the ending row stops counting and the picked one starts counting in one
    * commit, so every admission's count (taken under the queue's lock, from any snapshot) sees the
    * same number of running rows either way; the picked rows are locked SKIP LOCKED, as admission's.
-   * One pick per ending command of the queue, from its highest priority (FIFO), of the types the
-   * engine runs, claimed for it (ownership 'workflow-lease'); returned with the command's row.
+   * One pick per ending command of the queue (when `pick`), from its highest priority (FIFO), of the
+   * types the engine runs, claimed for it (ownership 'workflow-lease'); returned with the command's
+   * row, with whether work is left. An end that freed its slot while work is left NOTIFYs the other
+   * engines (once per queue and statement: PostgreSQL folds equal notifications of a transaction).
    */
   handoff: {
-    columns: 'handoff_queue text, handoff_types varchar[], handoff_engine text, handoff_ttl float8, handoff_grace float8',
+    columns:
+      'handoff_queue text, handoff_pick boolean, handoff_types varchar[], handoff_engine text, handoff_ttl float8, handoff_grace float8, handoff_notifier text',
     declared: 'used',
     uses: (c) => c.handoff !== undefined,
     toJson: (c, out) => {
       const h = c.handoff;
       if (h)
-        Object.assign(out, { handoff_queue: h.queue, handoff_types: h.types, handoff_engine: h.engineId, handoff_ttl: h.ttlMs, handoff_grace: h.graceMs });
+        Object.assign(out, {
+          handoff_queue: h.queue,
+          handoff_pick: h.pick,
+          handoff_types: h.types,
+          handoff_engine: h.engineId,
+          handoff_ttl: h.ttlMs,
+          handoff_grace: h.graceMs,
+          handoff_notifier: h.notifier,
+        });
     },
     writes: ({ schema, ids }) => handoffWrites(schema, ids),
-    returns: ', (SELECT ho_json FROM ho_out WHERE ho_out.from_id = c.id) AS handoff',
+    returns: `, (SELECT o.ho_json FROM ho_out o WHERE o.from_id = c.id) AS handoff,
+      (SELECT l.more FROM ho_left l JOIN ho_from f ON f.q = l.q WHERE f.id = c.id) AS handoff_more, (SELECT n FROM ho_notified) AS ho_notified`,
   },
 } satisfies Record<string, AdvancePart>;
 
@@ -599,17 +611,19 @@ function handoffWrites(schema: string, ids: string): string[] {
   return [
     // The ending rows as they were before this statement: running in the queue that hands off.
     `ho_from AS (
-      SELECT ok.id, ok.handoff_queue AS q, ok.handoff_types AS types, ok.handoff_engine AS engine, ok.handoff_ttl AS ttl,
-             ok.handoff_grace AS grace, row_number() OVER (PARTITION BY ok.handoff_queue ORDER BY ok.id) AS rn
+      SELECT ok.id, ok.handoff_queue AS q, ok.handoff_pick AS pick, ok.handoff_types AS types, ok.handoff_engine AS engine,
+             ok.handoff_ttl AS ttl, ok.handoff_grace AS grace, ok.handoff_notifier AS notifier,
+             row_number() OVER (PARTITION BY ok.handoff_queue ORDER BY ok.id) AS rn
       FROM ok JOIN ${wf} x ON x.id = ok.id AND x.queue = ok.handoff_queue AND x.status = 'running'
       WHERE x.id ${ids} AND ok.handoff_queue IS NOT NULL AND ok.status IN ('completed', 'failed', 'cancelled', 'timed_out'))`,
-    `ho_need AS (SELECT DISTINCT ON (q) q, types, engine, ttl, grace, count(*) OVER (PARTITION BY q) AS n FROM ho_from ORDER BY q)`,
+    `ho_need AS (
+      SELECT DISTINCT ON (q) q, pick, types, engine, ttl, grace, notifier, count(*) OVER (PARTITION BY q) AS n FROM ho_from ORDER BY q)`,
     // The queue's highest priority with work (a backward probe of weft_workflows_enqueued_idx), FIFO inside it.
     `ho_pick AS (
       SELECT n.q, p.id, row_number() OVER (PARTITION BY n.q ORDER BY p.created_at, p.id) AS rn, n.engine, n.ttl, n.grace
       FROM ho_need n, LATERAL (
         SELECT w.id, w.created_at FROM ${wf} w
-        WHERE w.queue = n.q AND w.status = 'enqueued' AND w.type = ANY(n.types)
+        WHERE n.pick AND w.queue = n.q AND w.status = 'enqueued' AND w.type = ANY(n.types)
           AND w.priority = (SELECT y.priority FROM ${wf} y WHERE y.queue = n.q AND y.status = 'enqueued' ORDER BY y.priority DESC LIMIT 1)
         ORDER BY w.created_at, w.id LIMIT n.n
         FOR UPDATE OF w SKIP LOCKED) p)`,
@@ -626,7 +640,7 @@ function handoffWrites(schema: string, ids: string): string[] {
       WHERE h.engine IS NOT NULL ORDER BY h.id
       ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
         expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-      WHERE ${claimFreeSql(schema, 'cl', '(SELECT h.grace FROM ho_upd h WHERE h.id = cl.workflow_id)')}
+      WHERE ${claimFreeSql(schema, 'cl', '(SELECT max(h.grace) FROM ho_upd h)')}
       RETURNING workflow_id, epoch::text AS epoch)`,
     `ho_out AS (
       SELECT f.id AS from_id, json_build_object('id', h.id, 'type', h.type, 'input', h.input, 'parentId', h.parent_id,
@@ -636,5 +650,14 @@ function handoffWrites(schema: string, ids: string): string[] {
                            FROM ${qualify(schema, 'weft_messages')} m
                            WHERE m.workflow_id = h.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json)) AS ho_json
       FROM ho_from f JOIN ho_upd h ON h.q = f.q AND h.rn = f.rn LEFT JOIN ho_claims ic ON ic.workflow_id = h.id)`,
+    // Whether work is left in each queue after the picks (this snapshot still reads them as enqueued).
+    `ho_left AS (
+      SELECT n.q, n.notifier, (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = n.q AND w.status = 'enqueued' LIMIT n.n + 1) d)
+               > (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) AS more,
+             (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) < n.n AS freed
+      FROM ho_need n)`,
+    // A slot freed (an end without a pick) while work is left: the other engines may run it.
+    `ho_notified AS (
+      SELECT count(pg_notify('${notifyChannel(schema)}', ${queueNoticeSql('l.q', 'l.notifier')})) AS n FROM ho_left l WHERE l.more AND l.freed)`,
   ];
 }
