@@ -631,7 +631,7 @@ function handoffWrites(schema: string, ids: string): string[] {
       UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
              fence_epoch = CASE WHEN p.engine IS NULL THEN w.fence_epoch
                                 ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
-      FROM ho_pick p WHERE w.id = p.id AND w.status = 'enqueued'
+      FROM ho_pick p WHERE w.id = p.id AND w.id = ANY(ARRAY(SELECT id FROM ho_pick)) AND w.status = 'enqueued'
       RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.fence_epoch, w.singleton_key IS NOT NULL AS singleton,
                 p.q, p.rn, p.engine, p.ttl, p.grace)`,
     `ho_claims AS (
