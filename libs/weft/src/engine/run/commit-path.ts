@@ -81,7 +81,9 @@ export class CommitPath {
   /** A run's own writes are fenced with the epoch it was launched under; a queued run's end hands its slot off. */
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
     const handoff = this.handoffOf(exec, command);
-    const send = handoff ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, handoff }) : (c: AdvanceCommand) => this.commitCommand(c, exec.epoch);
+    const send = handoff
+      ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, handoff })
+      : (c: AdvanceCommand) => this.commitCommand(c, exec.epoch);
     return exec.trace ? exec.trace.commit(command, send) : send(command);
   }
 
