@@ -6,7 +6,7 @@
 // - throughput: chunks of N three-step workflows through a queue at concurrency 50, through a
 //   partitioned queue at concurrency 50 (100 keys, at most 2 running per key), and started without
 //   a queue at 50 in flight, on one engine: a full chunk of each as warm-up (discarded), then
-//   BENCH_QUEUE_CHUNKS (9) rounds of one chunk of each, rotating which goes first; the ratios are the
+//   BENCH_QUEUE_CHUNKS (15) rounds of one chunk of each, rotating which goes first; the ratios are the
 //   median over rounds of the paired ratio (queued ÷ no queue in the same round), with its quartiles
 //   and the ratio of the sums beside them. The queued runs are started at once and their handles awaited, as an application does
 //   with a backlog. BENCH_VERBOSE=1 prints each round on stderr.
@@ -77,7 +77,7 @@ const quartiles = (xs: number[]) => [round(quantile(xs, 0.25), 2), round(quantil
 
 async function main() {
   const n = Number(process.argv[2] ?? 1000);
-  const chunks = Number(process.env.BENCH_QUEUE_CHUNKS ?? 9);
+  const chunks = Number(process.env.BENCH_QUEUE_CHUNKS ?? 15);
   const samples = Number(process.env.BENCH_QUEUE_SAMPLES ?? 300);
   const ownership = (process.env.BENCH_OWNERSHIP ?? 'workflow-lease') as 'none' | 'workflow-lease';
   const log = (m: string) => process.env.BENCH_VERBOSE && process.stderr.write(`${m}\n`);
