@@ -45,6 +45,9 @@ export class QueueAdmission {
   private readonly handedOff = new Set<string>();
   /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
   private readonly pending = new Set<string>();
+  /** Queues whose freed slot is being announced to the other engines (one NOTIFY at a time per queue). */
+  private readonly announcing = new Set<string>();
+  private readonly announcedAt = new Map<string, number>();
   /** Queues whose last look (the figures or an admission) saw work waiting. */
   private readonly backlog = new Set<string>();
   private readonly loop: TimerLoop;
@@ -114,8 +117,9 @@ export class QueueAdmission {
    */
   handoffRequest(queue: string): HandoffRequest | null {
     const q = this.declared.get(queue);
-    if (!this.loop.isRunning || !q || !this.deps.mayAdmit()) return null;
-    const pick = !q.rateLimit && !q.partition && !q.releaseWhileWaiting && this.backlog.has(queue);
+    if (!this.loop.isRunning || !q) return null;
+    // An engine that may not admit (draining, deposed) still announces the slot its end frees.
+    const pick = !q.rateLimit && !q.partition && !q.releaseWhileWaiting && this.backlog.has(queue) && this.deps.mayAdmit();
     const claimer = this.deps.ownership.claims.claimer();
     return {
       queue,
@@ -256,9 +260,8 @@ export class QueueAdmission {
     const n = res.admitted.length;
     const was = this.figures[q.name];
     this.figures = { ...this.figures, [q.name]: { enqueued: Math.max(0, (was?.enqueued ?? 0) - n), running: res.runningBefore + n } };
-    if (res.more) this.backlog.add(q.name);
+    if (res.more) this.workLeft(q, room, res);
     else this.backlog.delete(q.name);
-    if (res.more && batchAgain(q, room, res)) this.pending.add(q.name);
     const rate = q.rateLimit;
     if (rate && n < room && res.recentCount + n >= rate.limit) {
       // The window is full: come back when its oldest admission leaves it.
@@ -270,6 +273,33 @@ export class QueueAdmission {
       // Keys held by their own rate windows while the queue had room: look again about when one frees.
       this.nudge(Math.max(10, Math.min(options.timerPollMs, Math.ceil(keyRate.periodMs / keyRate.limit))), q.name);
     }
+  }
+
+  /** An admission left work: the next batch at once when this one filled up; the other engines told when they could take it. */
+  private workLeft(q: ResolvedQueue, room: number, res: AdmitResult): void {
+    this.backlog.add(q.name);
+    if (batchAgain(q, room, res)) this.pending.add(q.name);
+    if (othersCouldTake(q, res)) this.announce(q.name);
+  }
+
+  /**
+   * The queue has room and work this engine did not take (its types, its perEngineConcurrency, its
+   * claims' room): the other engines hear it (docs/decisions/0042). One NOTIFY at a time per queue;
+   * lost, their poll is the backstop.
+   */
+  private announce(queue: string): void {
+    // At most once per timerPollInterval: engines that cannot take the work either would otherwise
+    // answer each other's notices with passes and notices.
+    const last = this.announcedAt.get(queue) ?? -Infinity;
+    if (this.announcing.has(queue) || Date.now() - last < this.deps.options.timerPollMs) return;
+    this.announcedAt.set(queue, Date.now());
+    this.announcing.add(queue);
+    void this.deps.store.queues
+      .announceFreed(queue, this.deps.engineId)
+      .catch((err: unknown) =>
+        this.deps.options.logger.warn(`A freed slot of queue "${queue}" was not announced: ${(err as Error).message}`),
+      )
+      .finally(() => this.announcing.delete(queue));
   }
 
   /**
@@ -289,6 +319,19 @@ export class QueueAdmission {
 function batchAgain(q: ResolvedQueue, room: number, res: AdmitResult): boolean {
   const n = res.admitted.length;
   return n === room || (q.partition !== null && n > 0 && n < res.room);
+}
+
+/**
+ * After an admission that left work: the queue's own limits left room that this engine's bounds kept
+ * (perEngineConcurrency, its claims' room, the lease) or that its types could not use (unpartitioned:
+ * a partitioned batch also stops at its keys' limits, which bind every engine alike).
+ */
+function othersCouldTake(q: ResolvedQueue, res: AdmitResult): boolean {
+  const n = res.admitted.length;
+  const byConcurrency = q.concurrency === null ? Infinity : q.concurrency - res.runningBefore;
+  const queueRoom = Math.min(byConcurrency, q.rateLimit ? q.rateLimit.limit - res.recentCount : Infinity);
+  if (queueRoom - n <= 0) return false;
+  return res.room < queueRoom || (q.partition === null && n < res.room);
 }
 
 /** An admission is worth its round trip when the queue has work and the last count left room. */

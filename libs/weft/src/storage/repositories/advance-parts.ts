@@ -483,8 +483,9 @@ export const ADVANCE_PARTS = {
    * same number of running rows either way; the picked rows are locked SKIP LOCKED, as admission's.
    * One pick per ending command of the queue (when `pick`), from its highest priority (FIFO), of the
    * types the engine runs, claimed for it (ownership 'workflow-lease'); returned with the command's
-   * row, with whether work is left. An end that freed its slot while work is left NOTIFYs the other
-   * engines (once per queue and statement: PostgreSQL folds equal notifications of a transaction).
+   * row, with whether work is left. An end that asked for a pick and still freed its slot while work
+   * is left NOTIFYs the other engines (once per queue and statement: PostgreSQL folds equal
+   * notifications of a transaction).
    */
   handoff: {
     columns:
@@ -652,12 +653,14 @@ function handoffWrites(schema: string, ids: string): string[] {
       FROM ho_from f JOIN ho_upd h ON h.q = f.q AND h.rn = f.rn LEFT JOIN ho_claims ic ON ic.workflow_id = h.id)`,
     // Whether work is left in each queue after the picks (this snapshot still reads them as enqueued).
     `ho_left AS (
-      SELECT n.q, n.notifier, (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = n.q AND w.status = 'enqueued' LIMIT n.n + 1) d)
+      SELECT n.q, n.notifier, n.pick, (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = n.q AND w.status = 'enqueued' LIMIT n.n + 1) d)
                > (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) AS more,
              (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) < n.n AS freed
       FROM ho_need n)`,
-    // A slot freed (an end without a pick) while work is left: the other engines may run it.
+    // A slot freed while work is left although a pick was asked for (nothing this engine runs was
+    // waiting): the other engines may run it. Without a pick the engine's own pass tries first.
     `ho_notified AS (
-      SELECT count(pg_notify('${notifyChannel(schema)}', ${queueNoticeSql('l.q', 'l.notifier')})) AS n FROM ho_left l WHERE l.more AND l.freed)`,
+      SELECT count(pg_notify('${notifyChannel(schema)}', ${queueNoticeSql('l.q', 'l.notifier')})) AS n FROM ho_left l
+      WHERE l.more AND l.freed AND l.pick)`,
   ];
 }
