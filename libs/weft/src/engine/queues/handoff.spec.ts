@@ -76,4 +76,20 @@ describe('queue hand-off and cross-engine wake (real PostgreSQL)', () => {
     await waitFor(() => ran.includes('y'), 'y to run on b', 15_000);
     await waitFor(async () => (await b.describe('y')).status === 'completed', 'y to complete');
   });
+
+  it('an end that knew of the backlog but runs none of its types announces the freed slot from its commit', async () => {
+    const a = await env.pool.create(slow, (e) => e.register('held', Held));
+    const starter = await env.pool.create({ ...slow, backgroundTasks: 'manual' }, (e) => e.register('rec', Recorder));
+    await a.bootstrap();
+    await starter.bootstrap();
+    await starter.start('rec', {}, { workflowId: 'z1', queue: 'q' });
+    // a admits its own type past z1 and learns that work is left.
+    await a.start('held', {}, { workflowId: 'x4', queue: 'q' });
+    await waitFor(() => began, 'x4 to run on a');
+    const b = await env.pool.create(slow, (e) => e.register('rec', Recorder));
+    await b.bootstrap();
+    expect((await b.describe('z1')).status).toBe('enqueued');
+    release();
+    await waitFor(() => ran.includes('z1'), 'z1 to run on b', 15_000);
+  });
 });
