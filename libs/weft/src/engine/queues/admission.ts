@@ -106,30 +106,34 @@ export class QueueAdmission {
   }
 
   /**
-   * What the end commit of a run of `queue` does with its slot (docs/decisions/0042). It hands the
-   * slot to the queue's next enqueued workflow (`pick`) only where a swap keeps every limit and the
-   * order: no rate limit (a hand-off is an admission its window would have to count), not
-   * partitioned (the key whose turn it is may not be the ending run's), not releaseWhileWaiting
-   * (woken runs go before fresh work), and while the queue is known to have work. In every queue
-   * the commit tells whether work is left, and NOTIFYs the other engines when it freed the slot
-   * with work left. Null under backgroundTasks 'manual' (admissions stay with runMaintenance) or
-   * while this engine may not admit.
+   * What the end commit of a run of `queue` does with its slot (docs/decisions/0042), or null: it
+   * just frees it, and a pass follows when the queue has work. It hands the slot to the queue's next
+   * enqueued workflow (`pick`) where a swap keeps every limit and the order (no rate limit: a
+   * hand-off is an admission its window would have to count; not partitioned: the key whose turn it
+   * is may not be the ending run's; not releaseWhileWaiting: woken runs go before fresh work) and
+   * the queue is known to have work. Where the backlog is not known, the commit only reports
+   * whether work is left. An engine that may not admit (draining, deposed) asks for a pick of no
+   * type: the commit frees the slot and, with work left, announces it to the other engines. Null
+   * under backgroundTasks 'manual' (admissions stay with runMaintenance).
    */
   handoffRequest(queue: string): HandoffRequest | null {
     const q = this.declared.get(queue);
     if (!this.loop.isRunning || !q) return null;
-    // An engine that may not admit (draining, deposed) still announces the slot its end frees.
-    const pick = !q.rateLimit && !q.partition && !q.releaseWhileWaiting && this.backlog.has(queue) && this.deps.mayAdmit();
+    const known = this.backlog.has(queue);
+    const mayAdmit = this.deps.mayAdmit();
+    const swaps = swapKeepsLimits(q);
+    // A known backlog that a pass admits anyway: the commit has nothing to add.
+    if (mayAdmit && known && !swaps) return null;
+    const pick = !mayAdmit || (swaps && known);
+    return this.request(queue, pick, pick && mayAdmit ? this.deps.registry.names() : []);
+  }
+
+  private request(queue: string, pick: boolean, types: string[]): HandoffRequest {
     const claimer = this.deps.ownership.claims.claimer();
-    return {
-      queue,
-      pick,
-      notifier: this.deps.engineId,
-      types: pick ? this.deps.registry.names() : [],
-      engineId: claimer?.engineId ?? null,
-      ttlMs: claimer?.ttlMs ?? null,
-      graceMs: claimer?.graceMs ?? null,
-    };
+    const claim = claimer
+      ? { engineId: claimer.engineId, ttlMs: claimer.ttlMs, graceMs: claimer.graceMs }
+      : { engineId: null, ttlMs: null, graceMs: null };
+    return { queue, pick, notifier: this.deps.engineId, types, ...claim };
   }
 
   /** The end of `fromId` committed: the workflow it handed its slot to runs here at once; a freed slot with work left is worth a pass. */
@@ -319,6 +323,11 @@ export class QueueAdmission {
 function batchAgain(q: ResolvedQueue, room: number, res: AdmitResult): boolean {
   const n = res.admitted.length;
   return n === room || (q.partition !== null && n > 0 && n < res.room);
+}
+
+/** A one-for-one swap of an ending run for the next enqueued one keeps every limit and the order of this queue. */
+function swapKeepsLimits(q: ResolvedQueue): boolean {
+  return !q.rateLimit && !q.partition && !q.releaseWhileWaiting;
 }
 
 /**
