@@ -643,7 +643,9 @@ function handoffWrites(schema: string, ids: string): string[] {
         expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
       WHERE ${claimFreeSql(schema, 'cl', '(SELECT max(h.grace) FROM ho_upd h)')}
       RETURNING workflow_id, epoch::text AS epoch)`,
-    `ho_out AS (
+    // Built once (MATERIALIZED): inlined into the per-command lookup of the final SELECT, it built every
+    // row's JSON once per command (2.4 → 1.2 ms a statement ending 14 runs).
+    `ho_out AS MATERIALIZED (
       SELECT f.id AS from_id, json_build_object('id', h.id, 'type', h.type, 'input', h.input, 'parentId', h.parent_id,
         'runNumber', h.run_number, 'version', h.version, 'singleton', h.singleton,
         'claimEpoch', CASE WHEN ic.epoch = h.fence_epoch::text THEN ic.epoch END,
