@@ -5,10 +5,10 @@
 //   transaction, the launch), p50/p99;
 // - throughput: chunks of N three-step workflows through a queue at concurrency 50, through a
 //   partitioned queue at concurrency 50 (100 keys, at most 2 running per key), and started without
-//   a queue at 50 in flight, on one engine: a full chunk of each as warm-up, then BENCH_QUEUE_CHUNKS
-//   (5) rounds of one chunk of each, alternating which goes first; the ratios are the median over
-//   rounds of the paired ratio (queued ÷ no queue in the same round), the ratio of the sums beside
-//   them. The queued runs are started at once and their handles awaited, as an application does
+//   a queue at 50 in flight, on one engine: a full chunk of each as warm-up (discarded), then
+//   BENCH_QUEUE_CHUNKS (15) rounds of one chunk of each, rotating which goes first; the ratios are the
+//   median over rounds of the paired ratio (queued ÷ no queue in the same round), with its quartiles
+//   and the ratio of the sums beside them. The queued runs are started at once and their handles awaited, as an application does
 //   with a backlog. BENCH_VERBOSE=1 prints each round on stderr.
 // Ownership 'workflow-lease' (BENCH_OWNERSHIP to change), as several engines would share a queue.
 // node --import ./test/support/register-ts.js bench/queues.ts [N=1000 per chunk]
@@ -64,14 +64,20 @@ async function throughput(engine: WeftEngine, n: number, queued: false | 'fifty'
 
 type Variant = false | 'fifty' | 'parts';
 const VARIANTS: Variant[] = [false, 'fifty', 'parts'];
-const median = (xs: number[]) => {
+/** The q-quantile (0..1) of xs, interpolated between the two nearest ranks. */
+const quantile = (xs: number[], q: number) => {
   const a = [...xs].sort((x, y) => x - y);
-  return (a[(a.length - 1) >> 1]! + a[a.length >> 1]!) / 2;
+  const at = (a.length - 1) * q;
+  const lo = Math.floor(at);
+  return a[lo]! + (a[Math.ceil(at)]! - a[lo]!) * (at - lo);
 };
+const median = (xs: number[]) => quantile(xs, 0.5);
+/** The paired ratios' spread: their first and third quartiles. */
+const quartiles = (xs: number[]) => [round(quantile(xs, 0.25), 2), round(quantile(xs, 0.75), 2)];
 
 async function main() {
   const n = Number(process.argv[2] ?? 1000);
-  const chunks = Number(process.env.BENCH_QUEUE_CHUNKS ?? 5);
+  const chunks = Number(process.env.BENCH_QUEUE_CHUNKS ?? 15);
   const samples = Number(process.env.BENCH_QUEUE_SAMPLES ?? 300);
   const ownership = (process.env.BENCH_OWNERSHIP ?? 'workflow-lease') as 'none' | 'workflow-lease';
   const log = (m: string) => process.env.BENCH_VERBOSE && process.stderr.write(`${m}\n`);
@@ -121,6 +127,7 @@ async function main() {
       // The median over chunks of the paired ratio (variant ÷ no queue, measured side by side).
       ratioQueuedOverPlain: round(median(paired('fifty')), 2),
       ratioPartitionedOverPlain: round(median(paired('parts')), 2),
+      ratioQuartiles: { queued: quartiles(paired('fifty')), partitioned: quartiles(paired('parts')) },
       loadAverage: os.loadavg().map((l) => round(l, 1)),
     };
   });

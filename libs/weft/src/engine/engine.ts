@@ -169,6 +169,10 @@ export class WeftEngine {
       },
       fireOwnTimer: (id, seq) => this.transitions.fireOwn(id, seq),
       ambient: this.ambient,
+      handoff: {
+        request: (queue) => this.queues.handoffRequest(queue),
+        ended: (queue, fromId, h, sentAt) => this.queues.endCommitted(queue, fromId, h, sentAt),
+      },
     });
     this.transitions = new Transitions({
       store: this.store,
@@ -187,6 +191,7 @@ export class WeftEngine {
       ownership: this.ownership,
       isDisposed: () => this.disposed !== undefined,
       waiters: this.waiters,
+      queueFreed: (queue, engineId) => this.queues.freedElsewhere(queue, engineId),
     });
     this.queues = new QueueAdmission({
       store: this.store,
@@ -196,6 +201,7 @@ export class WeftEngine {
       options: this.options,
       queues,
       slots,
+      engineId: this.engineId,
       mayAdmit: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
     });
     this.starter = new Starter({

@@ -10,7 +10,7 @@ import {
   WorkflowNotRunningError,
 } from '../common/errors.js';
 import type { SqlClient } from '../storage/sql-client.js';
-import { parseTalkNotice } from '../storage/talk-notice.js';
+import { parseQueueNotice, parseTalkNotice } from '../storage/talk-notice.js';
 import type { TalkWaiters } from './talk-waiters.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import { Duration, parseDuration } from '../common/duration.js';
@@ -43,6 +43,8 @@ export interface MessagingDependencies {
   isDisposed(): boolean;
   /** Who waits for events and stream entries here: the LISTEN connection wakes them too. */
   waiters: TalkWaiters;
+  /** Another engine (or this one: `engineId` says) freed a queue slot with work left. */
+  queueFreed(queue: string, engineId: string): void;
 }
 
 /**
@@ -67,10 +69,12 @@ export class Messaging {
   private readonly ownership: OwnershipPolicy;
   private readonly isDisposed: () => boolean;
   private readonly waiters: TalkWaiters;
+  private readonly queueFreed: (queue: string, engineId: string) => void;
 
   constructor(deps: MessagingDependencies) {
     ({ store: this.store, runtime: this.runtime, registry: this.registry, options: this.options } = deps);
     ({ sql: this.sql, ownership: this.ownership, isDisposed: this.isDisposed, waiters: this.waiters } = deps);
+    this.queueFreed = deps.queueFreed;
   }
 
   /** `tx`: sent in the caller's transaction; the owner is woken when it commits (its NOTIFY goes out then too). */
@@ -216,6 +220,8 @@ export class Messaging {
 
   /** A notification: an event or stream entry's (storage/talk-notice.ts), or a message's (the workflow id). */
   private onPayload(payload: string): void {
+    const freed = parseQueueNotice(payload);
+    if (freed) return this.queueFreed(freed.queue, freed.engineId);
     const talk = parseTalkNotice(payload);
     if (talk) this.waiters.notified(talk);
     else this.onNotify(payload);

@@ -20,6 +20,11 @@ export class TimerLoop {
     private readonly clock: Pick<WorkflowClock, 'now'> = { now: () => Date.now() },
   ) {}
 
+  /** Started and not stopped. */
+  get isRunning(): boolean {
+    return !this.stopped;
+  }
+
   start(): void {
     this.stopped = false;
     this.schedule(0);

@@ -41,6 +41,10 @@ const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expecte
   events: { events: [{ key: 'ready', value: { n: 1 }, seq: 3 }] },
   sends: { sends: [{ workflowId: 'other', name: 'go', payload: { n: 1 } }] },
   updateResults: { updateResults: [{ id: '7', status: 'done', result: { value: 3 } }] },
+  handoff: {
+    status: 'completed',
+    handoff: { queue: 'q', pick: true, notifier: 'engine-a', types: ['t'], engineId: 'engine-a', ttlMs: 30_000, graceMs: 5_000 },
+  },
   streams: {
     streams: [
       { key: 'tokens', value: 'a' },

@@ -9,12 +9,16 @@
 //                                                a stream's one entry of that statement (attempt
 //                                                empty from workflow code): a reader at that
 //                                                offset yields it before its next read
+//   \x04<queue>\x01<engine id>                   a queued run's end on that engine freed a slot of the
+//                                                queue while work was left: the others admit now
+//                                                (docs/decisions/0042)
 // The value sits before the key because a key may hold U+0001 and JSON text never does (PostgreSQL
 // refuses an unescaped control character in json). A value longer than NOTICE_VALUE_BYTES goes in
 // the first form: a payload must stay under 8000 bytes, and an id and a key take up to 1020 each.
 const MARK = '\u0001';
 const WITH_VALUE = '\u0002';
 const WITH_ENTRY = '\u0003';
+const QUEUE_FREED = '\u0004';
 
 /** The largest event value (bytes of its stored JSON text) a notice carries. */
 export const NOTICE_VALUE_BYTES = 4000;
@@ -32,6 +36,16 @@ export const entryNoticeSql = (workflowId: string, key: string, offset: string, 
   `CASE WHEN octet_length(${value}::text) <= ${NOTICE_VALUE_BYTES} THEN chr(3) || ${workflowId} || chr(1) || ${offset} || chr(1) ||
     COALESCE(${attempt}::text, '') || chr(1) || (to_json(${at}) #>> '{}') || chr(1) || ${value}::text || chr(1) || ${key}
     ELSE ${talkNoticeSql(workflowId, key)} END`;
+
+/** A freed queue slot's payload as SQL, from a queue name and the engine id that freed it. */
+export const queueNoticeSql = (queue: string, engineId: string): string => `chr(4) || ${queue} || chr(1) || ${engineId}`;
+
+/** The queue and engine of a freed slot's notice, or null for any other payload. */
+export function parseQueueNotice(payload: string): { queue: string; engineId: string } | null {
+  if (payload[0] !== QUEUE_FREED) return null;
+  const at = payload.indexOf(MARK, 1);
+  return at < 0 ? null : { queue: payload.slice(1, at), engineId: payload.slice(at + 1) };
+}
 
 /** A stream entry a notice carried: its stored value as JSON text, `at` as PostgreSQL wrote it. */
 export interface NoticeEntry {

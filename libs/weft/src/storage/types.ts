@@ -94,6 +94,43 @@ export interface AdvanceCommand {
   streams?: StreamWrite[];
   /** Async update handlers that finished: their accepted request rows get the outcome. */
   updateResults?: UpdateResultWrite[];
+  /** A queued run's end hands its slot to the queue's next enqueued workflow, in the same statement (docs/decisions/0042). */
+  handoff?: HandoffRequest;
+}
+
+/**
+ * A queued run's end: whether it hands its slot to the queue's next workflow (`pick`), of the types
+ * the engine runs, under its claim terms (null engine: no claims); `notifier` is the engine's id,
+ * carried by the NOTIFY that tells the other engines a slot freed while work was left.
+ */
+export interface HandoffRequest {
+  queue: string;
+  pick: boolean;
+  notifier: string;
+  types: string[];
+  engineId: string | null;
+  ttlMs: number | null;
+  graceMs: number | null;
+}
+
+/** What a queued run's end did with its slot: the workflow it went to (null: freed), and whether the queue has work left. */
+export interface HandoffOutcome {
+  to: AdmittedWorkflow | null;
+  more: boolean;
+}
+
+/** A workflow admitted into a queue (by the admission function or a hand-off), to be launched by the engine that admitted it. */
+export interface AdmittedWorkflow {
+  id: string;
+  type: string;
+  input: unknown;
+  parentId: string | null;
+  runNumber: number;
+  version: number;
+  claimEpoch: string | null;
+  inbox: InboxMessage[];
+  /** It holds a singleton key. */
+  singleton: boolean;
 }
 
 /** The outcome of an accepted update (status `done` or `failed`), for its caller. */
@@ -109,7 +146,8 @@ export interface UpdateResultWrite {
  * e.g. an update whose caller gave up).
  */
 export type AdvanceOutcome =
-  { workflowId: string; ok: true; version: number } | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
+  | { workflowId: string; ok: true; version: number; handoff?: HandoffOutcome }
+  | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
 
 export interface WorkflowRow {
   id: string;

@@ -7,6 +7,7 @@ import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
+import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -28,6 +29,8 @@ export interface QueueAdmissionDependencies {
   queues: Map<string, ResolvedQueue>;
   /** Woken runs of releaseWhileWaiting queues waiting for a slot: served before fresh admissions. */
   slots: QueueSlots;
+  /** This engine's id: a freed slot's NOTIFY names it, so the engine skips its own. */
+  engineId: string;
   /** False once this engine may not start runs (disposed, draining, deposed, not the lease holder). */
   mayAdmit(): boolean;
 }
@@ -38,8 +41,13 @@ export class QueueAdmission {
   readonly declared: ReadonlyMap<string, ResolvedQueue>;
   /** Runs this engine admitted (id → when, and its queue): their end frees a slot, worth a pass at once. */
   private readonly admittedHere = new Map<string, { at: number; queue: string }>();
+  /** Runs whose end handed their slot to the next workflow: their end needs no pass. */
+  private readonly handedOff = new Set<string>();
   /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
   private readonly pending = new Set<string>();
+  /** Queues whose freed slot is being announced to the other engines (one NOTIFY at a time per queue). */
+  private readonly announcing = new Set<string>();
+  private readonly announcedAt = new Map<string, number>();
   /** Queues whose last look (the figures or an admission) saw work waiting. */
   private readonly backlog = new Set<string>();
   private readonly loop: TimerLoop;
@@ -92,7 +100,57 @@ export class QueueAdmission {
     const mine = this.admittedHere.get(workflowId);
     if (!mine) return;
     this.admittedHere.delete(workflowId);
+    // Its end commit admitted the next one already (handoff): nothing freed.
+    if (this.handedOff.delete(workflowId)) return;
     if (this.backlog.has(mine.queue)) this.nudge(0, mine.queue);
+  }
+
+  /**
+   * What the end commit of a run of `queue` does with its slot (docs/decisions/0042), or null: it
+   * just frees it, and a pass follows when the queue has work. It hands the slot to the queue's next
+   * enqueued workflow (`pick`) where a swap keeps every limit and the order (no rate limit: a
+   * hand-off is an admission its window would have to count; not partitioned: the key whose turn it
+   * is may not be the ending run's; not releaseWhileWaiting: woken runs go before fresh work) and
+   * the queue is known to have work. Where the backlog is not known, the commit only reports
+   * whether work is left. An engine that may not admit (draining, deposed) asks for a pick of no
+   * type: the commit frees the slot and, with work left, announces it to the other engines. Null
+   * under backgroundTasks 'manual' (admissions stay with runMaintenance).
+   */
+  handoffRequest(queue: string): HandoffRequest | null {
+    const q = this.declared.get(queue);
+    if (!this.loop.isRunning || !q) return null;
+    const known = this.backlog.has(queue);
+    const mayAdmit = this.deps.mayAdmit();
+    const swaps = swapKeepsLimits(q);
+    // A known backlog that a pass admits anyway: the commit has nothing to add.
+    if (mayAdmit && known && !swaps) return null;
+    const pick = !mayAdmit || (swaps && known);
+    return this.request(queue, pick, pick && mayAdmit ? this.deps.registry.names() : []);
+  }
+
+  private request(queue: string, pick: boolean, types: string[]): HandoffRequest {
+    const claimer = this.deps.ownership.claims.claimer();
+    const claim = claimer
+      ? { engineId: claimer.engineId, ttlMs: claimer.ttlMs, graceMs: claimer.graceMs }
+      : { engineId: null, ttlMs: null, graceMs: null };
+    return { queue, pick, notifier: this.deps.engineId, types, ...claim };
+  }
+
+  /** The end of `fromId` committed: the workflow it handed its slot to runs here at once; a freed slot with work left is worth a pass. */
+  endCommitted(queue: string, fromId: string, h: HandoffOutcome, sentAt: number): void {
+    if (h.more) this.backlog.add(queue);
+    else this.backlog.delete(queue);
+    if (!h.to) return; // ended() nudges a pass when work is left
+    if (this.admittedHere.has(fromId)) this.handedOff.add(fromId);
+    this.deps.options.metrics.queueAdmissions?.(queue, 1);
+    this.launch(queue, h.to, sentAt);
+  }
+
+  /** Another engine freed a slot of `queue` with work left (its NOTIFY): a pass here now. */
+  freedElsewhere(queue: string, engineId: string): void {
+    if (engineId === this.deps.engineId || !this.declared.has(queue)) return;
+    this.backlog.add(queue);
+    this.nudge(0, queue);
   }
 
   /** Enqueued and running per queue as of the last pass (health details; no I/O). */
@@ -157,7 +215,7 @@ export class QueueAdmission {
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
-    const { store, registry, ownership, runtime, options } = this.deps;
+    const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
     const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
@@ -177,23 +235,27 @@ export class QueueAdmission {
     });
     const n = res.admitted.length;
     if (n) options.metrics.queueAdmissions?.(q.name, n);
-    for (const w of res.admitted) {
-      // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
-      if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) continue;
-      this.admittedHere.set(w.id, { at: Date.now(), queue: q.name });
-      const run = {
-        workflowId: w.id,
-        definition: registry.get(w.type),
-        input: w.input,
-        runNumber: w.runNumber,
-        version: w.version,
-        queue: q.name,
-        singleton: w.singleton,
-      };
-      runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
-    }
+    for (const w of res.admitted) this.launch(q.name, w, sentAt);
     this.afterAdmission(q, room, res);
     return n;
+  }
+
+  /** Runs a workflow admitted to this engine (by an admission or a hand-off). */
+  private launch(queue: string, w: AdmittedWorkflow, sentAt: number): void {
+    const { registry, ownership, runtime } = this.deps;
+    // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
+    if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) return;
+    this.admittedHere.set(w.id, { at: Date.now(), queue });
+    const run = {
+      workflowId: w.id,
+      definition: registry.get(w.type),
+      input: w.input,
+      runNumber: w.runNumber,
+      version: w.version,
+      queue,
+      singleton: w.singleton,
+    };
+    runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
   }
 
   /** What an admission tells: the queue's figures, whether work is left, and when to look again. */
@@ -202,9 +264,8 @@ export class QueueAdmission {
     const n = res.admitted.length;
     const was = this.figures[q.name];
     this.figures = { ...this.figures, [q.name]: { enqueued: Math.max(0, (was?.enqueued ?? 0) - n), running: res.runningBefore + n } };
-    if (res.more) this.backlog.add(q.name);
+    if (res.more) this.workLeft(q, room, res);
     else this.backlog.delete(q.name);
-    if (res.more && batchAgain(q, room, res)) this.pending.add(q.name);
     const rate = q.rateLimit;
     if (rate && n < room && res.recentCount + n >= rate.limit) {
       // The window is full: come back when its oldest admission leaves it.
@@ -216,6 +277,33 @@ export class QueueAdmission {
       // Keys held by their own rate windows while the queue had room: look again about when one frees.
       this.nudge(Math.max(10, Math.min(options.timerPollMs, Math.ceil(keyRate.periodMs / keyRate.limit))), q.name);
     }
+  }
+
+  /** An admission left work: the next batch at once when this one filled up; the other engines told when they could take it. */
+  private workLeft(q: ResolvedQueue, room: number, res: AdmitResult): void {
+    this.backlog.add(q.name);
+    if (batchAgain(q, room, res)) this.pending.add(q.name);
+    if (othersCouldTake(q, res)) this.announce(q.name);
+  }
+
+  /**
+   * The queue has room and work this engine did not take (its types, its perEngineConcurrency, its
+   * claims' room): the other engines hear it (docs/decisions/0042). One NOTIFY at a time per queue;
+   * lost, their poll is the backstop.
+   */
+  private announce(queue: string): void {
+    // At most once per timerPollInterval: engines that cannot take the work either would otherwise
+    // answer each other's notices with passes and notices.
+    const last = this.announcedAt.get(queue) ?? -Infinity;
+    if (this.announcing.has(queue) || Date.now() - last < this.deps.options.timerPollMs) return;
+    this.announcedAt.set(queue, Date.now());
+    this.announcing.add(queue);
+    void this.deps.store.queues
+      .announceFreed(queue, this.deps.engineId)
+      .catch((err: unknown) =>
+        this.deps.options.logger.warn(`A freed slot of queue "${queue}" was not announced: ${(err as Error).message}`),
+      )
+      .finally(() => this.announcing.delete(queue));
   }
 
   /**
@@ -235,6 +323,24 @@ export class QueueAdmission {
 function batchAgain(q: ResolvedQueue, room: number, res: AdmitResult): boolean {
   const n = res.admitted.length;
   return n === room || (q.partition !== null && n > 0 && n < res.room);
+}
+
+/** A one-for-one swap of an ending run for the next enqueued one keeps every limit and the order of this queue. */
+function swapKeepsLimits(q: ResolvedQueue): boolean {
+  return !q.rateLimit && !q.partition && !q.releaseWhileWaiting;
+}
+
+/**
+ * After an admission that left work: the queue's own limits left room that this engine's bounds kept
+ * (perEngineConcurrency, its claims' room, the lease) or that its types could not use (unpartitioned:
+ * a partitioned batch also stops at its keys' limits, which bind every engine alike).
+ */
+function othersCouldTake(q: ResolvedQueue, res: AdmitResult): boolean {
+  const n = res.admitted.length;
+  const byConcurrency = q.concurrency === null ? Infinity : q.concurrency - res.runningBefore;
+  const queueRoom = Math.min(byConcurrency, q.rateLimit ? q.rateLimit.limit - res.recentCount : Infinity);
+  if (queueRoom - n <= 0) return false;
+  return res.room < queueRoom || (q.partition === null && n < res.room);
 }
 
 /** An admission is worth its round trip when the queue has work and the last count left room. */

@@ -1,5 +1,5 @@
 import { isTransientDatabaseError } from '../../storage/database-errors.js';
-import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { Queryable } from '../../storage/sql-client.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { WeftLogger } from '../../common/types.js';
@@ -26,7 +26,19 @@ export interface CommitPathDependencies {
   drive(workflowId: string): Promise<void>;
   /** One advance on another connection (a caller's transaction). */
   advanceOn(via: Queryable, command: AdvanceCommand): Promise<AdvanceOutcome>;
+  /** A queued run's end hands its slot to the queue's next workflow (docs/decisions/0042); absent: never. */
+  handoff?: QueueHandoff;
 }
+
+/** The queue admission's side of a hand-off (engine/queues/admission.ts). */
+export interface QueueHandoff {
+  /** The terms for a run of `queue` that ends now, or null when its end goes through an admission pass. */
+  request(queue: string): HandoffRequest | null;
+  /** The end of `fromId` committed: `h.to` was admitted in its place (launch it here), or its slot freed. */
+  ended(queue: string, fromId: string, h: HandoffOutcome, sentAt: number): void;
+}
+
+const ENDS = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
 
 /**
  * The one commit path every workflow write goes through: its ownership fence, the group
@@ -66,9 +78,25 @@ export class CommitPath {
     return outcome;
   }
 
-  /** A run's own writes are fenced with the epoch it was launched under. */
+  /** A run's own writes are fenced with the epoch it was launched under; a queued run's end hands its slot off. */
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
-    return exec.trace ? exec.trace.commit(command, (c) => this.commitCommand(c, exec.epoch)) : this.commitCommand(command, exec.epoch);
+    const handoff = this.handoffOf(exec, command);
+    const send = handoff
+      ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, handoff })
+      : (c: AdvanceCommand) => this.commitCommand(c, exec.epoch);
+    return exec.trace ? exec.trace.commit(command, send) : send(command);
+  }
+
+  private handoffOf(exec: Execution, command: AdvanceCommand): HandoffRequest | null {
+    if (exec.queue === null || !command.completed || !ENDS.has(command.status ?? '') || !this.deps.handoff) return null;
+    return this.deps.handoff.request(exec.queue);
+  }
+
+  private async commitHandingOff(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
+    const sentAt = performance.now();
+    const outcome = await this.commitCommand(command, exec.epoch);
+    if (outcome.ok && outcome.handoff) this.deps.handoff!.ended(exec.queue!, exec.workflowId, outcome.handoff, sentAt);
+    return outcome;
   }
 
   /** See ExecutionHost.onCommitError. */

@@ -15,7 +15,7 @@ import { pumpInbox, replayDelivery } from './delivery.js';
 import { SettledSubscription, SettledWaiters } from './settled-waiters.js';
 import type { Settled } from '../settled.js';
 import { ChildHooks, startChildOf } from './child-start.js';
-import { CommitPath } from './commit-path.js';
+import { CommitPath, type QueueHandoff } from './commit-path.js';
 import type { Execution, ExecutionHost, ExecutionRun, ExternalHooks } from './execution.js';
 import { RunLauncher } from './launcher.js';
 import { LiveRuns } from './live-runs.js';
@@ -42,6 +42,8 @@ export interface RuntimeDependencies {
   slots: QueueSlots;
   /** Takes and fires one of this engine's own timers (Transitions.fireOwn): see LocalTimerOptions.fire. */
   fireOwnTimer(workflowId: string, seq: number): Promise<number | null>;
+  /** A queued run's end hands its slot to the queue's next workflow (engine/queues/admission.ts). */
+  handoff?: QueueHandoff;
 }
 
 /**
@@ -118,6 +120,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
       isClosed: () => this._closed,
       drive: (id) => this.drive(id),
       advanceOn: (via, command) => this.store.workflows.advanceOn(via, command),
+      handoff: deps.handoff,
     });
     this.launcher = new RunLauncher({
       host: this,

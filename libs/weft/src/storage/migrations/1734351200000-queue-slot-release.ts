@@ -19,7 +19,7 @@ export function queueSlotReleaseMigration(schema: string): MigrationInterface {
         WHERE status = 'running' AND slot_wanted_at IS NOT NULL`);
       // It returns one more column (whether an admitted run holds a singleton key): dropped, not replaced.
       await qr.query(dropAdmitFunctionSql(schema));
-      await qr.query(admitFunctionSql(schema));
+      await qr.query(admitFunctionSql(schema, true, false)); // as it was then: 1734351300000 replaces it
       await qr.query(retakeFunctionSql(schema));
     },
     async down(qr: QueryRunner): Promise<void> {

@@ -20,6 +20,7 @@ import { debounceMigration } from './1734350600000-debounce.js';
 import { stepProgressMigration } from './1734350700000-step-progress.js';
 import { workflowHeadersMigration } from './1734351100000-workflow-headers.js';
 import { queueSlotReleaseMigration } from './1734351200000-queue-slot-release.js';
+import { queueAdmitByIdMigration } from './1734351300000-queue-admit-by-id.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -45,5 +46,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734350700000, migration: stepProgressMigration(schema) },
     { id: 1734351100000, migration: workflowHeadersMigration(schema) },
     { id: 1734351200000, migration: queueSlotReleaseMigration(schema) },
+    { id: 1734351300000, migration: queueAdmitByIdMigration(schema) },
   ];
 }

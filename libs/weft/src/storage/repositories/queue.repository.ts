@@ -8,8 +8,10 @@
 import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
-import type { ClaimFence, InboxMessage } from '../types.js';
+import type { AdmittedWorkflow, ClaimFence, InboxMessage } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
+import { queueNoticeSql } from '../talk-notice.js';
+import { notifyChannel } from './message.repository.js';
 import { admitFunction, retakeFunction } from './queue-admit.js';
 import { WeftRepository } from './weft-repository.js';
 
@@ -35,6 +37,8 @@ function statements(schema: string) {
      */
     release: `UPDATE ${wf} SET slot_released_at = clock_timestamp()
       WHERE id = $1 AND version = $2 AND queue = $3 AND status = 'running' AND slot_released_at IS NULL RETURNING id`,
+    /** A slot of the queue is free while work waits that this engine cannot take: the other engines admit it. */
+    announce: `SELECT pg_notify('${notifyChannel(schema)}', ${queueNoticeSql('$1::text', '$2::text')})`,
     /** Woken runs take slots again, under the queue's lock (queue-admit.ts). */
     retake: `SELECT id FROM ${retakeFunction(schema)}($1, $2, $3, $4)`,
   };
@@ -61,18 +65,7 @@ export interface AdmitRequest {
   leaseFence?: ClaimFence;
 }
 
-export interface AdmittedWorkflow {
-  id: string;
-  type: string;
-  input: unknown;
-  parentId: string | null;
-  runNumber: number;
-  version: number;
-  claimEpoch: string | null;
-  inbox: InboxMessage[];
-  /** It holds a singleton key. */
-  singleton: boolean;
-}
+export type { AdmittedWorkflow };
 
 export interface AdmitResult {
   admitted: AdmittedWorkflow[];
@@ -124,6 +117,11 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
   /** @internal A parked run gives its slot back; false when the row moved on meanwhile. */
   async release(workflowId: string, version: number, queue: string): Promise<boolean> {
     return (await this.db.query(this.q.release, [workflowId, version, queue])).length > 0;
+  }
+
+  /** @internal Tells the other engines (by NOTIFY) that a slot of `queue` is free while work waits. */
+  async announceFreed(queue: string, engineId: string): Promise<void> {
+    await this.db.query(this.q.announce, [queue, engineId]);
   }
 
   /** @internal Woken runs of this engine ask for their slots again; resolves with those that may go on. */

@@ -5,7 +5,7 @@
 // columns, record, the row columns it sets and the rows it writes after the UPDATE are in its
 // description (advance-parts.ts).
 import { qualify } from '../schema-name.js';
-import type { AdvanceCommand, AdvanceOutcome } from '../types.js';
+import type { AdmittedWorkflow, AdvanceCommand, AdvanceOutcome } from '../types.js';
 import { commandColumns, PART_NAMES, partReturns, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
 
 /**
@@ -152,6 +152,10 @@ export interface AdvanceRow {
   version: number | null;
   fenced: boolean;
   consumed: boolean;
+  /** The workflow the command's end handed its queue slot to (the hand-off part). */
+  handoff?: AdmittedWorkflow | null;
+  /** Whether the queue it ended in has work left (the hand-off part; null: not a queued end). */
+  handoff_more?: boolean | null;
 }
 
 /** Each command's outcome from the statement's rows: committed, or refused by fence, consumption or version. */
@@ -159,7 +163,11 @@ export function advanceOutcomes(commands: AdvanceCommand[], rows: AdvanceRow[]):
   const byId = new Map(rows.map((r) => [r.id, r]));
   return commands.map((c): AdvanceOutcome => {
     const r = byId.get(c.workflowId);
-    if (r && r.version !== null) return { workflowId: c.workflowId, ok: true, version: r.version };
+    if (r && r.version !== null) {
+      if (r.handoff_more === undefined || r.handoff_more === null) return { workflowId: c.workflowId, ok: true, version: r.version };
+      const to = r.handoff ? { ...r.handoff, inbox: r.handoff.inbox ?? [] } : null;
+      return { workflowId: c.workflowId, ok: true, version: r.version, handoff: { to, more: r.handoff_more } };
+    }
     const reason = r && !r.fenced ? 'fence' : r && r.consumed === false ? 'consume' : 'version';
     return { workflowId: c.workflowId, ok: false, reason };
   });
