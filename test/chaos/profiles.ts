@@ -37,6 +37,12 @@ export interface ChaosProfile {
 const env = process.env;
 const num = (name: string, d: number) => (env[name] ? Number(env[name]) : d);
 
+/** CHAOS_MIX="txsteps=6,steps=2": shape weights over the defaults (the soak's; e.g. transactional steps weighted up). */
+function mixFromEnv(): WorkloadOptions['mix'] {
+  if (!env.CHAOS_MIX) return undefined;
+  return Object.fromEntries(env.CHAOS_MIX.split(',').map((kv) => [kv.split('=')[0]!.trim(), Number(kv.split('=')[1])]));
+}
+
 /** `npm run test:chaos` (part of `npm test`): every fault kind at least once, well under 3 minutes on 2 cores. */
 export function smallProfile(): ChaosProfile {
   return {
@@ -81,7 +87,7 @@ export function smallProfile(): ChaosProfile {
 /**
  * `npm run chaos:soak`: 10,000 workflows x 5 steps, 3 engines, SIGKILL every 10 s, SIGTERM every
  * 20 s, SIGSTOP every 30 s, PostgreSQL restart every 60 s (alternately fast and immediate), until
- * every workflow finished. CHAOS_WORKFLOWS, CHAOS_SEED, CHAOS_MAX_ACTIVE override.
+ * every workflow finished. CHAOS_WORKFLOWS, CHAOS_SEED, CHAOS_MAX_ACTIVE, CHAOS_MIX override.
  */
 export function soakProfile(): ChaosProfile {
   const workflows = num('CHAOS_WORKFLOWS', 10_000);
@@ -96,7 +102,7 @@ export function soakProfile(): ChaosProfile {
     poolSize: 10,
     shutdownGraceMs: 2000,
     skipTypes: { C: ['chaos.suspendable'] },
-    workload: { workflows, steps: 5, stepMs: 100, sleepMs: 1000, signals: 3, updates: 3, children: 2 },
+    workload: { workflows, steps: 5, stepMs: 100, sleepMs: 1000, signals: 3, updates: 3, children: 2, mix: mixFromEnv() },
     driver: {
       startWindowMs: num('CHAOS_START_WINDOW_MS', workflows * 20),
       maxInFlightCalls: 64,
