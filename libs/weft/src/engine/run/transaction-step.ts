@@ -113,8 +113,9 @@ async function attemptOnce(
       startedAt: args.startedAt,
     };
     const send = (command: AdvanceCommand) => host.commitInTransaction(exec, command, tx, step.seq);
-    if (step.isolation !== 'serializable') return await riding(exec, op, tx, send);
-    // Serializable: its COMMIT may fail with 40001, tried again at once while the code waits.
+    if (step.isolation === undefined || step.isolation === 'read committed') return await riding(exec, op, tx, send);
+    // Stricter levels: the record or the COMMIT may fail with 40001 (a commit of the run beside
+    // the body), tried again at once while the code waits.
     const outcome = await exec.recordThrough(op, send);
     return outcome.ok ? { ok: true, op } : { stopped: true }; // refused: the run is stale (its queue said so)
   } catch (error) {
