@@ -13,7 +13,7 @@
 // TypeORM and node-pg as Weft (docs/performance.md).
 // `npm run bench:dbos` installs bench/dbos/package.json into bench/dbos/node_modules, then runs
 //   node --import ./test/support/register-ts.js bench/dbos/run.ts [workflows per shape and level, default 4800]
-//   BENCH_LEVELS=16  BENCH_PAIRS=8  BENCH_POOL=20
+//   BENCH_LEVELS=16  BENCH_PAIRS=8  BENCH_POOL=20  BENCH_TEXTS=1 (statements per workflow by text)
 import { DBOS } from '@dbos-inc/dbos-sdk';
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import fs from 'node:fs';
@@ -24,7 +24,8 @@ import { adminUrl, machine, percentile, round, silent, StatementCounter, withFre
 import { TypeOrmDbosDataSource } from './typeorm-datasource.js';
 
 // Both copies of node-pg (Weft's and TypeORM's, and bench/dbos's own that DBOS's system database uses) are counted.
-const counter = new StatementCounter().install();
+const texts = process.env.BENCH_TEXTS === '1';
+const counter = new StatementCounter(texts).install();
 counter.install(createRequire(import.meta.url)('pg').Client as { prototype: object });
 
 type Shape = 'weft' | 'dbos';
@@ -100,7 +101,8 @@ async function main() {
       await engine.bootstrap();
       const runs: Record<Shape, () => Promise<unknown>> = {
         weft: async () => (await engine.start('weft-tx-inserts', {})).result({ timeout: '600s' }),
-        dbos: async () => (await DBOS.startWorkflow(dbosWorkflow)()).getResult(),
+        // Called as a function, DBOS runs the workflow here and returns its result (no polling for it).
+        dbos: () => dbosWorkflow(),
       };
       const rows = [];
       for (const inFlight of levels) {
@@ -109,13 +111,16 @@ async function main() {
         const rates: Record<Shape, number[]> = { weft: [], dbos: [] };
         const trips: Record<Shape, number> = { weft: 0, dbos: 0 };
         const commits: Record<Shape, number> = { weft: 0, dbos: 0 };
+        const byText: Record<Shape, Map<string, number>> = { weft: new Map(), dbos: new Map() };
         for (let p = 0; p < pairs; p++) {
           for (const s of p % 2 === 0 ? SHAPES : [...SHAPES].reverse()) {
             const r0 = counter.roundTrips(db) + counter.roundTrips(sysDb);
             const c0 = counter.commits(db) + counter.commits(sysDb);
+            const t0 = [counter.texts(db), counter.texts(sysDb)];
             rates[s].push(per / (await chunk(runs[s], per, inFlight)));
             trips[s] += counter.roundTrips(db) + counter.roundTrips(sysDb) - r0;
             commits[s] += counter.commits(db) + counter.commits(sysDb) - c0;
+            if (texts) [db, sysDb].forEach((d, i) => counter.addSince(byText[s], d, t0[i]!));
           }
         }
         const paired = rates.weft.map((r, i) => r / rates.dbos[i]!).sort((a, b) => a - b);
@@ -142,6 +147,14 @@ async function main() {
           pairedRatioRange: [round(paired[0]!, 2), round(paired[paired.length - 1]!, 2)],
           roundTripsPerWorkflow: { weft: round(trips.weft / total, 2), dbos: round(trips.dbos / total, 2) },
           commitsPerWorkflow: { weft: round(commits.weft / total, 2), dbos: round(commits.dbos / total, 2) },
+          ...(texts
+            ? {
+                statementsPerWorkflow: {
+                  weft: StatementCounter.perWorkflow(byText.weft, total),
+                  dbos: StatementCounter.perWorkflow(byText.dbos, total),
+                },
+              }
+            : {}),
         });
       }
       const count = async (t: string) => (await app.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${t}`)).rows[0]!.n;
