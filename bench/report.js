@@ -465,15 +465,21 @@ function transactionsTable(entry, from) {
     `### Transactional steps against plain steps (3 steps, one application row each; ownership ${entry.runs[0].ownership ?? 'none'})${from}`,
     '',
     'A transactional step commits its row with its record: its BEGIN rides with the body’s first statement, and the record, ' +
-      'its check and the COMMIT go in one round trip. A plain step inserts through the app’s pool (one commit) and its record is group-committed apart.',
+      'its check and the COMMIT go in one round trip, with what the code did after the step (the end, for the last one: decision 0043). ' +
+      'A plain step inserts through the app’s pool (one commit) and its record is group-committed apart. ' +
+      'Chunks of the two alternate after a warm-up; the ratio is the median over chunk pairs (its range beside it), then the ratio of the sums. ' +
+      'CPU: this process, and the server’s backends for the bench’s database.',
     '',
-    '| in flight | plain | transactional | transactional ÷ plain | commits per workflow, plain / transactional | round trips per workflow, plain / transactional |',
-    '|---|---|---|---|---|---|',
+    '| in flight | plain | transactional | transactional ÷ plain, median of pairs (range) | ratio of sums | commits per workflow, plain / transactional | round trips per workflow, plain / transactional | CPU ms per workflow, Node plain / transactional | CPU ms per workflow, server plain / transactional |',
+    '|---|---|---|---|---|---|---|---|---|',
   ];
   for (let i = 0; med[`rows[${i}].inFlight`] !== undefined; i++) {
     const r = (k) => med[`rows[${i}].${k}`];
+    const pair = (k, d = 2) => `${fmt(r(`${k}.plain`), d)} / ${fmt(r(`${k}.transactional`), d)}`;
+    const range =
+      r('pairedRatioRange[0]') === undefined ? '' : ` (${fmt(r('pairedRatioRange[0]'), 2)}–${fmt(r('pairedRatioRange[1]'), 2)})`;
     out.push(
-      `| ${fmt(r('inFlight'))} | ${fmt(r('plainWfPerSec'))} wf/s | ${fmt(r('transactionalWfPerSec'))} wf/s | ${fmt(r('ratioTransactionalOverPlain'), 2)} | ${fmt(r('commitsPerWorkflow.plain'), 2)} / ${fmt(r('commitsPerWorkflow.transactional'), 2)} | ${fmt(r('roundTripsPerWorkflow.plain'), 2)} / ${fmt(r('roundTripsPerWorkflow.transactional'), 2)} |`,
+      `| ${fmt(r('inFlight'))} | ${fmt(r('plainWfPerSec'))} wf/s | ${fmt(r('transactionalWfPerSec'))} wf/s | ${fmt(r('ratioTransactionalOverPlain'), 2)}${range} | ${fmt(r('ratioOfSums'), 2)} | ${pair('commitsPerWorkflow')} | ${pair('roundTripsPerWorkflow')} | ${pair('nodeCpuMsPerWorkflow', 3)} | ${pair('serverCpuMsPerWorkflow', 3)} |`,
     );
   }
   return [...out, ''];

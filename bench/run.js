@@ -43,7 +43,7 @@ const benches = [
   ['scale-rows', 'scale-rows.ts', [process.env.BENCH_SCALE_ROWS ?? '1000000']],
   ['recovery', 'recovery.ts', [process.env.BENCH_RECOVERY ?? '100000']],
   // Issue #35: a 3-step workflow inserting one application row per step, transactional steps ÷ plain at 1, 16 and 64 in flight.
-  ['transactions', 'transactions.ts', [process.env.BENCH_TRANSACTIONS ?? '1200']],
+  ['transactions', 'transactions.ts', [process.env.BENCH_TRANSACTIONS ?? '4800']],
   // Issue #40: list by attribute on 1,000,000 workflows, and the hot path with attributes set at start ÷ without.
   ['attributes', 'attributes.ts', [process.env.BENCH_ATTRIBUTE_ROWS ?? '1000000', process.env.BENCH_ATTRIBUTE_WORKFLOWS ?? '2000']],
   // Issue #41: the 3-step workflow with AesGcmCodec on ÷ off at 16 in flight, and one payload's encode + decode.

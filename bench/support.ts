@@ -49,8 +49,9 @@ export class StatementCounter {
   /** `byText`: also count statements by their text (costs a map update per statement). */
   constructor(private readonly byText = false) {}
 
-  install(): this {
-    const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  /** `client`: the Client class of another copy of node-pg (bench/dbos has its own), else this one's. */
+  install(client: { prototype: object } = pg.Client): this {
+    const proto = client.prototype as unknown as { query: (...args: unknown[]) => unknown };
     const original = proto.query;
     const inTransaction = new WeakSet<object>();
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- the patched method needs both `this`es

@@ -1,14 +1,18 @@
 // bench/transactions (issue 35): a 3-step workflow whose steps each insert one application row,
 // with transactional steps (ctx.transaction: the row and the step's record commit together)
 // against plain steps (ctx.step inserting through the app's own pool, its record group-committed
-// apart), at 1, 16 and 64 in flight. Chunks alternate between the two on one engine, so the ratio
-// is taken in one window. Prints JSON: workflows/s per shape and level, transactional ÷ plain,
-// and per workflow the commits, the round trips and the statements each shape cost.
-// node --import ./test/support/register-ts.js bench/transactions.ts [N per level, default 1200]
-//   BENCH_LEVELS=1,16,64  BENCH_CHUNKS=4  BENCH_POOL=20 (the engine's poolSize)  BENCH_TEXTS=1 (statements per workflow by text)
+// apart), at 1, 16 and 64 in flight. Per level, chunks of the two alternate on one engine (which
+// goes first alternates too), after a warm-up of each that is not counted; the figure is the
+// median over chunk pairs of transactional ÷ plain (each pair ran back to back, under the same
+// load), beside the ratio of the sums. Prints JSON, per shape and level: workflows/s, the
+// commits, round trips and statements per workflow, and the CPU per workflow of this process
+// and of the server's backends for the bench's database (where /proc shows them).
+// node --import ./test/support/register-ts.js bench/transactions.ts [N per shape and level, default 4800]
+//   BENCH_LEVELS=1,16,64  BENCH_PAIRS=8  BENCH_POOL=20 (the engine's poolSize)  BENCH_TEXTS=1 (statements per workflow by text)
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
+import fs from 'node:fs';
 import pg from 'pg';
-import { machine, round, silent, StatementCounter, withFreshDatabase } from './support.js';
+import { machine, percentile, round, silent, StatementCounter, withFreshDatabase } from './support.js';
 
 const texts = process.env.BENCH_TEXTS === '1';
 const counter = new StatementCounter(texts).install();
@@ -51,11 +55,93 @@ async function chunk(engine: WeftEngine, shape: Shape, n: number, inFlight: numb
 }
 
 const perShape = <T>(f: (s: Shape) => T): Record<Shape, T> => ({ plain: f('plain'), transactional: f('transactional') });
+const median = (xs: number[]) =>
+  percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
+
+/**
+ * CPU seconds (user + system) of the server processes serving `db`, read from /proc: the bench
+ * runs beside its server. Backends that end between two reads are missed (the pools keep theirs).
+ */
+class ServerCpu {
+  private readonly tick = 100; // USER_HZ on Linux
+  constructor(private readonly db: string) {}
+
+  async read(): Promise<number | undefined> {
+    if (!fs.existsSync('/proc/self/stat')) return undefined;
+    const { rows } = await app.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [this.db]);
+    let ticks = 0;
+    for (const { pid } of rows) {
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks += Number(fields[11]) + Number(fields[12]); // utime, stime
+      } catch {
+        return undefined; // not on this machine (or it just ended)
+      }
+    }
+    return ticks / this.tick;
+  }
+}
+
+interface Totals {
+  seconds: number;
+  commits: number;
+  trips: number;
+  nodeCpu: number;
+  serverCpu: number | undefined;
+  rates: number[];
+  byText: Map<string, number>;
+}
+
+async function measured(engine: WeftEngine, db: string, server: ServerCpu, shape: Shape, per: number, inFlight: number, into: Totals) {
+  const [c0, r0, t0, s0, n0] = [counter.commits(db), counter.roundTrips(db), counter.texts(db), await server.read(), process.cpuUsage()];
+  const seconds = await chunk(engine, shape, per, inFlight);
+  const n1 = process.cpuUsage(n0);
+  const s1 = await server.read();
+  into.seconds += seconds;
+  into.rates.push(per / seconds);
+  into.commits += counter.commits(db) - c0;
+  into.trips += counter.roundTrips(db) - r0;
+  into.nodeCpu += (n1.user + n1.system) / 1e6;
+  into.serverCpu = s0 === undefined || s1 === undefined || into.serverCpu === undefined ? undefined : into.serverCpu + s1 - s0;
+  if (texts) counter.addSince(into.byText, db, t0);
+}
+
+async function level(engine: WeftEngine, db: string, server: ServerCpu, inFlight: number, n: number, pairs: number) {
+  const per = Math.max(inFlight, Math.floor((inFlight === 1 ? n / 8 : n) / pairs));
+  const totals = perShape<Totals>(() => ({ seconds: 0, commits: 0, trips: 0, nodeCpu: 0, serverCpu: 0, rates: [], byText: new Map() }));
+  for (const shape of SHAPES) await chunk(engine, shape, Math.max(inFlight * 4, Math.floor(per / 2)), inFlight); // warm-up, not counted
+  for (let p = 0; p < pairs; p++) {
+    for (const shape of p % 2 === 0 ? SHAPES : [...SHAPES].reverse())
+      await measured(engine, db, server, shape, per, inFlight, totals[shape]);
+  }
+  const total = per * pairs;
+  const paired = totals.transactional.rates.map((r, i) => r / totals.plain.rates[i]!);
+  const ms = (cpu: number | undefined) => (cpu === undefined ? undefined : round((cpu / total) * 1000, 3));
+  return {
+    inFlight,
+    workflows: total,
+    pairs,
+    plainWfPerSec: round(total / totals.plain.seconds, 0),
+    transactionalWfPerSec: round(total / totals.transactional.seconds, 0),
+    ratioTransactionalOverPlain: round(median(paired), 2),
+    pairedRatioRange: [round(Math.min(...paired), 2), round(Math.max(...paired), 2)],
+    ratioOfSums: round(totals.plain.seconds / totals.transactional.seconds, 2),
+    commitsPerWorkflow: perShape((s) => round(totals[s].commits / total, 2)),
+    roundTripsPerWorkflow: perShape((s) => round(totals[s].trips / total, 2)),
+    nodeCpuMsPerWorkflow: perShape((s) => ms(totals[s].nodeCpu)),
+    serverCpuMsPerWorkflow: perShape((s) => ms(totals[s].serverCpu)),
+    ...(texts ? { statementsPerWorkflow: perShape((s) => StatementCounter.perWorkflow(totals[s].byText, total)) } : {}),
+  };
+}
 
 async function main() {
-  const n = Number(process.argv[2] ?? 1200);
+  const n = Number(process.argv[2] ?? 4800);
   const levels = (process.env.BENCH_LEVELS ?? '1,16,64').split(',').map(Number);
-  const chunks = Number(process.env.BENCH_CHUNKS ?? 4);
+  const pairs = Number(process.env.BENCH_PAIRS ?? 8);
   const out = await withFreshDatabase(async (url, db) => {
     app = new pg.Pool({ connectionString: url, max: 20 });
     app.on('error', (e) => process.stderr.write(`app pool: ${e.message}\n`));
@@ -67,35 +153,9 @@ async function main() {
     const engine = await WeftEngine.create({ database: { url, poolSize: pool }, schema: 'weft', logger: silent });
     engine.register(TYPES.plain, PlainInserts).register(TYPES.transactional, TxInserts);
     await engine.bootstrap();
-    for (const shape of SHAPES) await chunk(engine, shape, 300, 16); // warm-up
+    const server = new ServerCpu(db);
     const rows = [];
-    for (const inFlight of levels) {
-      const per = Math.max(1, Math.floor((inFlight === 1 ? n / 4 : n) / chunks));
-      const time = perShape(() => 0);
-      const commits = perShape(() => 0);
-      const trips = perShape(() => 0);
-      const byText = perShape(() => new Map<string, number>());
-      for (let c = 0; c < chunks; c++) {
-        for (const shape of c % 2 === 0 ? SHAPES : [...SHAPES].reverse()) {
-          const [c0, r0, t0] = [counter.commits(db), counter.roundTrips(db), counter.texts(db)];
-          time[shape] += await chunk(engine, shape, per, inFlight);
-          commits[shape] += counter.commits(db) - c0;
-          trips[shape] += counter.roundTrips(db) - r0;
-          if (texts) counter.addSince(byText[shape], db, t0);
-        }
-      }
-      const total = per * chunks;
-      rows.push({
-        inFlight,
-        workflows: total,
-        plainWfPerSec: round(total / time.plain, 0),
-        transactionalWfPerSec: round(total / time.transactional, 0),
-        ratioTransactionalOverPlain: round(time.plain / time.transactional, 2),
-        commitsPerWorkflow: perShape((s) => round(commits[s] / total, 2)),
-        roundTripsPerWorkflow: perShape((s) => round(trips[s] / total, 2)),
-        ...(texts ? { statementsPerWorkflow: perShape((s) => StatementCounter.perWorkflow(byText[s], total)) } : {}),
-      });
-    }
+    for (const inFlight of levels) rows.push(await level(engine, db, server, inFlight, n, pairs));
     const [{ n: stored }] = (await app.query<{ n: number }>('SELECT count(*)::int AS n FROM app_rows')).rows;
     await engine.dispose();
     await app.end();

@@ -37,12 +37,12 @@ export interface ChaosProfile {
 const env = process.env;
 const num = (name: string, d: number) => (env[name] ? Number(env[name]) : d);
 
-/** CHAOS_MIX="cancelcleanup:4,steps:0.5": shape weights over the defaults (workload.ts), e.g. to soak one shape. */
+/** CHAOS_MIX="cancelcleanup:4,txsteps=6": shape weights over the defaults (workload.ts), e.g. to soak one shape. */
 function mixFromEnv(): WorkloadOptions['mix'] {
   if (!env.CHAOS_MIX) return undefined;
   const mix: Record<string, number> = {};
   for (const part of env.CHAOS_MIX.split(',')) {
-    const [shape, weight] = part.split(':');
+    const [shape, weight] = part.split(/[:=]/);
     if (!(SHAPES as string[]).includes(shape) || !(Number(weight) >= 0)) throw new Error(`CHAOS_MIX: bad entry ${JSON.stringify(part)}`);
     mix[shape] = Number(weight);
   }
@@ -102,7 +102,7 @@ export function smallProfile(): ChaosProfile {
 /**
  * `npm run chaos:soak`: 10,000 workflows x 5 steps, 3 engines, SIGKILL every 10 s, SIGTERM every
  * 20 s, SIGSTOP every 30 s, PostgreSQL restart every 60 s (alternately fast and immediate), until
- * every workflow finished. CHAOS_WORKFLOWS, CHAOS_SEED, CHAOS_MAX_ACTIVE override.
+ * every workflow finished. CHAOS_WORKFLOWS, CHAOS_SEED, CHAOS_MAX_ACTIVE, CHAOS_MIX override.
  */
 export function soakProfile(): ChaosProfile {
   const workflows = num('CHAOS_WORKFLOWS', 10_000);

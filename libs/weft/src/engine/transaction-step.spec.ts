@@ -95,6 +95,35 @@ class Concurrent {
   }
 }
 
+/** One transactional step, then the end: the end commits in the step's own transaction (decision 0043). */
+class OneTx {
+  async run(ctx: WorkflowContext) {
+    return ctx.transaction('only', async (m) => {
+      await insertRow(m, ctx.workflowId, 'only', 1);
+      return 'done';
+    });
+  }
+}
+
+/**
+ * The first transaction's COMMIT fails (a deferred foreign key whose parent row is missing) after
+ * the code went on past the step: the run is re-read, the body runs again and commits once; the
+ * plain step after it runs only once the record is durable.
+ */
+class FailsAtCommit {
+  async run(ctx: WorkflowContext) {
+    const got = await ctx.transaction('child', async (m) => {
+      const n = bump(`${ctx.workflowId}:child`);
+      if (n > 1) await m.query('INSERT INTO parents (id) VALUES ($1)', [ctx.workflowId]);
+      await m.query('INSERT INTO children (parent_id) VALUES ($1)', [ctx.workflowId]);
+      await insertRow(m, ctx.workflowId, 'child', n);
+      return n;
+    });
+    const after = await ctx.step('after', () => bump(`${ctx.workflowId}:after`));
+    return { got, after };
+  }
+}
+
 /** A provider whose method is a transactional step: it reaches the manager through currentStep(). */
 class OrdersService {
   @Step({ transaction: true, name: 'orders.save' })
@@ -159,12 +188,41 @@ describe('transactional steps (real PostgreSQL)', () => {
       .register('nested-ctx', NestedCtx)
       .register('concurrent', Concurrent)
       .register('uses-provider', UsesProvider)
-      .register('shapes', Shapes);
+      .register('shapes', Shapes)
+      .register('one-tx', OneTx)
+      .register('fails-at-commit', FailsAtCommit);
 
   beforeAll(async () => {
     await env.tdb.query(APP_TABLE);
     await env.tdb.query('CREATE TABLE IF NOT EXISTS counter (id int PRIMARY KEY, v int NOT NULL)');
     await env.tdb.query('INSERT INTO counter VALUES (1, 0) ON CONFLICT DO NOTHING');
+    await env.tdb.query('CREATE TABLE IF NOT EXISTS parents (id text PRIMARY KEY)');
+    await env.tdb.query(
+      'CREATE TABLE IF NOT EXISTS children (parent_id text NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)',
+    );
+  });
+
+  it("the code goes on past a transactional step before it commits: the workflow's end commits in the step's transaction", async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('one-tx', {});
+    await expect(h.result({ timeout: '10s' })).resolves.toBe('done');
+    // The row's last writer is the transaction that wrote the application row (no commit of its own for the end).
+    const [same] = await env.tdb.query<{ same: boolean; status: string }>(
+      `SELECT w.xmin::text = a.xmin::text AS same, w.status FROM weft.weft_workflows w, app_rows a WHERE w.id = $1 AND a.workflow_id = w.id`,
+      [h.workflowId],
+    );
+    expect(same).toEqual({ same: true, status: 'completed' });
+  });
+
+  it('a COMMIT that fails after the code went on: the run is re-read, the body commits once, nothing after the step ran early', async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('fails-at-commit', {});
+    await expect(h.result({ timeout: '15s' })).resolves.toEqual({ got: 2, after: 1 });
+    expect(bodies[`${h.workflowId}:child`]).toBe(2);
+    expect(bodies[`${h.workflowId}:after`]).toBe(1);
+    expect(await rowsOf(env, h.workflowId)).toEqual([{ step: 'child', attempt: 2, engine: '' }]);
+    const [{ n }] = await env.tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM children WHERE parent_id = $1', [h.workflowId]);
+    expect(n).toBe(1);
   });
 
   it('a body error on the first attempt rolls its write back: one row, the second attempt recorded', async () => {

@@ -180,13 +180,33 @@ export class CommitQueue {
    * is unknown and the run is re-read from storage).
    */
   async commitThrough(change: Change, send: (command: AdvanceCommand) => Promise<AdvanceOutcome>): Promise<AdvanceOutcome> {
+    await this.takeTurn();
+    return this.commitHeld(change, send, false);
+  }
+
+  /** Waits for the commit in flight to end and holds the run's turn: nothing else of the run commits until commitHeld ends it. */
+  async takeTurn(): Promise<void> {
     while (this.committing) await new Promise<void>((resolve) => this.turnWaiters.push(resolve));
     this.committing = true;
+  }
+
+  /**
+   * commitThrough's commit, the turn held (takeTurn). `stopOnThrow`: the run's code went on past
+   * `change` (a riding transactional record), so a throw stops the run before anything else of it
+   * can commit: what is queued is dropped, never sent without the transaction it followed.
+   */
+  async commitHeld(
+    change: Change,
+    send: (command: AdvanceCommand) => Promise<AdvanceOutcome>,
+    stopOnThrow: boolean,
+  ): Promise<AdvanceOutcome> {
     const batch = this.queue.splice(0);
     const lazy = this.lazyOps;
     this.lazyOps = [];
     try {
-      const merged = [...batch.map((b) => b.change), change].reduce(merge, { operations: lazy } as Change);
+      // A riding record came before what the code queued after it; otherwise the queued came first.
+      const changes = batch.map((b) => b.change);
+      const merged = (stopOnThrow ? [change, ...changes] : [...changes, change]).reduce(merge, { operations: lazy } as Change);
       const outcome = await send({ ...merged, workflowId: this.owner.workflowId, expectedVersion: this._version });
       if (outcome.ok) {
         this._version = outcome.version;
@@ -197,8 +217,11 @@ export class CommitQueue {
       }
       return outcome;
     } catch (err) {
-      this.queue.unshift(...batch);
-      this.lazyOps = [...lazy, ...this.lazyOps];
+      if (stopOnThrow) this.owner.stop();
+      else {
+        this.queue.unshift(...batch);
+        this.lazyOps = [...lazy, ...this.lazyOps];
+      }
       throw err;
     } finally {
       this.committing = false;

@@ -675,6 +675,32 @@ export class Execution implements ReplayTarget {
   }
 
   /**
+   * A transactional step's record that the code goes on past before it commits (decision 0043):
+   * once the run's turn is held (nothing else of the run can commit ahead of it), the record is in
+   * the history and this resolves; `committed` then sends it through `send` after the code's next
+   * wait (a macrotask), with everything the code queued meanwhile (the next step's durable(), the
+   * completion), in the step's own transaction. A throw stops the run (CommitQueue.commitHeld).
+   */
+  async recordRiding(
+    op: OperationRecord,
+    send: (command: AdvanceCommand) => Promise<AdvanceOutcome>,
+  ): Promise<{ committed: Promise<AdvanceOutcome> }> {
+    const withEvent = { ...op, event: this.nextEvent++ };
+    this.committingThrough++;
+    try {
+      await this.commits.takeTurn();
+    } finally {
+      // A cancel that came meanwhile is applied once the result has reached the code.
+      if (--this.committingThrough === 0 && this.inbox.hasCancel) this.host.pump(this);
+    }
+    this._history.set(op.seq, withEvent);
+    const committed = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
+      this.commits.commitHeld({ operations: [withEvent] }, send, true),
+    );
+    return { committed };
+  }
+
+  /**
    * Resolves a pending live wait with `result`, recording it (and `extra`) first. With its queue
    * slot released, the wait is taken (nothing else resolves it) but its resolution waits until
    * the run holds a slot again: the code goes on only then.

@@ -6,6 +6,8 @@ import type { EntityManager } from 'typeorm';
 import { StepTimeoutError } from '../../common/errors.js';
 import type { OperationRecord, StepArgs, TransactionIsolation } from '../../common/types.js';
 import { CommitOutcomeUnknown, isSerializationFailure, type AppTransaction } from '../../storage/app-transaction.js';
+import { isTransientDatabaseError } from '../../storage/database-errors.js';
+import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
 import { stepBodyStorage } from '../als.js';
 import { hookedStep } from '../interceptors.js';
 import { setLongTimeout, type LongTimeout } from '../long-timeout.js';
@@ -110,7 +112,11 @@ async function attemptOnce(
       attempts: args.attempt,
       startedAt: args.startedAt,
     };
-    const outcome = await exec.recordThrough(op, (command) => host.commitInTransaction(exec, command, tx, step.seq));
+    const send = (command: AdvanceCommand) => host.commitInTransaction(exec, command, tx, step.seq);
+    if (step.isolation === undefined || step.isolation === 'read committed') return await riding(exec, op, tx, send);
+    // Stricter levels: the record or the COMMIT may fail with 40001 (a commit of the run beside
+    // the body), tried again at once while the code waits.
+    const outcome = await exec.recordThrough(op, send);
     return outcome.ok ? { ok: true, op } : { stopped: true }; // refused: the run is stale (its queue said so)
   } catch (error) {
     await tx.rollback();
@@ -124,6 +130,31 @@ async function attemptOnce(
     if (step.signal.aborted) return { stopped: true };
     return { ok: false, error };
   }
+}
+
+/**
+ * The record commits after the code went on to its next wait, with what the code queued meanwhile
+ * (Execution.recordRiding, decision 0043): the result is the code's at once. Refused: the run is
+ * stale (its queue said so). A throw (a lost connection, an unknown COMMIT, a serialization
+ * failure) stopped the run, whose code went past the step: it is re-read from storage, which holds
+ * the record iff the transaction committed, so the body runs again only if its writes did not. A
+ * statement the database refuses for good suspends the workflow, as on the group commit path.
+ */
+async function riding(
+  exec: Execution,
+  op: OperationRecord,
+  tx: AppTransaction,
+  send: (command: AdvanceCommand) => Promise<AdvanceOutcome>,
+): Promise<AttemptResult> {
+  const { committed } = await exec.recordRiding(op, send);
+  void committed.catch(async (error: unknown) => {
+    await tx.rollback();
+    const cause = error instanceof CommitOutcomeUnknown ? error.cause : error;
+    if (error instanceof CommitOutcomeUnknown || isSerializationFailure(error) || isTransientDatabaseError(error))
+      exec.host.onStale(exec, 'error', cause);
+    else exec.host.onCommitError(exec, error);
+  });
+  return { ok: true, op };
 }
 
 /** The body in the step's async context (currentStep().manager), raced against its timeout and the run's abort. */
