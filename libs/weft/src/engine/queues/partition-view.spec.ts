@@ -78,6 +78,8 @@ describe('engine.queuePartitions (real PostgreSQL)', () => {
     const err = await codeOf(e.queuePartitions('nope'));
     expect(err?.code).toBe('WEFT_QUEUE_NOT_DECLARED');
     expect(err?.message).toContain('declared: plain');
+    expect((await codeOf(e.queuePartitions('x'.repeat(256))))?.code).toBe('WEFT_INVALID_ARGUMENT');
+    expect((await codeOf(e.queuePartitions(7 as never)))?.code).toBe('WEFT_INVALID_ARGUMENT');
     expect(await e.queuePartitions('plain')).toEqual({ queue: 'plain', partitioned: false, keysWithWork: 0, partitions: [] });
   });
 });

@@ -3,6 +3,7 @@
 import { InvalidArgumentError, QueueNotDeclaredError } from '../../common/errors.js';
 import type { PartitionFigures } from '../../storage/repositories/workflow-partitions.js';
 import type { WorkflowRepository } from '../../storage/repositories/workflow.repository.js';
+import { nameProblem } from '../validation.js';
 import type { ResolvedQueue } from './options.js';
 
 export type { PartitionFigures } from '../../storage/repositories/workflow-partitions.js';
@@ -36,8 +37,13 @@ export async function queuePartitions(
   queue: string,
   opts: { limit?: number } = {},
 ): Promise<QueuePartitionsView> {
-  const q = typeof queue === 'string' ? declared.get(queue) : undefined;
-  if (!q) throw new QueueNotDeclaredError(String(queue), [...declared.keys()]);
+  const q = declared.get(queue);
+  if (!q) {
+    // A malformed name is refused as such, not echoed back whole in the not-declared message.
+    const problem = nameProblem(queue);
+    if (problem) throw new InvalidArgumentError('queue', problem);
+    throw new QueueNotDeclaredError(queue, [...declared.keys()]);
+  }
   const limit = partitionsLimit((opts as { limit?: unknown } | undefined)?.limit);
   if (!q.partition) return { queue, partitioned: false, keysWithWork: 0, partitions: [] };
   return { queue, partitioned: true, ...(await workflows.queuePartitions(queue, limit)) };
