@@ -35,7 +35,13 @@ import { ReportsModule } from './reports/reports.module.js';
         // Orders charge a payment provider that allows 20 requests a second: the queue holds that
         // across every demo process. An order keeps its slot while it waits for approval or
         // packing, so the concurrency is generous (docs/queues.md).
-        queues: { payments: { concurrency: 50, rateLimit: { limit: 20, period: '1s' } } },
+        // `exports` is shared by tenants: each key (a tenant id) runs one export at a time, so one
+        // tenant's backlog cannot hold the others back; the dashboard's page of the queue lists
+        // the busiest tenants (docs/queues.md, "Partitioned queues").
+        queues: {
+          payments: { concurrency: 50, rateLimit: { limit: 20, period: '1s' } },
+          exports: { concurrency: 10, partition: { concurrency: 1 } },
+        },
       }),
       // /weft/workflows, the dashboard at /weft and /metrics, behind the x-api-key header or the
       // weft_session cookie of /weft/sign-in (WEFT_API_KEY; logged when generated; docs/operations.md#dashboard).

@@ -323,4 +323,32 @@ describe('the dashboard in Chromium, on the demo app', () => {
     await shot('queues');
     expect(pageErrors).toEqual([]);
   });
+
+  it("shows a partitioned queue's limits per key and, on its page, its busiest keys with work", async () => {
+    const engine = app.get(WeftEngine);
+    // The ticker waits for signals once it has ticked: one per key runs (partition.concurrency 1), the rest wait.
+    for (let i = 0; i < 3; i++)
+      await engine.start('ticker', {}, { workflowId: `export-acme-${i}`, queue: 'exports', partitionKey: 'acme' });
+    await engine.start('ticker', {}, { workflowId: 'export-globex-0', queue: 'exports', partitionKey: 'globex' });
+    await waitFor(
+      async () => (await status('export-acme-0')) === 'running' && (await status('export-globex-0')) === 'running',
+      'one export per tenant running',
+    );
+    await open('#/queues', '#queues-table tr[data-queue="exports"] [data-action="partitions"]');
+    expect(await page.$eval('#queues-table tr[data-queue="exports"] td:nth-child(7)', (el) => el.textContent)).toContain('1 at once');
+    expect(await page.$eval('#queues-table tr[data-queue="payments"] td:nth-child(7)', (el) => el.textContent)).toBe('not partitioned');
+    await page.click('#queues-table tr[data-queue="exports"] [data-action="partitions"]');
+    await page.waitForSelector('#partitions-table tr[data-partition="acme"]', { timeout: UI_TIMEOUT });
+    const cells = (key: string) =>
+      page.$$eval(`#partitions-table tr[data-partition="${key}"] td`, (tds) => tds.map((td) => td.textContent ?? ''));
+    const acme = await cells('acme');
+    expect(acme.slice(0, 3)).toEqual(['acme', '2', '1']);
+    expect(acme[3]).toMatch(/\d/); // the oldest waiting one's age
+    expect(await cells('globex')).toEqual(['globex', '0', '1', 'none waiting']);
+    expect(await page.$eval('#partitions-summary', (el) => el.textContent)).toBe('2 keys with work');
+    expect(await page.$eval('#queue-limits', (el) => el.textContent)).toContain('per key: concurrency1');
+    await shot('queue-partitions');
+    for (const id of ['export-acme-0', 'export-acme-1', 'export-acme-2', 'export-globex-0']) await engine.cancel(id);
+    expect(pageErrors).toEqual([]);
+  });
 });

@@ -182,6 +182,7 @@ describe('Weft HTTP routes behind guards', () => {
           { method: 'GET', path: '/weft/workflows/:id/ownership' },
           { method: 'GET', path: '/weft/workflows/:id/timeline' },
           { method: 'GET', path: '/weft/engines' },
+          { method: 'GET', path: '/weft/queues/:name/partitions' },
           { method: 'GET', path: '/weft' },
           { method: 'GET', path: '/weft/dashboard/:file' },
           { method: 'GET', path: '/metrics' },

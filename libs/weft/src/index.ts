@@ -87,7 +87,7 @@ export { WeftExceptionFilter } from './nest/http/weft-exception.filter.js';
 
 // The engine, for Nest apps (injected) and plain Node programs (WeftEngine.create).
 export { WeftEngine } from './engine/engine.js';
-export type { EngineHealthSnapshot, ForkOptions, QueueView } from './engine/engine.js';
+export type { EngineHealthSnapshot, ForkOptions, PartitionFigures, QueuePartitionsView, QueueView } from './engine/engine.js';
 export type { WeftEngineOptions } from './engine/options.js';
 export { WorkflowHandle } from './engine/handle.js';
 export { WorkflowReplayer } from './engine/replayer.js';

@@ -33,6 +33,7 @@ import { NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
 import type { SettledSubscription } from './run/settled-waiters.js';
 import type { Settled } from './settled.js';
 import { resolveQueues, type QueueView } from './queues/options.js';
+import { queuePartitions, type QueuePartitionsView } from './queues/partition-view.js';
 import { QueueSlots } from './queues/slots.js';
 import { TimerLoop } from './timer-loop.js';
 import { isTerminal, Transitions } from './transitions.js';
@@ -63,6 +64,7 @@ import { describeError } from './error-record.js';
 
 export type { EngineHealthSnapshot } from '../common/types.js';
 export type { QueueView } from './queues/options.js';
+export type { PartitionFigures, QueuePartitionsView } from './queues/partition-view.js';
 export type { ForkOptions } from './repair.js';
 
 /** The durable workflow engine. Plain class: no Nest dependency. */
@@ -288,6 +290,11 @@ export class WeftEngine {
   queueViews(): QueueView[] {
     const figures = this.queues.snapshot();
     return [...this.queues.declared.values()].map((q) => ({ ...q, ...(figures[q.name] ?? { enqueued: 0, running: 0 }) }));
+  }
+
+  /** A queue's partition keys with work, busiest first (`limit`: 1 to 100, default 20); docs/queues.md. */
+  queuePartitions(queue: string, opts?: { limit?: number }): Promise<QueuePartitionsView> {
+    return queuePartitions(this.queues.declared, this.store.workflows, queue, opts);
   }
 
   /** The registered workflow types (WorkflowReplayer.forEngine replays against them). */

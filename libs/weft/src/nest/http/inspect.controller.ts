@@ -3,6 +3,7 @@ import { MoreThan } from 'typeorm';
 import { InvalidArgumentError, WorkflowNotFoundError } from '../../common/errors.js';
 import type { EngineHealthSnapshot, WorkflowStatus } from '../../common/types.js';
 import { WeftEngine } from '../../engine/engine.js';
+import { MAX_PARTITIONS_SHOWN } from '../../engine/queues/partition-view.js';
 import { validateWorkflowId } from '../../engine/validation.js';
 import { ClaimRepository, type EngineClaims } from '../../storage/repositories/claim.repository.js';
 import { LeaseRepository } from '../../storage/repositories/lease.repository.js';
@@ -158,7 +159,10 @@ export interface EngineView extends Partial<EngineClaims> {
   self: boolean;
 }
 
-/** The declared queues: limits, enqueued and running (as of the last admission pass). Routed at `<prefix>/queues`. */
+/**
+ * The declared queues: limits, enqueued and running (as of the last admission pass); a queue's
+ * partition keys with work (read from weft_workflows). Routed at `<prefix>/queues`.
+ */
 @UseFilters(WeftExceptionFilter)
 export class WeftQueuesController {
   constructor(private readonly engine: WeftEngine) {}
@@ -167,6 +171,17 @@ export class WeftQueuesController {
   queues(@Query() query: unknown) {
     objectBody(query, [], 'query string');
     return { serverTime: new Date(), queues: this.engine.queueViews() };
+  }
+
+  /** One queue's partition keys with work, busiest first: `?limit=` 1 to 100 (default 20). */
+  @Get(':name/partitions')
+  async partitions(@Param('name') name: string, @Query() query: unknown) {
+    const q = objectBody(query, ['limit'], 'query string');
+    if (q.limit !== undefined && (typeof q.limit !== 'string' || !/^\d{1,10}$/.test(q.limit))) {
+      throw new InvalidArgumentError('limit', `must be an integer from 1 to ${MAX_PARTITIONS_SHOWN}`);
+    }
+    const limit = q.limit === undefined ? undefined : Number(q.limit);
+    return { serverTime: new Date(), ...(await this.engine.queuePartitions(name, { limit })) };
   }
 }
 

@@ -254,6 +254,35 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   },
   'WeftEnginesController.engines': { summary: 'Engines and the claims each holds', ok: { schema: { type: 'object' } }, errors: [400] },
   'WeftQueuesController.queues': { summary: 'Declared queues and their figures', ok: { schema: { type: 'object' } }, errors: [400] },
+  'WeftQueuesController.partitions': {
+    summary: "A partitioned queue's keys with work, busiest first (enqueued, running, oldest enqueued's age)",
+    query: [{ name: 'limit', description: 'keys listed, 1 to 100 (default 20)' }],
+    ok: {
+      schema: obj(
+        {
+          serverTime: { type: 'string', format: 'date-time' },
+          queue: str,
+          partitioned: { type: 'boolean' },
+          keysWithWork: { type: 'integer' },
+          partitions: {
+            type: 'array',
+            items: obj(
+              {
+                partitionKey: str,
+                enqueued: { type: 'integer' },
+                running: { type: 'integer' },
+                oldestEnqueuedAt: { type: ['string', 'null'], format: 'date-time' },
+                oldestEnqueuedAgeMs: { type: ['integer', 'null'] },
+              },
+              ['partitionKey', 'enqueued', 'running', 'oldestEnqueuedAt', 'oldestEnqueuedAgeMs'],
+            ),
+          },
+        },
+        ['serverTime', 'queue', 'partitioned', 'keysWithWork', 'partitions'],
+      ),
+    },
+    errors: [400],
+  },
   'WeftSchedulesController.list': {
     summary: 'List schedules',
     query: [

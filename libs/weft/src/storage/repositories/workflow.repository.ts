@@ -18,6 +18,7 @@ import { isLoneStart, LoneStarts } from './workflow-start-lone.js';
 import { singletonStartParams, singletonStartSql } from './workflow-start-singleton.js';
 import { LIVE, purgeStatements } from './workflow-purge.js';
 import { listStatement, type ListQuery } from './workflow-list.js';
+import { partitionsFrom, queuePartitionsSql, type PartitionFigures, type PartitionRow } from './workflow-partitions.js';
 import { type ForkOrigin, type RetryOrigin, WorkflowRepair } from './workflow-repair.js';
 import { Payloads } from '../payloads.js';
 import { decodeStepProgress, stepProgressFrom, stepProgressOfRun, type StepProgressRow } from './step-progress.repository.js';
@@ -294,6 +295,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly advanceStatements: AdvanceStatements;
   private readonly loneStarts: LoneStarts;
   private readonly singletonSql: string;
+  private readonly partitionsSql: string;
   /** @internal engine.fork and engine.retry. */
   readonly repair: WorkflowRepair;
 
@@ -310,6 +312,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     this.advanceStatements = new AdvanceStatements(schema, clockOffset);
     this.loneStarts = new LoneStarts(schema);
     this.singletonSql = singletonStartSql(schema);
+    this.partitionsSql = queuePartitionsSql(schema);
     this.repair = new WorkflowRepair(client, schema, payloads);
   }
 
@@ -573,6 +576,11 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
         return this.payloads.row(row);
       }),
     );
+  }
+
+  /** @internal A queue's partition keys with work, busiest first, at most `limit`, and how many there are (workflow-partitions.ts). */
+  async queuePartitions(queue: string, limit: number): Promise<{ keysWithWork: number; partitions: PartitionFigures[] }> {
+    return partitionsFrom(await this.db.query<PartitionRow>(this.partitionsSql, [queue, limit]));
   }
 
   /** @internal */

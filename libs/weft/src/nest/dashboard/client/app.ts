@@ -7,11 +7,11 @@ import { workflowsView } from './workflows.js';
 import { workflowView } from './workflow.js';
 import { enginesView } from './engines.js';
 import { schedulesView } from './schedules.js';
-import { queuesView } from './queues.js';
+import { queuesView, queueView } from './queues.js';
 
 // A view is { name, title?, match(path) -> params | null, mount(element, params, ui) -> { refresh(), unmount?() } }.
 // Views with a title are in the navigation, in this order.
-const VIEWS = [workflowsView, workflowView, enginesView, schedulesView, queuesView];
+const VIEWS = [workflowsView, workflowView, enginesView, schedulesView, queuesView, queueView];
 const POLL_MS = 2000;
 
 const state = { view: null, instance: null, timer: null, paused: false, lastOk: null, problem: null };

@@ -1,0 +1,59 @@
+// engine.queuePartitions reads a queue's keys with work through the two partial indexes of the
+// partition keys (migration 1734178039000), index-only, in the plan a pooled connection runs:
+// custom and generic. 10,000 enqueued over 100 keys, 200 running, beside 50,000 ended rows and
+// another queue's backlog: a scan of the table would read them all on every dashboard refresh.
+import pg from 'pg';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { openDatabase } from './data-source.js';
+import { queuePartitionsSql } from './repositories/workflow-partitions.js';
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(root: PlanNode): PlanNode[] {
+  return [root, ...(root.Plans ?? []).flatMap(nodes)];
+}
+
+describe("a queue's partition keys: the plan uses the partition indexes (real PostgreSQL)", () => {
+  let tdb: TestDatabase;
+  let db: pg.Client;
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    await (await openDatabase({ database: { url: tdb.url }, schema: 'weft' })).close();
+    db = new pg.Client({ connectionString: tdb.url });
+    await db.connect();
+    await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, created_at)
+                    SELECT 'p' || g, 'export', CASE WHEN g <= 200 THEN 'running' ELSE 'enqueued' END, 'null', 1, 'exports',
+                           'tenant-' || (g % 100), now() - (g || ' seconds')::interval
+                    FROM generate_series(1, 10200) g`);
+    await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, created_at)
+                    SELECT 'o' || g, 'order', 'enqueued', 'null', 1, 'payments', now() FROM generate_series(1, 5000) g`);
+    await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, created_at, completed_at)
+                    SELECT 'c' || g, 'export', 'completed', 'null', 1, 'exports', 'tenant-' || (g % 100), now(), now()
+                    FROM generate_series(1, 50000) g`);
+    await db.query('VACUUM ANALYZE weft.weft_workflows');
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await tdb?.drop();
+  });
+
+  it.each([false, true])('generic plan: %s', async (generic) => {
+    await db.query(`SET plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
+    const res = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${queuePartitionsSql('weft')}`, [
+      'exports',
+      20,
+    ]);
+    const scans = nodes(res.rows[0]['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'weft_workflows');
+    expect(scans.map((n) => [n['Node Type'], n['Index Name']]).sort()).toEqual([
+      ['Index Only Scan', 'weft_workflows_partition_enqueued_idx'],
+      ['Index Only Scan', 'weft_workflows_partition_running_idx'],
+    ]);
+  });
+});
