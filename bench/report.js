@@ -20,8 +20,9 @@ const modeName = (m) => `\`${m}\``;
  */
 const keptFrom = (entry) => {
   const command = entry.command && entry.command !== 'npm run bench' ? `, \`${entry.command}\`` : '';
-  if (entry.from) return ` (kept from the run of ${entry.from}${command})`;
-  return command ? ` (${command.slice(2)})` : '';
+  const on = entry.machineNote ? `, on ${entry.machineNote}` : '';
+  if (entry.from) return ` (kept from the run of ${entry.from}${on}${command})`;
+  return command || on ? ` (${`${on}${command}`.slice(2)})` : '';
 };
 
 /** Median over the runs of one throughput row's figure. */
@@ -328,6 +329,8 @@ export function otherTables(entry) {
     'talk-latency': talkTable,
     attributes: attributesTable,
     heartbeats: heartbeatsTable,
+    queues: queuesTable,
+    codec: codecTable,
   }[entry.bench];
   if (own) return own(entry, from);
   if (entry.bench === 'renewal') {
@@ -441,6 +444,42 @@ function attributesTable(entry, from) {
     '',
   );
   return out;
+}
+
+/** bench/queues.ts (issue 39): a queue and a partitioned one ÷ no queue, per run, and the hand-off latency. */
+function queuesTable(entry, from) {
+  const med = entry.medians;
+  const t = (r, k) => r.throughput?.[k];
+  const row = (name, r, q) =>
+    `| ${name} | ${fmt(t(r, 'noQueue50InFlightWfPerSec'))} wf/s | ${fmt(t(r, 'queueConcurrency50WfPerSec'))} wf/s | ${fmt(r.ratioQueuedOverPlain, 2)}${q(r, 'queued')} | ${fmt(t(r, 'partitioned100KeysWfPerSec'))} wf/s | ${fmt(r.ratioPartitionedOverPlain, 2)}${q(r, 'partitioned')} | ${fmt(r.handoffLatencyMs?.p50, 2)} / ${fmt(r.handoffLatencyMs?.p99, 2)} ms | ${fmt(r.loadAverage?.[0], 1)} |`;
+  const quart = (r, k) => (r.ratioQuartiles?.[k] ? ` (${fmt(r.ratioQuartiles[k][0], 2)}–${fmt(r.ratioQuartiles[k][1], 2)})` : '');
+  return [
+    `### Queues: a queue at concurrency 50 and a partitioned one (100 keys, 2 per key) against 50 in flight without a queue (targets: ≥ 0.90 and ≥ 0.80)${from}`,
+    '',
+    `${fmt(med['throughput.chunks'])} rounds of one chunk of ${fmt(med['throughput.workflowsPerChunk'])} workflows of 3 no-op steps per variant, which goes first rotating, after a discarded warm-up; a ratio is the median of the ratios paired per round (quartiles beside it). Hand-off: from one queued workflow's end to the next one's first step, concurrency 1, ${fmt(med['handoffLatencyMs.queuedAtStart'])} queued.`,
+    '',
+    '| run | no queue | queue | queue ÷ no queue | partitioned | partitioned ÷ no queue | hand-off p50 / p99 | load (1 min) |',
+    '|---|---|---|---|---|---|---|---|',
+    ...entry.runs.map((r, i) => row(String(i + 1), r, quart)),
+    '',
+  ];
+}
+
+/** bench/codec.ts (issue 41): the 3-step workflow with AesGcmCodec on ÷ off at 16 in flight, per run. */
+function codecTable(entry, from) {
+  const med = entry.medians;
+  const row = (name, r) =>
+    `| ${name} | ${fmt(r.offWorkflowsPerSec)} wf/s | ${fmt(r.onWorkflowsPerSec)} wf/s | ${fmt(r.ratioChunkMedian, 3)} (${fmt(r.ratioChunkRange?.[0], 2)}–${fmt(r.ratioChunkRange?.[1], 2)}) | ${fmt(r.ratio, 3)} | ${fmt(r.cpuMsPerWorkflow?.off, 3)} / ${fmt(r.cpuMsPerWorkflow?.on, 3)} ms | ${fmt(r.encodeDecodeMicrosPerPayload, 1)} µs |`;
+  return [
+    `### Codec: the 3-step workflow with \`AesGcmCodec\` on ÷ off at ${fmt(med.inFlight)} in flight (target: ≥ 0.85)${from}`,
+    '',
+    `${fmt(med.chunks)} chunks of ${fmt(med.workflowsPerChunk)} workflows per variant, alternating, after a discarded warm-up; the heap collected (untimed) before each chunk.`,
+    '',
+    '| run | codec off | codec on | on ÷ off, median of chunk pairs (range) | ratio of sums | CPU a workflow, off / on | one payload encode + decode |',
+    '|---|---|---|---|---|---|---|',
+    ...entry.runs.map((r, i) => row(String(i + 1), r)),
+    '',
+  ];
 }
 
 /** bench/heartbeats.ts (issue 38): steps heartbeating every 100 ms ÷ the same steps without, and the writes per heartbeat. */

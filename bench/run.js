@@ -193,17 +193,24 @@ const resultsFile = render ? path.resolve(render) : path.join(dir, `${date}.json
 if (!render) fs.writeFileSync(resultsFile, `${JSON.stringify(results, null, 2)}\n`);
 
 const byName = Object.fromEntries(results.map((r) => [r.bench, r]));
-const cpu = os.cpus();
 const shown = byName.throughput ?? results[0];
 const measuredOn = shown?.runs?.[0]?.at?.slice(0, 10) ?? date;
+// The header names the machine of the run it dates (the results record theirs); a table taken on
+// another machine says so in its heading.
+const here = { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'CPU', memGiB: os.totalmem() / 2 ** 30, node: process.version };
+const machineOf = (entry) => entry?.runs?.[0]?.machine ?? here;
+const headerMachine = machineOf(shown);
+const rendered = results.map((r) =>
+  machineOf(r).cpuModel === headerMachine.cpuModel ? r : { ...r, machineNote: `${machineOf(r).cpus} × ${machineOf(r).cpuModel}` },
+);
 const lines = [
-  `Measured ${measuredOn} on ${cpu.length} × ${cpu[0]?.model ?? 'CPU'}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, Node ${process.version}, ` +
+  `Measured ${measuredOn} on ${headerMachine.cpus} × ${headerMachine.cpuModel}, ${Math.round(headerMachine.memGiB)} GiB, Node ${headerMachine.node}, ` +
     `PostgreSQL on 127.0.0.1 (${process.env.BENCH_DATABASE_URL ? 'BENCH_DATABASE_URL' : 'the local server'}); medians of ${shown?.runs?.length ?? runs} runs. ` +
     `Command: \`${shown?.command ?? command}\`.`,
   '',
   ...targetsTable(byName),
   ...(byName.throughput ? throughputTables(byName.throughput) : []),
-  ...results.filter((r) => r.bench !== 'throughput').flatMap(otherTables),
+  ...rendered.filter((r) => r.bench !== 'throughput').flatMap(otherTables),
 ];
 const doc = path.join(ROOT, 'docs', 'performance.md');
 const current = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '';
