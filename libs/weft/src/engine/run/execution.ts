@@ -162,6 +162,8 @@ export interface ExecutionRun {
 export class Execution implements ReplayTarget {
   readonly abort = new AbortController();
   private _state: 'active' | 'stopped' | 'finished' = 'active';
+  /** The terminal commit once queued: durable() of a finished run is its durability. */
+  private terminalCommit: Promise<void> | undefined;
   /** Claim epoch this run was launched under (wake ownership check). */
   private _epoch: string | undefined;
   private _nextSeq = 0;
@@ -770,12 +772,17 @@ export class Execution implements ReplayTarget {
     if (this.readOnly) return NEVER;
     if (this._state !== 'active' && !(terminal && this._state === 'finished')) return NEVER;
     if (change.timers?.length) this._mayHaveStoredTimers = true;
-    return this.commits.enqueue(change);
+    const committed = this.commits.enqueue(change);
+    if (terminal) this.terminalCommit = committed;
+    return committed;
   }
 
   /** Resolves once everything queued so far is durable (never, if the execution goes stale). */
   durable(): Promise<void> {
-    return this.commits.idle ? Promise.resolve() : this.commit({});
+    if (this.commits.idle) return Promise.resolve();
+    // Its end is decided: nothing more is queued, and all that was rides in or ahead of the terminal commit.
+    if (this._state === 'finished' && this.terminalCommit) return this.terminalCommit;
+    return this.commit({});
   }
 
   /** Something is still to be written, or being written (graceful shutdown waits for it). */
