@@ -60,13 +60,18 @@ describe('hot statements are planned once per connection (real PostgreSQL)', () 
     for (let round = 0; round < 10; round++)
       await Promise.all(Array.from({ length: 8 }, async () => (await engine.start('three', {})).result()));
     const counts = await planCounts(engine);
-    // The statements this workload sends most were counted (the test can see what it judges).
+    // The statements this workload sends most were counted (the test can see what it judges), summed
+    // over the connections: on a loaded machine the pool spreads even one-at-a-time calls over several.
+    const uses = (prefix: string) => counts.filter((c) => c.statement.startsWith(prefix)).reduce((n, c) => n + c.generic + c.custom, 0);
     // Starts: the lone one (one at a time; workflow-start-lone.ts) and the general one (batched).
-    expect(counts.some((c) => c.statement.startsWith('WITH ins AS') && c.generic + c.custom >= 20)).toBe(true);
-    expect(counts.some((c) => c.statement.startsWith('WITH req AS') && c.generic + c.custom >= 5)).toBe(true);
+    expect(uses('WITH ins AS')).toBeGreaterThanOrEqual(20);
+    expect(uses('WITH req AS')).toBeGreaterThanOrEqual(5);
     // Advances: the general statement (batched) and the lone one (one step record at a time; workflow-advance-lone.ts).
-    expect(counts.some((c) => c.statement.startsWith('WITH cmd AS') && c.generic + c.custom >= 5)).toBe(true);
-    expect(counts.some((c) => c.statement.startsWith('WITH upd AS') && c.generic + c.custom >= 20)).toBe(true);
+    expect(uses('WITH cmd AS')).toBeGreaterThanOrEqual(5);
+    expect(uses('WITH upd AS')).toBeGreaterThanOrEqual(20);
+    // And some connection ran each of the two most used past its 5th use, where the rule bites.
+    const pastFifth = (prefix: string) => counts.some((c) => c.statement.startsWith(prefix) && c.generic + c.custom > 5);
+    expect(pastFifth('WITH ins AS') && pastFifth('WITH upd AS')).toBe(true);
     expect(counts.filter((c) => c.custom > 5)).toEqual([]);
   });
 });
