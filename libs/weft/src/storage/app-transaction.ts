@@ -157,7 +157,7 @@ class QueryRunnerTransaction implements AppTransaction {
    * broadcaster's promise is a cost per event and nothing else.
    */
   private broadcast(event: string): Promise<void> | undefined {
-    return this.runner.connection.subscribers.length ? this.state.broadcaster.broadcast(event) : undefined;
+    return this.runner.dataSource.subscribers.length ? this.state.broadcaster.broadcast(event) : undefined;
   }
 
   /** Opens it: TypeORM's runner is in a transaction at once; the BEGIN goes with the first statement. */
