@@ -77,6 +77,25 @@ class NestedCtx {
   }
 }
 
+/** A body that hangs past its step's timeout: its signal aborts, its write rolls back, the step fails. */
+class TimesOut {
+  async run(ctx: WorkflowContext) {
+    return ctx
+      .transaction(
+        'slow',
+        async (m, { signal }) => {
+          await insertRow(m, ctx.workflowId, 'slow', 1);
+          await new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason as Error)));
+        },
+        { timeout: '300ms', retry: { maxAttempts: 1 } },
+      )
+      .then(
+        () => 'no timeout',
+        () => 'timed out',
+      );
+  }
+}
+
 /** A transactional step and a plain one at once: the plain step's record rides in the transaction's commit or its own. */
 class Concurrent {
   async run(ctx: WorkflowContext) {
@@ -190,7 +209,8 @@ describe('transactional steps (real PostgreSQL)', () => {
       .register('uses-provider', UsesProvider)
       .register('shapes', Shapes)
       .register('one-tx', OneTx)
-      .register('fails-at-commit', FailsAtCommit);
+      .register('fails-at-commit', FailsAtCommit)
+      .register('times-out', TimesOut);
 
   beforeAll(async () => {
     await env.tdb.query(APP_TABLE);
@@ -212,6 +232,31 @@ describe('transactional steps (real PostgreSQL)', () => {
       [h.workflowId],
     );
     expect(same).toEqual({ same: true, status: 'completed' });
+  });
+
+  it("a step timeout aborts the body's signal and rolls its write back; the step fails", async () => {
+    const e = await env.pool.create({}, register);
+    const h = await e.start('times-out', {});
+    await expect(h.result({ timeout: '10s' })).resolves.toBe('timed out');
+    expect(await rowsOf(env, h.workflowId)).toEqual([]);
+    const [op] = (await e.describe(h.workflowId)).history;
+    expect(op).toMatchObject({ name: 'slow', status: 'failed' });
+    expect(JSON.stringify(op.error)).toContain('StepTimeoutError');
+  });
+
+  it("the DataSource's subscribers hear a transactional step's transaction start and commit, as TypeORM's own", async () => {
+    const e = await env.pool.create({}, register);
+    const heard: string[] = [];
+    const dataSource = (e as unknown as { database: { dataSource: { subscribers: object[] } } }).database.dataSource;
+    dataSource.subscribers.push({
+      beforeTransactionStart: () => void heard.push('beforeStart'),
+      afterTransactionStart: () => void heard.push('afterStart'),
+      beforeTransactionCommit: () => void heard.push('beforeCommit'),
+      afterTransactionCommit: () => void heard.push('afterCommit'),
+    });
+    const h = await e.start('one-tx', {});
+    await expect(h.result({ timeout: '10s' })).resolves.toBe('done');
+    expect(heard).toEqual(['beforeStart', 'afterStart', 'beforeCommit', 'afterCommit']);
   });
 
   it('a COMMIT that fails after the code went on: the run is re-read, the body commits once, nothing after the step ran early', async () => {

@@ -32,8 +32,8 @@ export interface WeftStatement {
 
 /** How Weft sends its own statements on a transaction's connection (SqlClient: named, plan-fresh). */
 export interface WeftStatements {
-  /** Brings the connection's cached plans up to date (before anything is pipelined on it). */
-  prepare(client: PoolClient): Promise<void>;
+  /** Brings the connection's cached plans up to date (before anything is pipelined on it); undefined: they are. */
+  prepare(client: PoolClient): Promise<void> | undefined;
   /** The pg query config of a statement (its prepared statement's name). */
   config(statement: WeftStatement): { name: string; text: string; values: unknown[] };
 }
@@ -151,11 +151,20 @@ class QueryRunnerTransaction implements AppTransaction {
     return this.runner as unknown as RunnerState;
   }
 
+  /**
+   * A transaction event to the DataSource's subscribers, as TypeORM's own transaction methods
+   * send it; none without subscribers (the only ones TypeORM gives these events to), where its
+   * broadcaster's promise is a cost per event and nothing else.
+   */
+  private broadcast(event: string): Promise<void> | undefined {
+    return this.runner.dataSource.subscribers.length ? this.state.broadcaster.broadcast(event) : undefined;
+  }
+
   /** Opens it: TypeORM's runner is in a transaction at once; the BEGIN goes with the first statement. */
   async open(): Promise<void> {
     const client = this.client;
     this.state.isTransactionActive = true;
-    await this.state.broadcaster.broadcast('BeforeTransactionStart');
+    await this.broadcast('BeforeTransactionStart');
     const original = client.query;
     this.original = original;
     client.query = (...args: unknown[]) => {
@@ -173,15 +182,17 @@ class QueryRunnerTransaction implements AppTransaction {
       return result;
     };
     this.state.transactionDepth = 1;
-    await this.state.broadcaster.broadcast('AfterTransactionStart');
+    await this.broadcast('AfterTransactionStart');
   }
 
   async commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit> {
     const client = this.client;
     const state = this.state;
     try {
-      await state.broadcaster.broadcast('BeforeTransactionCommit');
-      await this.weft.prepare(this.pgClient);
+      const before = this.broadcast('BeforeTransactionCommit');
+      if (before) await before;
+      const prepared = this.weft.prepare(this.pgClient);
+      if (prepared) await prepared;
       this.ended = true;
       const query = this.original ?? client.query;
       const begin = !this.begun;
@@ -207,7 +218,8 @@ class QueryRunnerTransaction implements AppTransaction {
       }
       // PostgreSQL answers the COMMIT of a failed transaction with ROLLBACK.
       const committed = (commit.value as { command?: string }).command === 'COMMIT';
-      await state.broadcaster.broadcast(committed ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
+      const after = this.broadcast(committed ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
+      if (after) await after;
       return { committed, results };
     } finally {
       await this.release();
@@ -223,7 +235,7 @@ class QueryRunnerTransaction implements AppTransaction {
         this.restoreQuery();
         this.state.isTransactionActive = false;
         this.state.transactionDepth = 0;
-        await this.state.broadcaster.broadcast('AfterTransactionRollback');
+        await this.broadcast('AfterTransactionRollback');
       } else if (this.runner.isTransactionActive) await this.runner.rollbackTransaction();
     } catch {
       // The connection is broken or the server is away: PostgreSQL rolls the transaction back itself.

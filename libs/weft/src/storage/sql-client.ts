@@ -96,7 +96,11 @@ export class SqlClient implements Queryable {
    * runner): named prepared statements, as on the pool, with the same plan-generation check.
    */
   private readonly weftStatements: WeftStatements = {
-    prepare: async (client) => void this.generationOf.set(client, await this.plans.catchUp(client, this.generationOf.get(client))),
+    prepare: (client) => {
+      const seen = this.generationOf.get(client);
+      if (seen === this.plans.value) return undefined; // current: no DISCARD PLANS, and no await per commit
+      return this.plans.catchUp(client, seen).then((now) => void this.generationOf.set(client, now));
+    },
     config: ({ sql, params }) => ({ name: statementName(sql), text: sql, values: params }),
   };
 

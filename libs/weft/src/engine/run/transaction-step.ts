@@ -165,11 +165,15 @@ async function runBody(
   args: { attempt: number; idempotencyKey: string },
 ): Promise<unknown> {
   const parent = step.signal;
-  const controller = new AbortController();
-  const onAbort = () => controller.abort(parent.reason);
-  parent.addEventListener('abort', onAbort, { once: true });
+  // Without a timeout the body's signal is the step's own: an AbortController and a listener
+  // forwarding to it per attempt are a measurable share of a short step (docs/performance.md).
+  const controller = step.timeoutMs === undefined ? undefined : new AbortController();
+  const signal = controller?.signal ?? parent;
+  const onAbort = () => controller?.abort(parent.reason);
+  if (controller) parent.addEventListener('abort', onAbort, { once: true });
   let timer: LongTimeout | undefined;
-  const stepArgs: StepArgs = new AttemptArgs(args.attempt, args.idempotencyKey, controller.signal);
+  let aborted: (() => void) | undefined;
+  const stepArgs: StepArgs = new AttemptArgs(args.attempt, args.idempotencyKey, signal);
   stepArgs.manager = manager;
   try {
     const fn = hookedStep(exec.host.options.interceptors, exec, step.name, () => step.fn(manager, stepArgs));
@@ -177,10 +181,10 @@ async function runBody(
     const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));
     body.catch(() => undefined); // a late rejection after a timeout or abort is not unhandled
     const stops = new Promise<never>((_, reject) => {
-      const aborted = () => reject(controller.signal.reason ?? new Error('aborted'));
-      if (controller.signal.aborted) aborted();
-      else controller.signal.addEventListener('abort', aborted, { once: true });
-      if (step.timeoutMs !== undefined) {
+      aborted = () => reject(signal.reason ?? new Error('aborted'));
+      if (signal.aborted) aborted();
+      else signal.addEventListener('abort', aborted, { once: true });
+      if (controller && step.timeoutMs !== undefined) {
         const ms = step.timeoutMs;
         timer = setLongTimeout(() => controller.abort(new StepTimeoutError(step.name, ms)), ms);
       }
@@ -189,6 +193,8 @@ async function runBody(
     return await Promise.race([body, stops]);
   } finally {
     timer?.clear();
-    parent.removeEventListener('abort', onAbort);
+    // The step's signal outlives the attempt: its listener goes with it.
+    if (aborted) signal.removeEventListener('abort', aborted);
+    if (controller) parent.removeEventListener('abort', onAbort);
   }
 }
