@@ -54,7 +54,15 @@ export interface StallReport {
   byClientPhase: Record<string, number>;
   samples: StalledWorkflow[];
   client: { callsInFlight: number; startAcknowledged: number; scriptsRunning: number };
-  engines: Array<{ engineId: string; pid: number; state: string; readyAt: string | null; leaseLostAt: string | null }>;
+  engines: Array<{
+    engineId: string;
+    pid: number;
+    state: string;
+    readyAt: string | null;
+    leaseLostAt: string | null;
+    pendingCalls: number;
+    stderrTail: string[];
+  }>;
   /** Ownership 'lease': the global lease row as the database has it. */
   lease: { holder: string | null; epoch: string; expiresInMs: number | null } | null;
 }
@@ -126,6 +134,8 @@ export function buildStallReport(input: {
       state: e.state,
       readyAt: iso(e.readyAt),
       leaseLostAt: iso(e.leaseLostAt),
+      pendingCalls: e.pendingCalls,
+      stderrTail: e.stderrTail(3),
     })),
     lease: input.lease,
   };
