@@ -487,22 +487,19 @@ export class Driver {
     if (this.r() >= this.o.queryChance) return;
     const e = this.engineFor('query');
     if (!e) return;
-    this.calls.add('query');
-    try {
-      const v = (await e.call({ op: 'query', workflowId, name: 'status' })) as { counter?: number };
-      this.calls.add('query.ok');
-      if (ackedUpdates > 0 && (v?.counter ?? 0) < ackedUpdates) {
-        const at = new Date().toISOString();
-        this.anomalies.add('query_behind_acknowledged_update', {
-          workflowId,
-          engine: e.engineId,
-          at,
-          answered: v,
-          acknowledged: ackedUpdates,
-        });
-      }
-    } catch (err) {
-      this.callErrors.add(`query:${(err as Error).name}`, `${e.engineId}: ${(err as Error).message.slice(0, 300)}`);
+    // Through tryOn like every call: a reply deadline (an engine that never answers must not hold
+    // the script, and with it the run, forever) and counted in flight.
+    const t = await this.tryOn(e, { op: 'query', workflowId, name: 'status' }, 0);
+    const v = (t.ok ? t.value : undefined) as { counter?: number } | undefined;
+    if (t.ok && ackedUpdates > 0 && (v?.counter ?? 0) < ackedUpdates) {
+      const at = new Date().toISOString();
+      this.anomalies.add('query_behind_acknowledged_update', {
+        workflowId,
+        engine: e.engineId,
+        at,
+        answered: v,
+        acknowledged: ackedUpdates,
+      });
     }
   }
 

@@ -118,9 +118,23 @@ interface Phase {
 
 /** Dumps the unfinished workflows with the client's record of each (see watchdog.ts). */
 async function stallReport(p: ChaosProfile, ph: Phase): Promise<StallReport> {
-  const { statuses, lease } = await readStallState(ph.db, WEFT, p.ownership).catch(() => ({ statuses: new Map(), lease: null }));
-  const quietMs = Date.now() - ph.monitor.lastProgressAt;
-  return buildStallReport({ plan: ph.plan, statuses, driver: ph.driver, engines: [...ph.fleet.slots.values()], lease, quietMs });
+  let timer: NodeJS.Timeout | undefined;
+  const read = await Promise.race([
+    readStallState(ph.db, WEFT, p.ownership).catch((err: Error) => err.message),
+    new Promise<string>((r) => (timer = setTimeout(() => r('no answer in 30 s'), 30_000))),
+  ]);
+  clearTimeout(timer);
+  const { statuses, lease } = typeof read === 'string' ? { statuses: new Map<string, string>(), lease: null } : read;
+  return buildStallReport({
+    plan: ph.plan,
+    statuses,
+    driver: ph.driver,
+    engines: [...ph.fleet.slots.values()],
+    lease,
+    quietMs: Date.now() - ph.monitor.lastProgressAt,
+    monitorLastPollAgoMs: Date.now() - ph.monitor.lastPollAt,
+    statusesUnread: typeof read === 'string' ? read : undefined,
+  });
 }
 
 /**

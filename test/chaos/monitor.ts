@@ -10,6 +10,8 @@ export class Monitor {
   /** Workflow rows by status, as a comparable text: a start, a suspend or a resume moves it. */
   private statuses = '';
   lastProgressAt = Date.now();
+  /** When a poll last succeeded (a monitor that cannot poll sees no progress: the stall dump says so). */
+  lastPollAt = Date.now();
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
   private lastLogAt = 0;
@@ -48,6 +50,7 @@ export class Monitor {
     const statuses = r.statuses ?? '';
     if (r.done !== this.done || r.ops !== this.ops || statuses !== this.statuses) this.lastProgressAt = Date.now();
     this.statuses = statuses;
+    this.lastPollAt = Date.now();
     this.done = r.done;
     this.topDone = r.top_done;
     this.ops = r.ops;

@@ -65,6 +65,10 @@ export interface StallReport {
   }>;
   /** Ownership 'lease': the global lease row as the database has it. */
   lease: { holder: string | null; epoch: string; expiresInMs: number | null } | null;
+  /** How long ago the progress monitor last read the database (a monitor that cannot sees no progress). */
+  monitorLastPollAgoMs: number | null;
+  /** The database could not be read for the dump: statuses are unknown (every workflow shows as not started). */
+  statusesUnread?: string;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -101,6 +105,8 @@ export function buildStallReport(input: {
   engines: EngineProc[];
   lease: StallReport['lease'];
   quietMs: number;
+  monitorLastPollAgoMs?: number | null;
+  statusesUnread?: string;
   now?: number;
   limit?: number;
 }): StallReport {
@@ -138,6 +144,8 @@ export function buildStallReport(input: {
       stderrTail: e.stderrTail(3),
     })),
     lease: input.lease,
+    monitorLastPollAgoMs: input.monitorLastPollAgoMs ?? null,
+    ...(input.statusesUnread ? { statusesUnread: input.statusesUnread } : {}),
   };
 }
 
@@ -160,7 +168,8 @@ export function describeStall(r: StallReport): string {
 export function stallLines(r: StallReport): string[] {
   const engines = r.engines.map((e) => `${e.engineId}=${e.state}`).join(' ');
   const lease = r.lease ? ` lease: ${r.lease.holder ?? 'free'} epoch ${r.lease.epoch} expires in ${r.lease.expiresInMs} ms;` : '';
-  const head = `${r.unfinished} unfinished; engines: ${engines};${lease} client: ${JSON.stringify(r.client)}; phases: ${JSON.stringify(r.byClientPhase)}`;
+  const monitor = `monitor polled ${r.monitorLastPollAgoMs ?? '?'} ms ago${r.statusesUnread ? ` (statuses unread: ${r.statusesUnread})` : ''}`;
+  const head = `${r.unfinished} unfinished; engines: ${engines};${lease} ${monitor}; client: ${JSON.stringify(r.client)}; phases: ${JSON.stringify(r.byClientPhase)}`;
   return [
     head,
     ...r.samples.map((w) => {
