@@ -116,6 +116,15 @@ interface Phase {
   stalled: boolean;
 }
 
+/** One progress line of the client side: the engines as the harness sees them, calls in flight, scripts waiting for an engine. */
+function clientState(ph: Phase): string {
+  const engines = [...ph.fleet.slots.values()].map((e) => `${e.engineId}=${e.state}`).join(' ');
+  let waiting = 0;
+  for (const id of ph.driver.scriptsRunning) if (ph.driver.phases.get(id)?.what.endsWith('waiting for a live engine')) waiting++;
+  const d = ph.driver;
+  return `client: engines ${engines}; ${d.callsInFlight} calls in flight, ${d.scriptsRunning.size} scripts running (${waiting} waiting for a live engine), ${d.started.size} starts acknowledged`;
+}
+
 /** Dumps the unfinished workflows with the client's record of each (see watchdog.ts). */
 async function stallReport(p: ChaosProfile, ph: Phase): Promise<StallReport> {
   let timer: NodeJS.Timeout | undefined;
@@ -147,8 +156,13 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
   let drivenAt = 0;
   void ph.faulting.then(() => (faultsDoneAt = Date.now()));
   void ph.driving.then(() => (drivenAt = Date.now()));
+  let lastStateLog = Date.now();
   const reason = await until(
     async () => {
+      if (Date.now() - lastStateLog >= 10_000) {
+        lastStateLog = Date.now();
+        log(clientState(ph));
+      }
       // And the client is through: a reused id counts as done between its first run and its purge.
       if (ph.monitor.done >= total && drivenAt) {
         if (p.faultsUntilDone) ph.injector.stop();
