@@ -355,16 +355,17 @@ export class Driver {
   }
 
   /**
-   * Waiting for a live engine spends no attempt: under 'lease' there is none for a TTL after the
-   * holder dies, and a suspend it committed as it died must still be found and resumed.
+   * Waiting for a live engine spends neither an attempt nor the deadline: under 'lease' there is
+   * none for a TTL after the holder dies, and on a loaded machine none for minutes while successive
+   * holders recover (the worker is ready once its recovery is through). A suspend the dead holder
+   * committed as it died must still be found and resumed: given up, it stayed suspended for good.
    */
   private async suspendOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
-    const deadline = Date.now() + 90_000;
-    for (let attempt = 0; !this.stopped && Date.now() < deadline;) {
+    const deadline = { at: Date.now() + 90_000 };
+    for (let attempt = 0; !this.stopped && Date.now() < deadline.at;) {
       const e = this.engineFor('suspend');
       if (!e) {
-        this.phase(workflowId, 'suspend: waiting for a live engine');
-        await delay(100);
+        await this.awaitLiveEngine(workflowId, 'suspend', deadline);
         continue;
       }
       const t = await this.tryOn(e, { op: 'suspend', workflowId, reason: 'chaos: suspended' }, attempt++);
@@ -380,16 +381,16 @@ export class Driver {
       return;
     }
     if (!this.stopped) this.anomalies.add('suspend_gave_up', { workflowId, ...rec });
-    this.phase(workflowId, 'suspend given up (90 s deadline)');
+    this.phase(workflowId, 'suspend given up (90 s with a live engine)');
   }
 
+  /** Like suspendOnce: only time with a live engine counts towards the deadline. */
   private async resumeOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
-    const deadline = Date.now() + 90_000;
-    for (let attempt = 0; !this.stopped && Date.now() < deadline; attempt++) {
+    const deadline = { at: Date.now() + 90_000 };
+    for (let attempt = 0; !this.stopped && Date.now() < deadline.at; attempt++) {
       const e = this.engineFor('resume');
       if (!e) {
-        this.phase(workflowId, 'resume: waiting for a live engine');
-        await delay(100);
+        await this.awaitLiveEngine(workflowId, 'resume', deadline);
         continue;
       }
       rec.resumeAttempts++;
@@ -403,7 +404,15 @@ export class Driver {
       await delay(Math.min(200 * 2 ** Math.min(attempt, 3), 2000));
     }
     this.anomalies.add('resume_gave_up', { workflowId, ...rec });
-    this.phase(workflowId, 'resume given up (90 s deadline): the workflow stays suspended');
+    this.phase(workflowId, 'resume given up (90 s with a live engine): the workflow stays suspended');
+  }
+
+  /** One wait for a live engine (100 ms); the time spent moves `deadline` on by as much. */
+  private async awaitLiveEngine(workflowId: string, op: string, deadline: { at: number }): Promise<void> {
+    this.phase(workflowId, `${op}: waiting for a live engine`);
+    const from = Date.now();
+    await delay(100);
+    deadline.at += Date.now() - from;
   }
 
   async statusOf(workflowId: string): Promise<string | null> {
