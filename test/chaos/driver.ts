@@ -89,9 +89,17 @@ export class Driver {
   faultTimes: number[] = [];
   /** Each workflow's client calls: when, to which engine, with what outcome (first 12). */
   readonly log = new Map<string, Array<{ at: number; what: string }>>();
+  /** ...and its last 6 (a stalled run's dump shows what the client did last). */
+  readonly recentCalls = new Map<string, Array<{ at: number; what: string }>>();
+  /** What each workflow's client script is doing now, and since when (the stall watchdog's dump). */
+  readonly phases = new Map<string, { what: string; since: number }>();
+  /** Top-level workflows whose client script has not ended yet. */
+  readonly scriptsRunning = new Set<string>();
   /** The last `count` top-level starts wait for `gate` (the end of the scheduled faults); when they went. */
   private tail: { count: number; gate: Promise<unknown> } | null = null;
   tailReleasedAt: number | null = null;
+  /** The start loop waits for the tail's gate (the end of the faults): a quiet spell then is no stall. */
+  waitingForTail = false;
   private stopped = false;
   private inFlight = 0;
   private readonly scripts: Promise<void>[] = [];
@@ -113,6 +121,17 @@ export class Driver {
     return this.stopped;
   }
 
+  /** Client calls awaiting a reply now. */
+  get callsInFlight(): number {
+    return this.inFlight;
+  }
+
+  /** Notes what a workflow's client script does now; `since` stays while it keeps doing the same. */
+  phase(workflowId: unknown, what: string): void {
+    const id = String(workflowId);
+    if (this.phases.get(id)?.what !== what) this.phases.set(id, { what, since: Date.now() });
+  }
+
   /**
    * Holds the last `count` top-level starts until `gate` settles: with the faults' end as the gate,
    * every scheduled fault fires while the workload still has work to start, whatever the
@@ -130,16 +149,34 @@ export class Driver {
     const tailFrom = this.tail ? Math.max(0, top.length - this.tail.count) : Infinity;
     for (let i = 0; i < top.length && !this.stopped; i++) {
       if (i === tailFrom) {
+        this.waitingForTail = true;
         await this.tail!.gate;
+        this.waitingForTail = false;
         this.tailReleasedAt = Date.now();
       }
       await delay(t0 + i * spacing - Date.now());
       while (!this.stopped && (this.inFlight >= this.o.maxInFlightCalls || this.activeCount() + this.inFlight >= this.o.maxActive)) {
+        this.phase(top[i].id, 'not started: the start loop waits for room (maxInFlightCalls / maxActive)');
         await delay(20);
       }
-      this.scripts.push(this.lifecycle(top[i]));
+      this.scripts.push(this.tracked(top[i]));
     }
     await Promise.all(this.scripts);
+  }
+
+  /** The workflow's client script, noted as running until it ends (how it ended is its last phase). */
+  private async tracked(w: PlannedWorkflow): Promise<void> {
+    this.scriptsRunning.add(w.id);
+    this.phase(w.id, 'script begun');
+    try {
+      await this.lifecycle(w);
+      this.phase(w.id, `script ended (${this.phases.get(w.id)?.what ?? ''})`);
+    } catch (err) {
+      this.phase(w.id, `script threw: ${(err as Error).message?.slice(0, 200)}`);
+      throw err;
+    } finally {
+      this.scriptsRunning.delete(w.id);
+    }
   }
 
   private async lifecycle(w: PlannedWorkflow): Promise<void> {
@@ -181,6 +218,7 @@ export class Driver {
    */
   async tryOn(e: EngineProc, cmd: Cmd, attempt: number): Promise<Try> {
     this.inFlight++;
+    this.phase(cmd.workflowId, `${cmd.op}${cmd.name ? ` ${String(cmd.name)}` : ''} sent to ${e.engineId} (attempt ${attempt + 1})`);
     this.calls.add(attempt ? `${cmd.op}.retry` : cmd.op);
     const sent = Date.now();
     const limitMs = CALL_DEADLINE_MS + (typeof cmd.timeoutMs === 'number' ? cmd.timeoutMs : 0);
@@ -232,6 +270,7 @@ export class Driver {
     for (let attempt = 0; !this.stopped && Date.now() < deadline; attempt++) {
       const e = this.engineFor('cancel', avoid);
       if (!e) {
+        this.phase(workflowId, 'cancel: waiting for a live engine');
         await delay(100);
         continue;
       }
@@ -306,23 +345,27 @@ export class Driver {
   private async suspendScript(w: PlannedWorkflow): Promise<void> {
     const rec: SuspendOutcome = { suspended: false, resumed: false, resumeAttempts: 0, resumeErrors: {} };
     this.suspends.set(w.id, rec);
+    this.phase(w.id, 'suspend: waiting for its time');
     await delay(w.suspendAfterMs ?? 0);
     await this.suspendOnce(w.id, rec);
     if (!rec.suspended) return;
+    this.phase(w.id, 'resume: waiting for its time');
     await delay(this.aimAtFault(w.resumeAfterMs ?? 500).ms);
     await this.resumeOnce(w.id, rec);
   }
 
   /**
-   * Waiting for a live engine spends no attempt: under 'lease' there is none for a TTL after the
-   * holder dies, and a suspend it committed as it died must still be found and resumed.
+   * Waiting for a live engine spends neither an attempt nor the deadline: under 'lease' there is
+   * none for a TTL after the holder dies, and on a loaded machine none for minutes while successive
+   * holders recover (the worker is ready once its recovery is through). A suspend the dead holder
+   * committed as it died must still be found and resumed: given up, it stayed suspended for good.
    */
   private async suspendOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
-    const deadline = Date.now() + 90_000;
-    for (let attempt = 0; !this.stopped && Date.now() < deadline;) {
+    const deadline = { at: Date.now() + 90_000 };
+    for (let attempt = 0; !this.stopped && Date.now() < deadline.at;) {
       const e = this.engineFor('suspend');
       if (!e) {
-        await delay(100);
+        await this.awaitLiveEngine(workflowId, 'suspend', deadline);
         continue;
       }
       const t = await this.tryOn(e, { op: 'suspend', workflowId, reason: 'chaos: suspended' }, attempt++);
@@ -338,14 +381,16 @@ export class Driver {
       return;
     }
     if (!this.stopped) this.anomalies.add('suspend_gave_up', { workflowId, ...rec });
+    this.phase(workflowId, 'suspend given up (90 s with a live engine)');
   }
 
+  /** Like suspendOnce: only time with a live engine counts towards the deadline. */
   private async resumeOnce(workflowId: string, rec: SuspendOutcome): Promise<void> {
-    const deadline = Date.now() + 90_000;
-    for (let attempt = 0; !this.stopped && Date.now() < deadline; attempt++) {
+    const deadline = { at: Date.now() + 90_000 };
+    for (let attempt = 0; !this.stopped && Date.now() < deadline.at; attempt++) {
       const e = this.engineFor('resume');
       if (!e) {
-        await delay(100);
+        await this.awaitLiveEngine(workflowId, 'resume', deadline);
         continue;
       }
       rec.resumeAttempts++;
@@ -359,6 +404,15 @@ export class Driver {
       await delay(Math.min(200 * 2 ** Math.min(attempt, 3), 2000));
     }
     this.anomalies.add('resume_gave_up', { workflowId, ...rec });
+    this.phase(workflowId, 'resume given up (90 s with a live engine): the workflow stays suspended');
+  }
+
+  /** One wait for a live engine (100 ms); the time spent moves `deadline` on by as much. */
+  private async awaitLiveEngine(workflowId: string, op: string, deadline: { at: number }): Promise<void> {
+    this.phase(workflowId, `${op}: waiting for a live engine`);
+    const from = Date.now();
+    await delay(100);
+    deadline.at += Date.now() - from;
   }
 
   async statusOf(workflowId: string): Promise<string | null> {
@@ -442,30 +496,33 @@ export class Driver {
     if (this.r() >= this.o.queryChance) return;
     const e = this.engineFor('query');
     if (!e) return;
-    this.calls.add('query');
-    try {
-      const v = (await e.call({ op: 'query', workflowId, name: 'status' })) as { counter?: number };
-      this.calls.add('query.ok');
-      if (ackedUpdates > 0 && (v?.counter ?? 0) < ackedUpdates) {
-        const at = new Date().toISOString();
-        this.anomalies.add('query_behind_acknowledged_update', {
-          workflowId,
-          engine: e.engineId,
-          at,
-          answered: v,
-          acknowledged: ackedUpdates,
-        });
-      }
-    } catch (err) {
-      this.callErrors.add(`query:${(err as Error).name}`, `${e.engineId}: ${(err as Error).message.slice(0, 300)}`);
+    // Through tryOn like every call: a reply deadline (an engine that never answers must not hold
+    // the script, and with it the run, forever) and counted in flight.
+    const t = await this.tryOn(e, { op: 'query', workflowId, name: 'status' }, 0);
+    const v = (t.ok ? t.value : undefined) as { counter?: number } | undefined;
+    if (t.ok && ackedUpdates > 0 && (v?.counter ?? 0) < ackedUpdates) {
+      const at = new Date().toISOString();
+      this.anomalies.add('query_behind_acknowledged_update', {
+        workflowId,
+        engine: e.engineId,
+        at,
+        answered: v,
+        acknowledged: ackedUpdates,
+      });
     }
   }
 
   private note(cmd: Cmd, sent: number, outcome: string): void {
     const id = String(cmd.workflowId);
+    const entry = { at: sent, what: `${cmd.op}${cmd.name ? ` ${String(cmd.name)}` : ''} sent to ${outcome} after ${Date.now() - sent} ms` };
+    const recent = this.recentCalls.get(id) ?? [];
+    recent.push(entry);
+    if (recent.length > 6) recent.shift();
+    this.recentCalls.set(id, recent);
+    this.phase(id, `last call: ${entry.what}`);
     const list = this.log.get(id) ?? [];
     if (list.length >= 12) return;
-    list.push({ at: sent, what: `${cmd.op}${cmd.name ? ` ${String(cmd.name)}` : ''} sent to ${outcome} after ${Date.now() - sent} ms` });
+    list.push(entry);
     this.log.set(id, list);
   }
 
@@ -485,6 +542,7 @@ export class Driver {
       }
       const e = attempt === 0 && first?.state === 'ready' ? first : this.engineFor(cmd.op);
       if (!e) {
+        this.phase(cmd.workflowId, `${cmd.op}: waiting for a live engine`);
         await delay(100);
         continue;
       }

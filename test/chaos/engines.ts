@@ -107,6 +107,16 @@ export class EngineProc {
     return this.proc.pid ?? -1;
   }
 
+  /** Its last stderr lines (the stall watchdog's dump). */
+  stderrTail(n: number): string[] {
+    return this.scanner.tail.slice(-n);
+  }
+
+  /** Commands sent to it and not answered yet. */
+  get pendingCalls(): number {
+    return this.pending.size;
+  }
+
   private event(e: Record<string, unknown>, onReady: () => void): void {
     if (e.event === 'reply') this.reply(e);
     else if (e.event === 'standby') {

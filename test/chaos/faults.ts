@@ -4,7 +4,7 @@
 // fast or an immediate shutdown.
 import type { PgCluster } from './cluster.js';
 import type { HarnessDb } from './db.js';
-import type { EngineProc, Fleet } from './engines.js';
+import type { EngineProc, EngineState, Fleet } from './engines.js';
 
 import { between, delay, pick, Rng, until } from './util.js';
 
@@ -43,6 +43,18 @@ export interface FaultTiming {
   /** The engines' shutdown grace period; a SIGTERMed engine is SIGKILLed if it is not gone well after it. */
   shutdownGraceMs: number;
   ownership: 'workflow-lease' | 'lease';
+}
+
+/**
+ * The harness state of an engine let go after a SIGSTOP. Its 'ready' or 'lease-lost' line may have
+ * been read while it was marked stopped (written just before the signal), and was then ignored:
+ * a standby that became the lease holder would be taken for a standby (no engine 'ready', so
+ * every start, suspend and resume waits), a deposed holder for the holder.
+ */
+export function afterStop(e: Pick<EngineProc, 'readyAt' | 'leaseLostAt'>, before: EngineState): EngineState {
+  if (before === 'ready' && e.leaseLostAt !== null) return 'halted';
+  if ((before === 'standby' || before === 'starting') && e.readyAt !== null) return 'ready';
+  return before;
 }
 
 export class FaultInjector {
@@ -210,7 +222,7 @@ export class FaultInjector {
     const taken = await until(async () => (await this.heldRunning(e.engineId)) === 0, rec.at + 6 * ttlMs + 20_000, 100);
     const leftHeld = taken ? 0 : await this.heldRunning(e.engineId).catch(() => -1);
     e.signal('SIGCONT');
-    if (e.state === 'stopped') e.state = before;
+    if (e.state === 'stopped') e.state = afterStop(e, before);
     rec.endedAt = Date.now();
     rec.detail = { stoppedMs: rec.endedAt - rec.at, heldAtStop, stillHeldAtResume: leftHeld };
     this.log(`SIGSTOP ${e.engineId} for ${rec.endedAt - rec.at} ms (held ${heldAtStop}, still held at SIGCONT: ${leftHeld})`);

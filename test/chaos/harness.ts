@@ -19,6 +19,7 @@ import { auditDdl, LEDGER_SCHEMA, ledgerDdl } from './schema.js';
 import { diagnoseStuck } from './stuck.js';
 import { buildSummary, ChaosSummary } from './summary.js';
 import { rng, until } from './util.js';
+import { buildStallReport, describeStall, isStalled, readStallState, stallLines, type StallReport } from './watchdog.js';
 import { isDriven, planWorkload, type PlannedWorkflow } from './workload.js';
 
 const WEFT = 'weft';
@@ -101,24 +102,67 @@ function restartCrashed(fleet: Fleet, faults: FaultRecord[], log: (m: string) =>
 }
 
 interface Phase {
+  plan: PlannedWorkflow[];
+  db: HarnessDb;
+  fleet: Fleet;
   driver: Driver;
   injector: FaultInjector;
   monitor: Monitor;
   driving: Promise<void>;
   faulting: Promise<void>;
+  /** The unfinished workflows when the run ended without all of them (the watchdog's dump). */
+  stall: StallReport | null;
+  /** The stall watchdog fired: the run failed for it (violation run_stalled). */
+  stalled: boolean;
+}
+
+/** One progress line of the client side: the engines as the harness sees them, calls in flight, scripts waiting for an engine. */
+function clientState(ph: Phase): string {
+  const engines = [...ph.fleet.slots.values()].map((e) => `${e.engineId}=${e.state}`).join(' ');
+  let waiting = 0;
+  for (const id of ph.driver.scriptsRunning) if (ph.driver.phases.get(id)?.what.endsWith('waiting for a live engine')) waiting++;
+  const d = ph.driver;
+  return `client: engines ${engines}; ${d.callsInFlight} calls in flight, ${d.scriptsRunning.size} scripts running (${waiting} waiting for a live engine), ${d.started.size} starts acknowledged`;
+}
+
+/** Dumps the unfinished workflows with the client's record of each (see watchdog.ts). */
+async function stallReport(p: ChaosProfile, ph: Phase): Promise<StallReport> {
+  let timer: NodeJS.Timeout | undefined;
+  const read = await Promise.race([
+    readStallState(ph.db, WEFT, p.ownership).catch((err: Error) => err.message),
+    new Promise<string>((r) => (timer = setTimeout(() => r('no answer in 30 s'), 30_000))),
+  ]);
+  clearTimeout(timer);
+  const { statuses, lease } = typeof read === 'string' ? { statuses: new Map<string, string>(), lease: null } : read;
+  return buildStallReport({
+    plan: ph.plan,
+    statuses,
+    driver: ph.driver,
+    engines: [...ph.fleet.slots.values()],
+    lease,
+    quietMs: Date.now() - ph.monitor.lastProgressAt,
+    monitorLastPollAgoMs: Date.now() - ph.monitor.lastPollAt,
+    statusesUnread: typeof read === 'string' ? read : undefined,
+  });
 }
 
 /**
  * Waits until every planned workflow finished and the scheduled faults ran; gives up when, after
- * the last fault, nothing advanced for `stallMs`, the settle deadline passed, or the run cap.
+ * the last fault, nothing advanced for `stallMs`, the settle deadline passed, or the run cap; and
+ * fails when nothing advanced for `stallWatchMs` while faults ran (the stall watchdog).
  */
 async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, startedAt: number, log: (m: string) => void): Promise<string> {
   let faultsDoneAt = 0;
   let drivenAt = 0;
   void ph.faulting.then(() => (faultsDoneAt = Date.now()));
   void ph.driving.then(() => (drivenAt = Date.now()));
+  let lastStateLog = Date.now();
   const reason = await until(
     async () => {
+      if (Date.now() - lastStateLog >= 10_000) {
+        lastStateLog = Date.now();
+        log(clientState(ph));
+      }
       // And the client is through: a reused id counts as done between its first run and its purge.
       if (ph.monitor.done >= total && drivenAt) {
         if (p.faultsUntilDone) ph.injector.stop();
@@ -128,6 +172,15 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
       // gave up on, reported as resume_gave_up): once the driver is through and nothing advanced
       // for stallMs, the faults stop and the stall rule below ends the run.
       if (p.faultsUntilDone && drivenAt && Date.now() - ph.monitor.lastProgressAt > p.stallMs) ph.injector.stop();
+      // The watchdog: faults "until done" also outlast a client that waits forever (a start for
+      // an engine that never comes), and no rule above applies while the driver is not through.
+      const watch = { lastProgressAt: ph.monitor.lastProgressAt, waitingForTail: ph.driver.waitingForTail, stallWatchMs: p.stallWatchMs };
+      if (isStalled({ ...watch, now: Date.now(), faultsRunning: !faultsDoneAt })) {
+        ph.injector.stop();
+        ph.stalled = true;
+        ph.stall = await stallReport(p, ph);
+        return describeStall(ph.stall);
+      }
       // Counted from the end of the faults too: the held-back last starts only go then, after a
       // quiet spell that must not count as a stall.
       if (faultsDoneAt && Date.now() - Math.max(ph.monitor.lastProgressAt, faultsDoneAt) > p.stallMs)
@@ -140,6 +193,8 @@ async function awaitCompletion(p: ChaosProfile, ph: Phase, total: number, starte
     250,
   );
   log(`workload phase over: ${reason}`);
+  if (reason !== 'all workflows finished') ph.stall ??= await stallReport(p, ph);
+  if (ph.stall) for (const line of stallLines(ph.stall)) log(line);
   ph.injector.stop();
   ph.driver.stop();
   await ph.faulting;
@@ -188,7 +243,7 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
     const faulting = injector.run(schedule, workStart);
     // A bounded run's last starts wait for its faults: every scheduled fault lands inside the workload.
     if (!p.faultsUntilDone) driver.holdTailUntil(faulting, tailCount(plan));
-    const ph: Phase = { driver, injector, monitor, driving: driver.run(plan), faulting };
+    const ph: Phase = { plan, db, fleet, driver, injector, monitor, driving: driver.run(plan), faulting, stall: null, stalled: false };
     const endReason = await awaitCompletion(p, ph, plan.length, workStart, log);
     const workloadMs = Date.now() - workStart;
     await monitor.poll().catch(() => undefined);
@@ -208,6 +263,7 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
       renewMs: p.renewMs,
       shutdownGraceMs: p.shutdownGraceMs,
     });
+    if (ph.stalled) checks.violations.add('run_stalled', { reason: endReason, byClientPhase: ph.stall?.byClientPhase });
     const boundMs = p.ttlMs + 2 * p.renewMs + 1.2 * p.renewMs;
     const summary = buildSummary({
       profile: p,
@@ -220,6 +276,7 @@ export async function runChaos(p: ChaosProfile, opts: RunOptions = {}): Promise<
       stuck,
       shutdown,
       endReason,
+      stall: ph.stall,
       workloadMs,
       totalMs: Date.now() - t0,
       failover: await failoverTimes(db, faults, boundMs),

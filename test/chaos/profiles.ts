@@ -28,6 +28,11 @@ export interface ChaosProfile {
   idleLimitMs: number;
   /** Give up waiting when nothing advanced for this long after the last fault... */
   stallMs: number;
+  /**
+   * ...and fail (run_stalled) when nothing advanced for this long while faults still ran: the
+   * watchdog (watchdog.ts) stops the faults and dumps the unfinished workflows. CHAOS_STALL_WATCH_MS.
+   */
+  stallWatchMs: number;
   /** ...or when this long passed since the last fault (a healthy system needs seconds). */
   settleMs: number;
   /** Hard cap on the whole run. */
@@ -92,6 +97,7 @@ export function smallProfile(): ChaosProfile {
     timing: { restartDelayMs: [0, 1000], pgDownMs: [200, 1500] },
     idleLimitMs: 15_000,
     stallMs: 30_000,
+    stallWatchMs: num('CHAOS_STALL_WATCH_MS', 150_000),
     settleMs: 45_000,
     // A safety net only: a healthy run ends when every workflow did (35-60 s), a stuck one by the
     // stall rule; on a loaded machine everything takes longer and must not fail for it.
@@ -138,6 +144,7 @@ export function soakProfile(): ChaosProfile {
     timing: { restartDelayMs: [0, 2000], pgDownMs: [500, 3000] },
     idleLimitMs: 30_000,
     stallMs: 60_000,
+    stallWatchMs: num('CHAOS_STALL_WATCH_MS', 180_000),
     settleMs: 600_000,
     maxRunMs: num('CHAOS_MAX_RUN_MS', 4 * 3600_000),
   };

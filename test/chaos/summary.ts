@@ -9,6 +9,7 @@ import type { FaultRecord } from './faults.js';
 import type { failoverTimes, pgRecovery } from './metrics.js';
 import type { ChaosProfile } from './profiles.js';
 import type { diagnoseStuck } from './stuck.js';
+import type { StallReport } from './watchdog.js';
 import type { PlannedWorkflow } from './workload.js';
 
 export interface SummaryInput {
@@ -22,6 +23,8 @@ export interface SummaryInput {
   stuck: Awaited<ReturnType<typeof diagnoseStuck>>;
   shutdown: { graceful: string[]; forced: string[] };
   endReason: string;
+  /** The unfinished workflows when the run ended without all of them (watchdog.ts). */
+  stall: StallReport | null;
   workloadMs: number;
   totalMs: number;
   failover: Awaited<ReturnType<typeof failoverTimes>>;
@@ -175,6 +178,7 @@ export function buildSummary(s: SummaryInput) {
     violations: { total: c.violations.total, byKind: c.violations.counts, samples: c.violations.samples },
     anomalies: { total: c.anomalies.total, byKind: c.anomalies.counts, samples: c.anomalies.samples },
     stuck: s.stuck,
+    stall: s.stall,
     resultsFile: null as string | null,
   };
 }

@@ -97,6 +97,12 @@ async function attemptOnce(
   } catch (error) {
     return { ok: false, error };
   }
+  // Judged again: the wait for a connection (all transaction slots busy) may outlast the hold, e.g.
+  // a pause past the lease TTL, whose successor may have recorded this step meanwhile.
+  if (exec.state !== 'active' || !exec.host.mayRun(exec)) {
+    await tx.rollback();
+    return { stopped: true };
+  }
   try {
     const value = step.accept(await runBody(exec, step, tx.manager, args));
     if (exec.state !== 'active' || step.signal.aborted) {
