@@ -66,17 +66,17 @@ async function main() {
       for (const v of ['plain', 'fifty', 'parts'] as const) await chunk(engine, n, v);
       for (const v of only) {
         const q = 'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()';
-        const pids = (await admin.query<{ pid: number }>(q, [name])).rows.map((r) => r.pid);
-        const [texts, trips, commits, pgCpu, cpu] = [
-          counter.texts(name),
-          counter.roundTrips(name),
-          counter.commits(name),
-          cpuMicros(pids),
-          process.cpuUsage(),
-        ];
+        const backends = async () => (await admin.query<{ pid: number }>(q, [name])).rows.map((r) => r.pid);
+        const before = await backends();
+        // Per backend: a backend opened meanwhile counts from 0; one closed meanwhile is lost (`backendsGone`).
+        const startCpu = new Map(before.map((pid) => [pid, cpuMicros([pid])]));
+        const [texts, trips, commits, cpu] = [counter.texts(name), counter.roundTrips(name), counter.commits(name), process.cpuUsage()];
         let rate = 0;
         for (let i = 0; i < rounds; i++) rate += await chunk(engine, n, v);
         const used = process.cpuUsage(cpu);
+        const after = await backends();
+        const pgCpu = after.reduce((sum, pid) => sum + cpuMicros([pid]) - (startCpu.get(pid) ?? 0), 0);
+        const gone = before.filter((pid) => !after.includes(pid)).length;
         const wfs = rounds * n;
         const sent = new Map<string, number>();
         counter.addSince(sent, name, texts);
@@ -84,7 +84,8 @@ async function main() {
           variant: v,
           wfPerSec: round(rate / rounds, 0),
           engineCpuUsPerWf: round((used.user + used.system) / wfs, 1),
-          databaseCpuUsPerWf: round((cpuMicros(pids) - pgCpu) / wfs, 1),
+          databaseCpuUsPerWf: round(pgCpu / wfs, 1),
+          backendsGone: gone,
           roundTripsPerWf: round((counter.roundTrips(name) - trips) / wfs, 3),
           commitsPerWf: round((counter.commits(name) - commits) / wfs, 3),
           statementsPerWf: StatementCounter.perWorkflow(sent, wfs),
