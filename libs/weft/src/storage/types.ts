@@ -131,6 +131,11 @@ export interface AdmittedWorkflow {
   inbox: InboxMessage[];
   /** It holds a singleton key. */
   singleton: boolean;
+  /**
+   * Whether timer rows may exist for it (its execution deadline's); absent (the admission function
+   * does not say): assumed. Without any, its end commit does not look for timers to delete.
+   */
+  storedTimers?: boolean;
 }
 
 /** The outcome of an accepted update (status `done` or `failed`), for its caller. */

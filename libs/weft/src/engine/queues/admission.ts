@@ -254,6 +254,7 @@ export class QueueAdmission {
       version: w.version,
       queue,
       singleton: w.singleton,
+      storedTimers: w.storedTimers,
     };
     runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
   }

@@ -62,6 +62,27 @@ describe('queue hand-off and cross-engine wake (real PostgreSQL)', () => {
     expect(rows[2].claimed).toBe(rows[1].ended);
   });
 
+  it("an admitted run's end deletes its deadline's timer, and one without a deadline has none to delete", async () => {
+    const a = await env.pool.create(slow, (e) => e.register('held', Held).register('rec', Recorder));
+    await a.bootstrap();
+    await a.start('held', {}, { workflowId: 'x5', queue: 'q' });
+    await waitFor(() => began, 'x5 to run');
+    // Admitted by a pass (t1, mostly) or handed off by the end before (t2, t3): either says whether
+    // timer rows may exist (the deadline's), and the run's end deletes them.
+    for (const [id, deadline] of [
+      ['t1', true],
+      ['t2', false],
+      ['t3', true],
+    ] as const)
+      await a.start('rec', {}, { workflowId: id, queue: 'q', ...(deadline ? { executionTimeout: '1h' } : {}) });
+    const timers = async () =>
+      (await sql.query<{ id: string }>(`SELECT workflow_id AS id FROM weft.weft_timers WHERE workflow_id LIKE 't_' ORDER BY 1`)).rows;
+    expect(await timers()).toEqual([{ id: 't1' }, { id: 't3' }]);
+    release();
+    await waitFor(async () => (await a.describe('t3')).status === 'completed', 't3 to complete', 15_000);
+    expect(await timers()).toEqual([]);
+  });
+
   it('a slot freed on one engine wakes another engine that can run the waiting work', async () => {
     const a = await env.pool.create(slow, (e) => e.register('held', Held));
     const b = await env.pool.create(slow, (e) => e.register('rec', Recorder));

@@ -21,6 +21,7 @@ import { stepProgressMigration } from './1734350700000-step-progress.js';
 import { workflowHeadersMigration } from './1734351100000-workflow-headers.js';
 import { queueSlotReleaseMigration } from './1734351200000-queue-slot-release.js';
 import { queueAdmitByIdMigration } from './1734351300000-queue-admit-by-id.js';
+import { queueAdmitTimersMigration } from './1734351700000-queue-admit-timers.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -47,5 +48,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734351100000, migration: workflowHeadersMigration(schema) },
     { id: 1734351200000, migration: queueSlotReleaseMigration(schema) },
     { id: 1734351300000, migration: queueAdmitByIdMigration(schema) },
+    { id: 1734351700000, migration: queueAdmitTimersMigration(schema) },
   ];
 }

@@ -96,6 +96,8 @@ type AdmitRow = {
   claim_epoch: string | null;
   inbox: InboxMessage[] | null;
   singleton: boolean | null;
+  /** Whether it may have timer rows (1734351700000); absent before it. */
+  timers?: boolean | null;
 };
 
 /** weft_queues. Internal: the engine's admission loop is its only user. */
@@ -171,6 +173,7 @@ function admitResult(rows: AdmitRow[]): AdmitResult {
         claimEpoch: w.claim_epoch,
         inbox: w.inbox ?? [],
         singleton: w.singleton === true,
+        storedTimers: w.timers !== false,
       })),
     runningBefore: head.running,
     recentCount: head.recent_count,
