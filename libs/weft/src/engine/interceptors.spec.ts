@@ -232,6 +232,20 @@ describe('interceptors (real PostgreSQL)', () => {
     for (const s of seen) expect(s.headers).toEqual({ t: 't-0' });
   });
 
+  it('gives the stored headers to runs that begin later than their start: queued, delayed and debounced', async () => {
+    const e = await env.pool.create({ interceptors: [new Tagging('q')], queues: { one: { concurrency: 1 } } }, register);
+    await e.bootstrap();
+    const starts = [
+      await e.start('icpt-kid', {}, { workflowId: 'later-queued', queue: 'one' }),
+      await e.start('icpt-kid', {}, { workflowId: 'later-delayed', startAfter: '50ms' }),
+      await e.start('icpt-kid', {}, { debounce: { key: 'k', delay: '50ms' } }),
+    ];
+    for (const h of starts) await expect(h.result({ timeout: '30s' })).resolves.toBe('kid');
+    // Each started with q's header, so each run and its step must see it.
+    expect(seen.filter((s) => s.where.startsWith('q:run')).length).toBe(3);
+    for (const s of seen) expect(s.headers, s.where).toEqual({ q: 'q-0' });
+  });
+
   it('runs signal hooks around engine.signal: they may change the payload, and a throw stores nothing', async () => {
     const e = await env.pool.create(
       {

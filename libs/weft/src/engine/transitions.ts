@@ -331,6 +331,9 @@ export class Transitions {
     if (row?.queue) {
       await letGo(); // the admission claims it, here or on another engine
       this.enqueued(row.queue);
+    } else if (row && this.runtime.options.interceptors) {
+      // Its run hooks see the start's headers, which a fire does not read: the run is read with its row.
+      await this.runtime.drive(workflowId);
     } else if (row) {
       const { input, runNumber, version, parentId } = row;
       this.runtime.launchNew({

@@ -246,6 +246,9 @@ export class QueueAdmission {
     // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
     if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) return;
     this.admittedHere.set(w.id, { at: Date.now(), queue });
+    // The admission's output carries no headers: with interceptors the run is read with its row
+    // (headers and attributes as stored), as a takeover reads it.
+    if (this.deps.options.interceptors) return void runtime.drive(w.id);
     const run = {
       workflowId: w.id,
       definition: registry.get(w.type),
