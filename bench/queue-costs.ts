@@ -9,9 +9,10 @@
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { WeftEngine } from '@weft/nest';
+import { queueChunk, type QueueVariant } from './queue-workload.js';
 import { round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
 
-type Variant = 'plain' | 'fifty' | 'parts';
+type Variant = QueueVariant;
 const counter = new StatementCounter(true).install();
 
 /** CPU time (µs) the processes have used, from /proc/<pid>/stat (utime + stime, in 10 ms ticks). */
@@ -26,23 +27,6 @@ function cpuMicros(pids: number[]): number {
     }
   }
   return ticks * 10_000;
-}
-
-async function chunk(engine: WeftEngine, n: number, v: Variant): Promise<number> {
-  const t0 = performance.now();
-  if (v !== 'plain') {
-    const key = (i: number) => (v === 'parts' ? { partitionKey: `tenant-${i % 100}` } : {});
-    const handles = await Promise.all(Array.from({ length: n }, (_, i) => engine.start('noop3', { n: i }, { queue: v, ...key(i) })));
-    await Promise.all(handles.map((h) => h.result({ timeout: '600s' })));
-  } else {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        while (next < n) await (await engine.start('noop3', { n: next++ })).result({ timeout: '600s' });
-      }),
-    );
-  }
-  return n / ((performance.now() - t0) / 1000);
 }
 
 async function main() {
@@ -63,7 +47,7 @@ async function main() {
     admin.on('error', () => undefined);
     await admin.connect();
     try {
-      for (const v of ['plain', 'fifty', 'parts'] as const) await chunk(engine, n, v);
+      for (const v of ['plain', 'fifty', 'parts'] as const) await queueChunk(engine, n, v);
       for (const v of only) {
         const q = 'SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()';
         const backends = async () => (await admin.query<{ pid: number }>(q, [name])).rows.map((r) => r.pid);
@@ -72,7 +56,7 @@ async function main() {
         const startCpu = new Map(before.map((pid) => [pid, cpuMicros([pid])]));
         const [texts, trips, commits, cpu] = [counter.texts(name), counter.roundTrips(name), counter.commits(name), process.cpuUsage()];
         let rate = 0;
-        for (let i = 0; i < rounds; i++) rate += await chunk(engine, n, v);
+        for (let i = 0; i < rounds; i++) rate += await queueChunk(engine, n, v);
         const used = process.cpuUsage(cpu);
         const after = await backends();
         const pgCpu = after.reduce((sum, pid) => sum + cpuMicros([pid]) - (startCpu.get(pid) ?? 0), 0);

@@ -14,6 +14,7 @@
 // node --import ./test/support/register-ts.js bench/queues.ts [N=1000 per chunk]
 import os from 'node:os';
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
+import { queueChunk, type QueueVariant } from './queue-workload.js';
 import { machine, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
 
 const begins = new Map<string, number>();
@@ -45,25 +46,8 @@ async function handoffLatency(engine: WeftEngine, samples: number): Promise<{ p5
   return { p50: round(percentile(gaps, 50)), p99: round(percentile(gaps, 99)), queuedAtStart: backlog - 1 };
 }
 
-async function throughput(engine: WeftEngine, n: number, queued: false | 'fifty' | 'parts'): Promise<number> {
-  const t0 = performance.now();
-  if (queued) {
-    const key = (i: number) => (queued === 'parts' ? { partitionKey: `tenant-${i % 100}` } : {});
-    const handles = await Promise.all(Array.from({ length: n }, (_, i) => engine.start('noop3', { n: i }, { queue: queued, ...key(i) })));
-    await Promise.all(handles.map((h) => h.result({ timeout: '600s' })));
-  } else {
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: 50 }, async () => {
-        while (next < n) await (await engine.start('noop3', { n: next++ })).result({ timeout: '600s' });
-      }),
-    );
-  }
-  return n / ((performance.now() - t0) / 1000);
-}
-
-type Variant = false | 'fifty' | 'parts';
-const VARIANTS: Variant[] = [false, 'fifty', 'parts'];
+type Variant = QueueVariant;
+const VARIANTS: Variant[] = ['plain', 'fifty', 'parts'];
 /** The q-quantile (0..1) of xs, interpolated between the two nearest ranks. */
 const quantile = (xs: number[], q: number) => {
   const a = [...xs].sort((x, y) => x - y);
@@ -93,18 +77,18 @@ async function main() {
     await engine.bootstrap();
     // A full chunk of each as warm-up (prepared statements, plans, the JIT of each path): a short one
     // left part of a path's warm-up in its first measured chunk.
-    for (const v of VARIANTS) await throughput(engine, n, v);
+    for (const v of VARIANTS) await queueChunk(engine, n, v);
     const latency = await handoffLatency(engine, samples);
     // Alternating chunks, each variant first in turn, so the machine's drift (the baseline moved
     // 444 -> 741 wf/s within one run) falls on all three alike; the ratios are paired per chunk.
     const rates = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
     for (let i = 0; i < chunks; i++) {
       const order = VARIANTS.map((_, k) => VARIANTS[(k + i) % VARIANTS.length]);
-      for (const v of order) rates.get(v)!.push(await throughput(engine, n, v));
-      log(`chunk ${i}: ${VARIANTS.map((v) => `${v || 'plain'} ${round(rates.get(v)!.at(-1)!, 0)}`).join(', ')} wf/s`);
+      for (const v of order) rates.get(v)!.push(await queueChunk(engine, n, v));
+      log(`chunk ${i}: ${VARIANTS.map((v) => `${v} ${round(rates.get(v)!.at(-1)!, 0)}`).join(', ')} wf/s`);
     }
     await engine.dispose();
-    const plain = rates.get(false)!;
+    const plain = rates.get('plain')!;
     const paired = (v: Variant) => rates.get(v)!.map((r, i) => r / plain[i]!);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     return {

@@ -3,23 +3,13 @@
 // generic. With 50,000 workflows of 5,000 tenants a sequential scan would read every row per page.
 import pg from 'pg';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { planNodes, type PlanNode } from '../../../../test/support/plans.js';
 import { openDatabase } from './data-source.js';
 import { listStatement } from './repositories/workflow-list.js';
 import { attributeQuery, parseWhere } from '../engine/attribute-filter.js';
 import type { AttributeFilter } from '../common/types.js';
 
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
 const ROWS = 50_000;
-
-function nodes(root: PlanNode): PlanNode[] {
-  return [root, ...(root.Plans ?? []).flatMap(nodes)];
-}
 
 describe('list by attribute: the plan uses the GIN index (real PostgreSQL)', () => {
   let tdb: TestDatabase;
@@ -47,7 +37,7 @@ describe('list by attribute: the plan uses the GIN index (real PostgreSQL)', () 
     const { sql, params } = listStatement('weft', { attributes: attributeQuery(filter), limit: 101, ...extra } as never);
     await db.query(`SET plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
     const res = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
-    return nodes(res.rows[0]['QUERY PLAN'][0].Plan);
+    return planNodes(res.rows[0]['QUERY PLAN'][0].Plan);
   };
 
   it.each([

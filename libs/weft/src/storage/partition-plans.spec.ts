@@ -4,19 +4,9 @@
 // another queue's backlog: a scan of the table would read them all on every dashboard refresh.
 import pg from 'pg';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { planNodes, type PlanNode } from '../../../../test/support/plans.js';
 import { openDatabase } from './data-source.js';
 import { queuePartitionsSql } from './repositories/workflow-partitions.js';
-
-interface PlanNode {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  Plans?: PlanNode[];
-}
-
-function nodes(root: PlanNode): PlanNode[] {
-  return [root, ...(root.Plans ?? []).flatMap(nodes)];
-}
 
 describe("a queue's partition keys: the plan uses the partition indexes (real PostgreSQL)", () => {
   let tdb: TestDatabase;
@@ -50,7 +40,7 @@ describe("a queue's partition keys: the plan uses the partition indexes (real Po
       'exports',
       20,
     ]);
-    const scans = nodes(res.rows[0]['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'weft_workflows');
+    const scans = planNodes(res.rows[0]['QUERY PLAN'][0].Plan).filter((n) => n['Relation Name'] === 'weft_workflows');
     expect(scans.map((n) => [n['Node Type'], n['Index Name']]).sort()).toEqual([
       ['Index Only Scan', 'weft_workflows_partition_enqueued_idx'],
       ['Index Only Scan', 'weft_workflows_partition_running_idx'],
