@@ -63,3 +63,13 @@ export async function waitFor<T>(check: () => Promise<T> | T, what: string, time
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** How a call was refused: its error's `code`, message and the error itself; null when it succeeded. */
+export async function codeOf(call: Promise<unknown> | (() => unknown)): Promise<{ code?: string; message: string; err: unknown } | null> {
+  try {
+    await (typeof call === 'function' ? call() : call);
+  } catch (err) {
+    return { code: (err as { code?: string }).code, message: (err as Error).message, err };
+  }
+  return null;
+}

@@ -1,6 +1,6 @@
 // Debounced starts (docs/queues.md, docs/decisions/0034): one start per window, with the last
 // call's input, every caller holding the same handle, across engines.
-import { useTestEngines, waitFor } from '../../../../../test/support/engine.js';
+import { useTestEngines, waitFor, codeOf } from '../../../../../test/support/engine.js';
 import type { WorkflowContext } from '../../common/types.js';
 import type { WeftEngine } from '../engine.js';
 
@@ -13,15 +13,6 @@ class Echo {
     return input;
   }
 }
-
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    return { code: (err as { code?: string }).code, message: (err as Error).message };
-  }
-  return null;
-};
 
 describe('debounced starts (real PostgreSQL)', () => {
   const env = useTestEngines();

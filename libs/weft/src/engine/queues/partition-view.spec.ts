@@ -1,6 +1,6 @@
 // engine.queuePartitions (docs/queues.md, "Watching partitions"): a queue's keys with work,
 // counted from weft_workflows, busiest first, bounded.
-import { useTestEngines } from '../../../../../test/support/engine.js';
+import { useTestEngines, codeOf } from '../../../../../test/support/engine.js';
 import type { WorkflowContext } from '../../common/types.js';
 import type { WeftEngine } from '../engine.js';
 
@@ -10,15 +10,6 @@ class Held {
     await ctx.waitForSignal('go');
   }
 }
-
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    return { code: (err as { code?: string }).code, message: (err as Error).message };
-  }
-  return null;
-};
 
 describe('engine.queuePartitions (real PostgreSQL)', () => {
   const env = useTestEngines();

@@ -1,5 +1,5 @@
 // Partitioned queues (docs/queues.md): limits per key under the queue's, keys admitted in turn.
-import { useTestEngines, waitFor } from '../../../../../test/support/engine.js';
+import { useTestEngines, waitFor, codeOf } from '../../../../../test/support/engine.js';
 import type { WorkflowContext } from '../../common/types.js';
 import type { WeftEngine } from '../engine.js';
 
@@ -25,15 +25,6 @@ class Tenanted {
     });
   }
 }
-
-const codeOf = async (p: Promise<unknown> | (() => unknown)) => {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    return { code: (err as { code?: string }).code, message: (err as Error).message };
-  }
-  return null;
-};
 
 describe('partitioned queues (real PostgreSQL)', () => {
   const env = useTestEngines();

@@ -1,4 +1,4 @@
-import { useTestEngines, waitFor } from '../../../../../test/support/engine.js';
+import { useTestEngines, waitFor, codeOf } from '../../../../../test/support/engine.js';
 import type { WorkflowContext } from '../../common/types.js';
 import type { WeftEngine } from '../engine.js';
 
@@ -24,15 +24,6 @@ class Held {
     await ctx.step('hold', () => gate.promise);
   }
 }
-
-const codeOf = async (p: Promise<unknown> | (() => unknown)) => {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    return { code: (err as { code?: string }).code, message: (err as Error).message };
-  }
-  return null;
-};
 
 describe('queues (real PostgreSQL)', () => {
   const env = useTestEngines();

@@ -1,5 +1,5 @@
 // Singleton starts (docs/queues.md): at most one live workflow of a type per key.
-import { useTestEngines, waitFor } from '../../../../../test/support/engine.js';
+import { useTestEngines, waitFor, codeOf } from '../../../../../test/support/engine.js';
 import type { WorkflowContext } from '../../common/types.js';
 import type { WeftEngine } from '../engine.js';
 
@@ -20,15 +20,6 @@ class Held {
     return input.n;
   }
 }
-
-const codeOf = async (p: Promise<unknown>) => {
-  try {
-    await p;
-  } catch (err) {
-    return { code: (err as { code?: string }).code, message: (err as Error).message, err };
-  }
-  return null;
-};
 
 describe('singleton starts (real PostgreSQL)', () => {
   const env = useTestEngines();
