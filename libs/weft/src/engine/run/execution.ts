@@ -671,9 +671,13 @@ export class Execution implements ReplayTarget {
       if (outcome.ok) this._history.set(op.seq, withEvent);
       return outcome;
     } finally {
-      // A cancel that came meanwhile is applied once the result has reached the code.
-      if (--this.committingThrough === 0 && this.inbox.hasCancel) this.host.pump(this);
+      this.throughDone();
     }
+  }
+
+  /** A transactional record left the commit queue's turn: a cancel that came meanwhile is applied once the result has reached the code. */
+  private throughDone(): void {
+    if (--this.committingThrough === 0 && this.inbox.hasCancel) this.host.pump(this);
   }
 
   /**
@@ -692,8 +696,7 @@ export class Execution implements ReplayTarget {
     try {
       await this.commits.takeTurn();
     } finally {
-      // A cancel that came meanwhile is applied once the result has reached the code.
-      if (--this.committingThrough === 0 && this.inbox.hasCancel) this.host.pump(this);
+      this.throughDone();
     }
     this._history.set(op.seq, withEvent);
     const committed = new Promise<void>((resolve) => setImmediate(resolve)).then(() =>
