@@ -1,5 +1,6 @@
 import { resolveRetry } from './retry.js';
 import { runAttempts } from './run/step-runner.js';
+import { StepProgress } from './run/step-progress.js';
 
 describe('runAttempts (pure logic)', () => {
   const opts = (mayStart: () => boolean) => ({
@@ -34,5 +35,32 @@ describe('runAttempts (pure logic)', () => {
       opts(() => true),
     );
     expect(out).toEqual({ ok: true, value: 'ok', attempts: 3 });
+  });
+
+  it("a step out of retry.maxElapsed because its backoff ended late fails with the last attempt's error as the cause", async () => {
+    // The backoff's timer fires past the deadline (a loaded machine): the next attempt is never begun.
+    let t = 0;
+    const clock = {
+      now: () => t,
+      setTimer: (fn: () => void, ms: number) => {
+        t += ms + 5_000;
+        setImmediate(fn);
+        return { clear: () => undefined };
+      },
+    };
+    const out = await runAttempts(
+      () => {
+        throw new Error('still down');
+      },
+      {
+        ...opts(() => true),
+        retry: resolveRetry({ maxAttempts: 1000, initialInterval: 20, maxInterval: 20, maxElapsed: 2000 }),
+        clock,
+        // As in the engine: the step's progress keeps its first start, which the deadline counts from.
+        progress: new StepProgress('w', 1, 0, 's', { save: () => undefined, forget: () => undefined }, 1024),
+      },
+    );
+    expect(out).toMatchObject({ ok: false, attempts: 1, error: { name: 'StepMaxElapsedError', maxElapsedMs: 2000 } });
+    expect(((out as { error: Error }).error.cause as Error).message).toBe('still down');
   });
 });

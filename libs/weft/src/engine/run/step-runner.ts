@@ -149,10 +149,11 @@ export async function runAttempts(
   const now = () => clock.now();
   const limits: AttemptLimits = { timeoutMs: opts.timeoutMs, maxElapsedMs, heartbeatTimeoutMs: opts.heartbeatTimeoutMs, now };
   const first = (progress?.attemptsBefore ?? 0) + 1;
+  let lastError: unknown;
   for (let attempt = first; ; attempt++) {
     if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt - 1 };
     const late = beginAttempt(attempt, limits, opts.name, progress);
-    if (late) return { ok: false, error: late, attempts: attempt - 1 };
+    if (late) return { ok: false, error: withLastCause(late, lastError), attempts: attempt - 1 };
     try {
       const completionToken = opts.tokenFor?.(attempt);
       const at: Attempt = { attempt, idempotencyKey: opts.idempotencyKey, name: opts.name, limits, progress, completionToken };
@@ -162,7 +163,8 @@ export async function runAttempts(
       if (error instanceof NotStarted) return { ok: false, aborted: true, attempts: attempt - 1 };
       if (opts.signal.aborted) return { ok: false, aborted: true, attempts: attempt };
       const next = afterFailure(opts.retry, opts.name, error, attempt, limits);
-      if ('fail' in next) return { ok: false, error: next.fail, attempts: attempt };
+      if ('fail' in next) return { ok: false, error: withLastCause(next.fail, lastError), attempts: attempt };
+      lastError = error;
       opts.onBackoff?.(true);
       const waited = await abortableDelay(next.delay, opts.signal, clock).finally(() => opts.onBackoff?.(false));
       if (!waited) return { ok: false, aborted: true, attempts: attempt };
@@ -178,6 +180,16 @@ function beginAttempt(attempt: number, limits: AttemptLimits, name: string, prog
   if (maxElapsedMs === undefined || now === undefined) return undefined;
   limits.deadlineAt = (progress?.firstStartedAt ?? now) + maxElapsedMs;
   return attempt > 1 && now >= limits.deadlineAt ? new StepMaxElapsedError(name, maxElapsedMs) : undefined;
+}
+
+/**
+ * A step out of its maxElapsed with no cause of its own (its deadline came during an attempt, or a
+ * late backoff ended past it) fails with the last attempt's error as the cause, as one stopped
+ * between attempts does.
+ */
+function withLastCause(error: unknown, lastError: unknown): unknown {
+  if (!(error instanceof StepMaxElapsedError) || error.cause !== undefined || lastError === undefined) return error;
+  return new StepMaxElapsedError(error.stepName, error.maxElapsedMs, { cause: lastError });
 }
 
 /** After a failed attempt: the error the step fails with now, or the backoff before the next attempt. */
