@@ -33,6 +33,15 @@ export class CallerTransactions {
   ) {}
 
   /**
+   * As resolve(), but undefined at once (no await) without a manager or an active ambient
+   * transaction, as most calls are.
+   */
+  join(operation: string, manager: EntityManager | undefined): Promise<CallerTransaction | undefined> | undefined {
+    if (manager === undefined && !(this.ambient.any && this.ambient.current(this.weft.dataSource))) return undefined;
+    return this.resolve(operation, manager);
+  }
+
+  /**
    * The transaction `operation` writes in: `manager`'s, else the ambient one, else none (a plain
    * write). A transaction on another database than Weft's is refused before anything is written.
    */

@@ -1,43 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import {
-  EngineDisposedError,
-  EngineLeaseNotHeldError,
-  EngineNotReadyError,
-  InvalidArgumentError,
-  ResultTimeoutError,
-  WorkflowNotFoundError,
-  WorkflowNotRunningError,
-} from '../common/errors.js';
-import { resolveOwnership } from '../ownership/config.js';
-import { createOwnershipPolicy } from '../ownership/create-policy.js';
+import { InvalidArgumentError } from '../common/errors.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import type { PassReport } from '../ownership/renewal-scheduler.js';
 import { openDatabase, OpenedDatabase } from '../storage/data-source.js';
-import { AmbientTransactions } from './ambient/ambient-transactions.js';
-import { PlanFreshness } from '../storage/plan-freshness.js';
-import { WorkflowStore } from '../storage/workflow-store.js';
-import { Payloads } from '../storage/payloads.js';
-import { Duration, parseDuration } from '../common/duration.js';
-import { GroupCommitter } from './group-committer.js';
+import type { AmbientTransactions } from './ambient/ambient-transactions.js';
+import type { WorkflowStore } from '../storage/workflow-store.js';
+import type { Duration } from '../common/duration.js';
 import { WorkflowHandle } from './handle.js';
-import { ResolvedEngineOptions, resolveEngineOptions, validatePoolSize, WeftEngineOptions } from './options.js';
-import { WorkflowClass, WorkflowRegistry } from './registry.js';
-import { settledValue } from './results.js';
-import { Runtime } from './run/runtime.js';
-import { Starter } from './starter.js';
+import { ResolvedEngineOptions, validatePoolSize, WeftEngineOptions } from './options.js';
+import type { WorkflowClass, WorkflowRegistry } from './registry.js';
+import type { Runtime } from './run/runtime.js';
+import type { Starter } from './starter.js';
 import { NO_HEADERS } from './interceptors.js';
-import { WeftSchedules } from './schedules/schedules.js';
-import { Retention } from './retention.js';
-import { QueueAdmission } from './queues/admission.js';
-import { NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
-import type { SettledSubscription } from './run/settled-waiters.js';
-import type { Settled } from './settled.js';
-import { resolveQueues, type QueueView } from './queues/options.js';
+import type { WeftSchedules } from './schedules/schedules.js';
+import type { QueueAdmission } from './queues/admission.js';
+import type { QueueView } from './queues/options.js';
 import { queuePartitions, type QueuePartitionsView } from './queues/partition-view.js';
-import { QueueSlots } from './queues/slots.js';
-import { TimerLoop } from './timer-loop.js';
-import { isTerminal, Transitions } from './transitions.js';
-import { Messaging } from './messaging.js';
+import type { Transitions } from './transitions.js';
+import type { Messaging } from './messaging.js';
 import type {
   CancelOptions,
   EngineHealthSnapshot,
@@ -49,17 +29,20 @@ import type {
   WorkflowDefinition,
   WorkflowDescription,
 } from '../common/types.js';
-import { CallerTransactions, type CallerTransaction } from './caller-transaction.js';
-import type { EntityManager } from 'typeorm';
+import type { CallerTransactions } from './caller-transaction.js';
 import type { ForkOptions, Repair } from './repair.js';
 import type { WorkflowReplayer } from './replayer.js';
-import { UpdateCalls } from './update-calls.js';
-import { AdminCalls } from './admin-calls.js';
+import type { UpdateCalls } from './update-calls.js';
+import type { AdminCalls } from './admin-calls.js';
 import { getEvent } from './events.js';
 import { checkStreamArgs, readStream } from './streams.js';
-import { TalkWaiters } from './talk-waiters.js';
-
-import { toStoredJson, validateName, validateReason, validateWorkflowId } from './validation.js';
+import type { TalkWaiters } from './talk-waiters.js';
+import type { StartCalls } from './start-calls.js';
+import type { ResultWait } from './result-wait.js';
+import type { BackgroundWork } from './background.js';
+import type { EngineLifecycle } from './lifecycle.js';
+import { wireEngine } from './wiring.js';
+import { toStoredJson, validateReason } from './validation.js';
 import { describeError } from './error-record.js';
 
 export type { EngineHealthSnapshot } from '../common/types.js';
@@ -72,10 +55,8 @@ export class WeftEngine {
   readonly engineId: string;
   /** @internal */
   readonly store: WorkflowStore;
-  /** result() of runs that do not end here: their status reads, batched. */
-  private readonly resultPoll: ResultPoll;
   /** @internal */
-  readonly registry = new WorkflowRegistry();
+  readonly registry: WorkflowRegistry;
   /** @internal */
   readonly options: ResolvedEngineOptions;
   /** @internal */
@@ -85,182 +66,52 @@ export class WeftEngine {
   private readonly starter: Starter;
   /** Schedules: create, update, pause, unpause, trigger, delete, describe, list (docs/schedules.md). */
   readonly schedules: WeftSchedules;
-  private readonly retention: Retention;
-  private readonly plans: PlanFreshness;
   private readonly queues: QueueAdmission;
   private readonly messaging: Messaging;
-  private readonly waiters = new TalkWaiters();
+  private readonly waiters: TalkWaiters;
   private readonly runtime: Runtime;
   /** Libraries' ambient transactions that transactional bodies and starts join (docs/transactions.md). */
   private readonly ambient: AmbientTransactions;
   /** The caller's transactions that starts, signals and cancels write in (docs/transactions.md). */
   private readonly callerTransactions: CallerTransactions;
-  private readonly timers: TimerLoop;
   private readonly transitions: Transitions;
+  /** start and signalWithStart. */
+  private readonly starts: StartCalls;
+  /** result(). */
+  private readonly results: ResultWait;
+  /** The timer loop's tick, runMaintenance, and what the testing kit's clock asks. */
+  private readonly background: BackgroundWork;
+  /** bootstrap, dispose, the guards every call passes, the health snapshot. */
+  private readonly lifecycle: EngineLifecycle;
   /** update and updateWithStart. */
   private readonly updates: UpdateCalls;
   /** describe, list, fork, retry, purge. */
   private readonly admin: AdminCalls;
-  private disposed: Promise<{ released: number; failed: number }> | undefined;
-  private started = false;
-  private bootstrapping: Promise<void> | undefined;
-  private ownershipReady: Promise<void> | undefined;
-  private lastPassAt: Date | null = null;
 
   /** @internal Use WeftEngine.create(options), or WeftModule in a Nest app. */
-  constructor(
-    database: OpenedDatabase,
-    options: WeftEngineOptions = {},
-    private readonly ownsDatabase = false,
-  ) {
+  constructor(database: OpenedDatabase, options: WeftEngineOptions = {}, ownsDatabase = false) {
     this.database = database;
     this.engineId = options.engineId ?? randomUUID();
-    this.options = resolveEngineOptions(options, this.engineId);
-    const clock = this.options.clock;
-    this.store = new WorkflowStore(database.sql, database.schema, () => clock.offsetMs(), new Payloads(options.codec));
-    this.ambient = new AmbientTransactions(options.ambientTransactions);
-    this.callerTransactions = new CallerTransactions({ dataSource: database.dataSource, via: database.sql }, this.ambient);
-    this.resultPoll = new ResultPoll((ids) => this.store.workflows.statuses(ids));
-    // The policy calls back into the runtime only once the engine runs (bootstrap and after).
-    this.ownership = createOwnershipPolicy({
-      sql: database.sql,
-      schema: database.schema,
-      engineId: this.engineId,
-      config: resolveOwnership(options),
-      logger: this.options.logger,
-      metrics: options.metrics,
-      onWarning: options.onWarning,
-      runtime: {
-        stopLive: (id) => this.runtime.stopLive(id),
-        drive: (id) => this.runtime.drive(id),
-        halt: () => this.runtime.halt(),
-        registeredTypes: () => this.registry.names(),
-        poll: () => this.messaging.poll(),
-      },
-    });
-    const queues = resolveQueues(options.queues);
-    const slots = new QueueSlots({ store: this.store, queues, logger: this.options.logger, freed: (q) => this.queues.nudge(0, q) });
-    this.runtime = new Runtime({
-      slots,
-      store: this.store,
-      committer: new GroupCommitter(this.store),
-      registry: this.registry,
-      options: this.options,
-      ownership: this.ownership,
-      children: {
-        // A child is started also while this engine shuts down (it drains).
-        start: (parentId, childId, type, input, seq, headers) => this.starter.startChild(parentId, childId, type, input, seq, headers),
-        terminated: (id, children, endsSingleton) => {
-          this.queues.ended(id); // a queued run's end frees its slot: admit the next one now
-          // Its singleton key is free: the oldest start waiting for it fires now (undefined: an external end, not known).
-          if (endsSingleton !== false) this.wakeSingletonWaiter(id);
-          if (!children || children.length) this.transitions.closeChildren(id, children);
-        },
-      },
-      external: {
-        start: (type, input, workflowId, headers) => this.starter.start({ type, input, opts: { workflowId }, headers }),
-        cancel: (id, reason) =>
-          this.transitions.cancel(id, reason).then(
-            () => undefined,
-            (err: unknown) => {
-              // Already ended (by an earlier try of this very call, say): nothing left to cancel.
-              if (!(err instanceof WorkflowNotRunningError)) throw err;
-            },
-          ),
-        status: async (id) => (await this.store.workflows.get(id))?.status ?? null,
-      },
-      fireOwnTimer: (id, seq) => this.transitions.fireOwn(id, seq),
-      ambient: this.ambient,
-      handoff: {
-        request: (queue) => this.queues.handoffRequest(queue),
-        ended: (queue, fromId, h, sentAt) => this.queues.endCommitted(queue, fromId, h, sentAt),
-      },
-    });
-    this.transitions = new Transitions({
-      store: this.store,
-      runtime: this.runtime,
-      registry: this.registry,
-      ownership: this.ownership,
-      logger: this.options.logger,
-      enqueued: (queue) => this.queues.nudge(0, queue),
-    });
-    this.messaging = new Messaging({
-      store: this.store,
-      runtime: this.runtime,
-      registry: this.registry,
-      options: this.options,
-      sql: database.sql,
-      ownership: this.ownership,
-      isDisposed: () => this.disposed !== undefined,
-      waiters: this.waiters,
-      queueFreed: (queue, engineId) => this.queues.freedElsewhere(queue, engineId),
-    });
-    this.queues = new QueueAdmission({
-      store: this.store,
-      registry: this.registry,
-      ownership: this.ownership,
-      runtime: this.runtime,
-      options: this.options,
-      queues,
-      slots,
-      engineId: this.engineId,
-      mayAdmit: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
-    });
-    this.starter = new Starter({
-      queues: this.queues,
-      store: this.store,
-      registry: this.registry,
-      options: this.options,
-      ownership: this.ownership,
-      runtime: this.runtime,
-      messaging: this.messaging,
-      nudgeTimersAt: (at) => this.timers.nudgeAt(at),
-    });
-    this.schedules = new WeftSchedules({
-      repo: this.store.schedules,
-      workflows: this.store.workflows,
-      starter: this.starter,
-      registry: this.registry,
-      options: this.options,
-      cancel: async (id, reason) => void (await this.transitions.cancel(id, reason)),
-      assertCanRun: () => this.assertCanRun(),
-      assertOpen: () => this.assertOpen(),
-      mayFire: () => !this.disposed && !this.runtime.isDraining && !this.ownership.gate.isHalted && this.ownership.gate.mayRunAnything(),
-    });
-    const guards = { assertOpen: () => this.assertOpen(), assertCanRun: () => this.assertCanRun() };
-    this.updates = new UpdateCalls({
-      registry: this.registry,
-      options: this.options,
-      starter: this.starter,
-      messaging: this.messaging,
-      ...guards,
-    });
-    this.admin = new AdminCalls({
-      store: this.store,
-      registry: this.registry,
-      runtime: this.runtime,
-      ownership: this.ownership,
-      options: this.options,
-      ...guards,
-    });
-    this.retention = new Retention({ workflows: this.store.workflows, sql: database.sql, options: this.options });
-    this.plans = new PlanFreshness(database.sql, database.schema);
-    this.timers = new TimerLoop(
-      async () => {
-        // A deposed lease holder takes no timers: they are the new holder's (ownership 'lease').
-        if (this.ownership.gate.isHalted) return;
-        this.lastPassAt = new Date();
-        await this.transitions.processDueTimers();
-        await this.schedules.fireDue();
-        await this.retention.maybeRun();
-        await this.refreshPlans();
-        // Without a maintenance pass of the policy, the timer tick is also the owner-side poll.
-        if (!this.ownership.maintenance.pollsMessages) await this.messaging.poll();
-      },
-      this.options.timerPollMs,
-      (err) => this.options.logger.warn(`Timer poll failed: ${(err as Error).message}`),
-      clock,
-    );
+    const parts = wireEngine(database, options, this.engineId, ownsDatabase);
+    this.options = parts.options;
+    this.store = parts.store;
+    this.registry = parts.registry;
+    this.ownership = parts.ownership;
+    this.ambient = parts.ambient;
+    this.callerTransactions = parts.callerTransactions;
+    this.waiters = parts.waiters;
+    this.runtime = parts.runtime;
+    this.transitions = parts.transitions;
+    this.messaging = parts.messaging;
+    this.queues = parts.queues;
+    this.starter = parts.starter;
+    this.schedules = parts.schedules;
+    this.starts = parts.starts;
+    this.updates = parts.updates;
+    this.admin = parts.admin;
+    this.results = parts.results;
+    this.background = parts.background;
+    this.lifecycle = parts.lifecycle;
   }
 
   /** Opens (and migrates) the configured database and builds an engine that closes it on dispose. */
@@ -275,15 +126,6 @@ export class WeftEngine {
       await db.close(); // a bad option must not leave the pool it opened behind
       throw err;
     }
-  }
-
-  /** A workflow that may have held a singleton key ended here: the start waiting for it fires now, not at its recheck. */
-  private wakeSingletonWaiter(workflowId: string): void {
-    void this.store.singletonWaits.wakeNext(workflowId).then(
-      (woke) => woke && this.timers.nudgeAt(this.options.clock.now()),
-      (err: unknown) =>
-        this.options.logger.warn(`A queued singleton start could not be woken (its recheck starts it): ${(err as Error).message}`),
-    );
   }
 
   /** The declared queues with their limits, and enqueued/running as of the last admission pass. */
@@ -321,25 +163,7 @@ export class WeftEngine {
    * background loops (unless backgroundTasks is 'manual').
    */
   async bootstrap(): Promise<void> {
-    this.assertOpen();
-    if (this.bootstrapping) return this.bootstrapping;
-    this.ownershipReady = this.ownership.maintenance.bootstrap();
-    this.ownershipReady.catch(() => undefined);
-    this.bootstrapping = (async () => {
-      await this.ownershipReady;
-      await this.refreshPlans(true); // the tables' sizes now: later growth is measured from here
-      await this.options.tracing.ready(); // before recovery, so recovered runs are traced
-      await this.schedules.syncDeclared();
-      const auto = this.options.backgroundTasks === 'auto';
-      if (this.options.notify && auto) await this.messaging.listen();
-      // Renewal first: a recovery that claims thousands of workflows takes longer than a TTL.
-      if (auto && !this.disposed) this.ownership.maintenance.start();
-      await this.recoverAll();
-      if (auto && !this.disposed) this.timers.start();
-      if (auto && !this.disposed) this.queues.start();
-      this.started = true;
-    })();
-    return this.bootstrapping;
+    return this.lifecycle.bootstrap();
   }
 
   /**
@@ -349,10 +173,7 @@ export class WeftEngine {
    * while recovering running workflows does not hold the app's start.
    */
   async bootstrapGates(): Promise<{ recovery: Promise<void> }> {
-    const recovery = this.bootstrap();
-    recovery.catch(() => undefined); // the caller handles it through `recovery`
-    await (this.ownershipReady ?? recovery);
-    return { recovery };
+    return this.lifecycle.bootstrapGates();
   }
 
   get commitStatements(): number {
@@ -361,7 +182,7 @@ export class WeftEngine {
 
   /** Starts a workflow; with idPolicy 'return-existing' (default) an existing id returns its handle. */
   async start<I>(type: string, input: I, opts: StartOptions = {}): Promise<WorkflowHandle> {
-    return this.startWith(type, input, opts);
+    return this.handle(await this.starts.start(type, input, opts));
   }
 
   /**
@@ -374,36 +195,13 @@ export class WeftEngine {
     signal: { name: string; payload?: unknown },
     opts: StartOptions = {},
   ): Promise<WorkflowHandle> {
-    this.assertOpen();
-    validateName('signal name', signal?.name);
-    const payload = toStoredJson(signal.payload ?? null, `Payload of signal "${signal.name}"`, this.options.maxPayloadBytes);
-    return this.startWith(type, input, opts, { name: signal.name, payload });
-  }
-
-  private async startWith(
-    type: string,
-    input: unknown,
-    opts: StartOptions,
-    signal?: { name: string; payload: unknown },
-  ): Promise<WorkflowHandle> {
-    await this.assertCanRun();
-    const tracing = this.options.tracing.ready(); // undefined once loaded: no await per start
-    if (tracing) await tracing;
-    const tx = await this.callerTransaction(signal ? 'signalWithStart' : 'start', opts?.manager);
-    return this.handle(await this.starter.start({ type, input, opts, signal, tx }));
-  }
-
-  /** The caller's transaction to write in: `manager`'s, or an ambient one; none without either (no await then). */
-  private callerTransaction(operation: string, manager: EntityManager | undefined): Promise<CallerTransaction | undefined> | undefined {
-    // Without a manager or an active ambient transaction (most calls), nothing to await.
-    if (manager === undefined && !(this.ambient.any && this.ambient.current(this.database.dataSource))) return undefined;
-    return this.callerTransactions.resolve(operation, manager);
+    return this.handle(await this.starts.signalWithStart(type, input, signal, opts));
   }
 
   /** Send, query and update: see Messaging. After dispose() they reject, like every call here. */
   async signal(workflowId: string, name: string, payload?: unknown, opts: SignalOptions = {}): Promise<void> {
-    this.assertOpen();
-    const tx = await this.callerTransaction('signal', opts.manager);
+    this.lifecycle.assertOpen();
+    const tx = await this.callerTransactions.join('signal', opts.manager);
     const chain = this.options.interceptors?.signal;
     if (!chain) return this.messaging.signal(workflowId, name, payload ?? null, tx);
     const first = { workflowId, signalName: name, payload: payload ?? null, headers: NO_HEADERS };
@@ -433,7 +231,7 @@ export class WeftEngine {
   }
 
   async query<R = unknown>(workflowId: string, name: string, args?: unknown): Promise<R> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return this.messaging.query<R>(workflowId, name, args);
   }
 
@@ -443,7 +241,7 @@ export class WeftEngine {
    * attempt gets StepAlreadyCompletedError (docs/long-steps.md).
    */
   async completeStep(token: string, result?: unknown): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const value = toStoredJson(result ?? null, 'Result of an externally completed step', this.options.maxPayloadBytes);
     return this.runtime.completions.complete(token, { ok: true, value });
   }
@@ -454,7 +252,7 @@ export class WeftEngine {
    * the step's policy. Once, as completeStep.
    */
   async failStep(token: string, error: unknown): Promise<void> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     return this.runtime.completions.complete(token, { ok: false, error: describeError(error) as Record<string, unknown> });
   }
 
@@ -464,8 +262,8 @@ export class WeftEngine {
    * when the workflow ended without it (docs/events-and-streams.md).
    */
   async getEvent<T = unknown>(workflowId: string, key: string, opts: { timeout?: Duration } = {}): Promise<T | null> {
-    this.assertOpen();
-    return getEvent<T>({ store: this.store, waiters: this.waiters, isClosed: () => this.disposed !== undefined }, workflowId, key, opts);
+    this.lifecycle.assertOpen();
+    return getEvent<T>({ store: this.store, waiters: this.waiters, isClosed: () => this.lifecycle.isDisposed }, workflowId, key, opts);
   }
 
   /**
@@ -474,9 +272,9 @@ export class WeftEngine {
    * (docs/events-and-streams.md). Breaking out of the loop stops it.
    */
   readStream(workflowId: string, key: string, opts: { from?: number } = {}): AsyncIterable<StreamEntry> {
-    this.assertOpen();
+    this.lifecycle.assertOpen();
     const from = checkStreamArgs(workflowId, key, opts.from);
-    return readStream({ store: this.store, waiters: this.waiters, isClosed: () => this.disposed !== undefined }, workflowId, key, from);
+    return readStream({ store: this.store, waiters: this.waiters, isClosed: () => this.lifecycle.isDisposed }, workflowId, key, from);
   }
 
   handle(workflowId: string): WorkflowHandle {
@@ -485,57 +283,7 @@ export class WeftEngine {
 
   /** Waits for the workflow to end; returns its output or throws WorkflowFailedError. */
   async result<O = unknown>(workflowId: string, opts: { timeout?: Duration } = {}): Promise<O> {
-    this.assertOpen();
-    validateWorkflowId(workflowId);
-    const timeoutMs = opts.timeout === undefined ? Infinity : parseDuration(opts.timeout, 'result timeout');
-    const deadline = Date.now() + timeoutMs;
-    const sub = this.runtime.subscribeSettled(workflowId);
-    try {
-      // Running here: its end is announced locally, no need to read storage first.
-      if (this.runtime.isLive(workflowId)) {
-        const s = await sub.wait(Math.min(timeoutMs, 1000));
-        if (s) return settledValue<O>(workflowId, s);
-      }
-      for (;;) {
-        this.assertOpen(); // disposed while it waited
-        // The row itself only once the status read shared with other waiters says it ended (or is absent).
-        const row = (await this.resultPoll.look(workflowId)).ended
-          ? await this.store.workflows.get(workflowId).catch((err: unknown) => {
-              this.assertOpen(); // the read failed because dispose() closed the database
-              throw err;
-            })
-          : undefined;
-        if (row === null) throw new WorkflowNotFoundError(workflowId);
-        if (row && isTerminal(row.status)) return settledValue<O>(workflowId, row);
-        const s = await this.untilEnded(workflowId, sub, deadline, timeoutMs);
-        if (s) return settledValue<O>(workflowId, s);
-      }
-    } finally {
-      sub.cancel();
-    }
-  }
-
-  /**
-   * Until it ends here (resolves with how), or the shared status read says it ended (null: read
-   * the row). A run live here announces its end here: no read while it is.
-   */
-  private async untilEnded(workflowId: string, sub: SettledSubscription, deadline: number, timeoutMs: number): Promise<Settled | null> {
-    let pollMs = 20;
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
-      const s = await sub.wait(Math.min(pollMs, left));
-      if (s) return s;
-      this.assertOpen();
-      if (this.runtime.isLive(workflowId)) {
-        pollMs = 500;
-        continue;
-      }
-      const look = await this.resultPoll.look(workflowId);
-      if (look.ended) return null;
-      // Not started yet: if it is admitted here, its end is announced here.
-      pollMs = look.notStarted ? NOT_STARTED_POLL_MS : Math.min(pollMs * 2, 500);
-    }
+    return this.results.result<O>(workflowId, opts);
   }
 
   async describe(workflowId: string): Promise<WorkflowDescription> {
@@ -558,8 +306,8 @@ export class WeftEngine {
     const opts = typeof reasonOrOptions === 'string' ? { reason: reasonOrOptions } : (reasonOrOptions ?? {});
     const reason = opts.reason ?? 'Cancelled';
     validateReason('cancel reason', reason);
-    await this.assertCanRun();
-    const tx = await this.callerTransaction('cancel', opts.manager);
+    await this.lifecycle.assertCanRun();
+    const tx = await this.callerTransactions.join('cancel', opts.manager);
     await this.transitions.cancel(workflowId, reason, tx);
     // A run live here takes the request now, without waiting for its NOTIFY.
     if (tx) tx.onCommit(() => this.messaging.onNotify(workflowId));
@@ -569,13 +317,13 @@ export class WeftEngine {
   /** Stops a running workflow without ending it; resume() continues it by replay. */
   async suspend(workflowId: string, reason = 'Suspended by an operator'): Promise<void> {
     validateReason('suspend reason', reason);
-    await this.assertCanRun();
+    await this.lifecycle.assertCanRun();
     await this.transitions.suspend(workflowId, reason);
   }
 
   /** Continues a suspended workflow here; WorkflowClaimUnavailableError if another engine holds it. */
   async resume(workflowId: string): Promise<void> {
-    await this.assertCanRun();
+    await this.lifecycle.assertCanRun();
     await this.transitions.resume(workflowId);
   }
 
@@ -615,18 +363,7 @@ export class WeftEngine {
 
   /** Replays and continues every running workflow of a registered type not already live here. */
   async recoverAll(): Promise<{ recovered: number }> {
-    this.assertOpen();
-    return this.transitions.recoverAll();
-  }
-
-  /**
-   * Cached plans follow the tables' growth (storage/plan-freshness.ts). A failed read of the
-   * sizes only postpones that: the statements still run.
-   */
-  private async refreshPlans(now = false): Promise<void> {
-    await (now ? this.plans.refresh() : this.plans.maybeRefresh()).catch((err) =>
-      this.options.logger.warn(`Reading the table sizes failed: ${(err as Error).message}`),
-    );
+    return this.lifecycle.recoverAll();
   }
 
   /** One round of background work (for backgroundTasks 'manual'): renewal, reclaim, polls, due timers. */
@@ -637,17 +374,8 @@ export class WeftEngine {
     purged: number;
     admitted: number;
   }> {
-    this.assertOpen();
-    const pass = await this.ownership.maintenance.runPass();
-    this.lastPassAt = new Date();
-    const timersFired = this.ownership.gate.isHalted ? 0 : await this.transitions.processDueTimers();
-    const schedulesFired = await this.schedules.fireDue();
-    const purged = await this.retention.runPass();
-    await this.refreshPlans(true);
-    const admitted = await this.queues.pass(true);
-    // Without a maintenance pass of the policy (ownership 'none'), the owner-side poll is here.
-    if (!this.ownership.maintenance.pollsMessages) await this.messaging.poll();
-    return { pass, timersFired, schedulesFired, purged, admitted };
+    this.lifecycle.assertOpen();
+    return this.background.runMaintenance();
   }
 
   /**
@@ -656,12 +384,8 @@ export class WeftEngine {
    * messages, as a background tick does.
    */
   async fireDue(): Promise<void> {
-    this.assertOpen();
-    if (this.ownership.gate.isHalted) return;
-    await this.transitions.processDueTimers();
-    await this.schedules.fireDue();
-    await this.queues.pass();
-    await this.messaging.poll();
+    this.lifecycle.assertOpen();
+    return this.background.fireDue();
   }
 
   /** @internal Every run live here waits (parked or in a retry backoff) and nothing is being fired, loaded or fetched for it. */
@@ -674,16 +398,12 @@ export class WeftEngine {
    * waits on time (a stored timer, a live child, or a step's retry backoff here).
    */
   async allWaitOnTime(): Promise<boolean> {
-    const { live, untimed } = await this.store.workflows.untimed();
-    return live > 0 && untimed.every((id) => this.runtime.liveRun(id)?.inBackoffOnly === true);
+    return this.background.allWaitOnTime();
   }
 
   /** @internal The earliest timer or schedule fire of this schema after `after` (workflow time, epoch ms), or null. */
   async nextDueAt(after: number): Promise<number | null> {
-    const at = new Date(after);
-    const [t, s] = await Promise.all([this.store.timers.nextFireAt(at), this.store.schedules.nextFireAt(at)]);
-    const times = [t, s].filter((d): d is Date => d !== null).map((d) => d.getTime());
-    return times.length ? Math.min(...times) : null;
+    return this.background.nextDueAt(after);
   }
 
   /**
@@ -695,64 +415,15 @@ export class WeftEngine {
    * succeeded.
    */
   dispose(): Promise<{ released: number; failed: number }> {
-    this.disposed ??= (async () => {
-      this.runtime.beginDrain();
-      this.waiters.wakeAll(); // getEvent and readStream callers end now, before the database closes
-      await this.ownership.maintenance.stop();
-      await this.timers.stop();
-      await this.queues.stop();
-      await this.messaging.close();
-      await this.bootstrapping?.catch(() => undefined);
-      await this.runtime.drain(Date.now() + this.options.shutdownGraceMs);
-      await this.runtime.close();
-      await this.transitions.putBackTaken().catch(() => undefined); // before the claims go: see there
-      const report = await this.ownership.maintenance.dispose().catch(() => ({ released: 0, failed: -1 }));
-      if (this.ownsDatabase) await this.database.close();
-      return report;
-    })();
-    return this.disposed;
+    return this.lifecycle.dispose();
   }
 
   /** What health checks need; cheap, no I/O. */
   healthSnapshot(): EngineHealthSnapshot {
-    const { halted, claimsHeld, renewalFailures, lastPassAt, intervalMs } = this.ownership.figures();
-    return {
-      engineId: this.engineId,
-      ownership: this.ownership.mode,
-      bootstrapped: this.started,
-      disposed: this.disposed !== undefined,
-      halted,
-      backgroundTasks: this.options.backgroundTasks,
-      lastBackgroundPassAt: lastPassAt === undefined ? this.lastPassAt : lastPassAt,
-      backgroundIntervalMs: intervalMs ?? this.options.timerPollMs,
-      liveWorkflows: this.runtime.liveCount,
-      claimsHeld,
-      renewalFailures,
-      queues: this.queues.snapshot(),
-    };
+    return this.lifecycle.healthSnapshot();
   }
 
   get isDisposed(): boolean {
-    return this.disposed !== undefined;
-  }
-
-  /**
-   * Fencing modes: nothing runs before the ownership bootstrap (gates, lease) has succeeded; a
-   * call made while it is under way waits for it. Under 'lease' only the holder runs anything.
-   */
-  private async assertCanRun(): Promise<void> {
-    this.assertOpen();
-    if (!this.ownership.maintenance.requiresBootstrap) return;
-    if (!this.ownershipReady)
-      throw new EngineNotReadyError(this.engineId, 'call engine.bootstrap() first (WeftModule does it at application bootstrap)');
-    await this.ownershipReady.catch((err: Error) => {
-      if (err instanceof EngineLeaseNotHeldError) throw err;
-      throw new EngineNotReadyError(this.engineId, `its ownership bootstrap failed: ${err.message}`, { cause: err });
-    });
-    if (!this.ownership.gate.mayRunAnything()) throw new EngineLeaseNotHeldError(this.engineId, null);
-  }
-
-  private assertOpen(): void {
-    if (this.disposed) throw new EngineDisposedError();
+    return this.lifecycle.isDisposed;
   }
 }

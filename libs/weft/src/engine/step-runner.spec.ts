@@ -63,4 +63,31 @@ describe('runAttempts (pure logic)', () => {
     expect(out).toMatchObject({ ok: false, attempts: 1, error: { name: 'StepMaxElapsedError', maxElapsedMs: 2000 } });
     expect(((out as { error: Error }).error.cause as Error).message).toBe('still down');
   });
+
+  it('a step run without a StepProgress counts retry.maxElapsed from its first attempt, not from each one', async () => {
+    // Each attempt takes 1 s of workflow time: the second one ends past the 2 s deadline, so no third
+    // begins. A deadline counted from each attempt's start would move on with it and never bind.
+    let t = 0;
+    const clock = {
+      now: () => t,
+      setTimer: (fn: () => void, ms: number) => {
+        t += ms;
+        setImmediate(fn);
+        return { clear: () => undefined };
+      },
+    };
+    const out = await runAttempts(
+      () => {
+        t += 1000;
+        throw new Error('still down');
+      },
+      {
+        ...opts(() => true),
+        retry: resolveRetry({ maxAttempts: 1000, initialInterval: 20, maxInterval: 20, maxElapsed: 2000 }),
+        clock,
+      },
+    );
+    expect(out).toMatchObject({ ok: false, attempts: 2, error: { name: 'StepMaxElapsedError', maxElapsedMs: 2000 } });
+    expect(((out as { error: Error }).error.cause as Error).message).toBe('still down');
+  });
 });

@@ -39,7 +39,7 @@ class NotStarted extends Error {}
 /** What ends an attempt besides its body: a per-attempt timeout, the step's maxElapsed deadline, stopped heartbeats. */
 interface AttemptLimits {
   timeoutMs?: number;
-  /** When retry.maxElapsed runs out, on workflow time (the testing kit's clock skips it). */
+  /** When retry.maxElapsed runs out, on workflow time (the testing kit's clock skips it): the first start's, or an earlier owner's. */
   deadlineAt?: number;
   /** Workflow time now. */
   now: () => number;
@@ -178,7 +178,8 @@ function beginAttempt(attempt: number, limits: AttemptLimits, name: string, prog
   const now = maxElapsedMs === undefined ? undefined : limits.now();
   progress?.attemptBegins(attempt, maxElapsedMs !== undefined, limits.heartbeatTimeoutMs !== undefined, now);
   if (maxElapsedMs === undefined || now === undefined) return undefined;
-  limits.deadlineAt = (progress?.firstStartedAt ?? now) + maxElapsedMs;
+  // Set once, at the first attempt: counted from each attempt's start it would move on with them and never bind.
+  limits.deadlineAt ??= (progress?.firstStartedAt ?? now) + maxElapsedMs;
   return attempt > 1 && now >= limits.deadlineAt ? new StepMaxElapsedError(name, maxElapsedMs) : undefined;
 }
 
