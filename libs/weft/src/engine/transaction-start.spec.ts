@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { createTestDatabase, type TestDatabase } from '../../../../test/support/database.js';
-import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { codeOf, useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
 
@@ -19,6 +19,20 @@ class AwaitsSignal {
 const rollback = new Error('the caller rolls back');
 const count = async (tdb: TestDatabase, id: string) =>
   (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id = $1', [id]))[0].n;
+/** The live workflows holding singleton key `key`, and the starts waiting for it. */
+const holders = (tdb: TestDatabase, key: string) =>
+  tdb.query<{ id: string; status: string; waits: boolean }>(
+    `SELECT id, status, singleton_wait IS NOT NULL AS waits FROM weft.weft_workflows
+     WHERE (singleton_key = $1 OR singleton_wait = $1) AND status NOT IN ('completed','failed','cancelled','timed_out') ORDER BY id`,
+    [key],
+  );
+/** Some session of the test database waits for a lock (a start that met a key another transaction took). */
+const someoneWaits = async (tdb: TestDatabase) =>
+  (
+    await tdb.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    )
+  )[0].n > 0;
 
 describe.each(['none', 'workflow-lease'] as const)('transactional start, signal and cancel (%s, real PostgreSQL)', (ownership) => {
   const env = useTestEngines();
@@ -80,6 +94,70 @@ describe.each(['none', 'workflow-lease'] as const)('transactional start, signal 
     expect((await e.describe(c.workflowId)).status).toBe('running');
     await ds.transaction((manager) => e.cancel(c.workflowId, { reason: 'committed', manager }));
     await waitFor(async () => (await e.describe(c.workflowId)).status === 'cancelled', 'cancelled');
+  });
+
+  it('a singleton start with a manager takes its key iff the transaction commits; a start racing it waits for the outcome', async () => {
+    const e = await create();
+    const ds = e.database.dataSource;
+    const key = `tx-key-${ownership}`;
+    await expect(
+      ds.transaction(async (manager) => {
+        await e.start('awaits-signal', {}, { workflowId: `sg-rb-${ownership}`, singleton: key, manager });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(await holders(env.tdb, key)).toEqual([]);
+
+    const id = `sg-${ownership}`;
+    let racing: Promise<unknown> | undefined;
+    await ds.transaction(async (manager) => {
+      await e.start('awaits-signal', {}, { workflowId: id, singleton: key, manager });
+      // The same transaction sees its own holder.
+      expect((await e.start('awaits-signal', {}, { singleton: key, manager })).workflowId).toBe(id);
+      // A start outside it waits on the unique index until this transaction ends.
+      racing = codeOf(e.start('awaits-signal', {}, { singleton: { key, onConflict: 'reject' } }));
+      await waitFor(() => someoneWaits(env.tdb), 'the racing start to wait for the key');
+    });
+    const refused = (await racing) as { code?: string; err: { workflowId?: string } } | null;
+    expect(refused?.code).toBe('WEFT_SINGLETON_CONFLICT');
+    expect(refused?.err.workflowId).toBe(id);
+    expect(await holders(env.tdb, key)).toEqual([{ id, status: 'running', waits: false }]);
+
+    // Another transaction meets the committed holder: its handle, or the typed refusal; the transaction goes on.
+    await ds.transaction(async (manager) => {
+      expect((await e.start('awaits-signal', {}, { workflowId: `sg-other-${ownership}`, singleton: key, manager })).workflowId).toBe(id);
+      const conflict = await codeOf(e.start('awaits-signal', {}, { singleton: { key, onConflict: 'reject' }, manager }));
+      expect(conflict?.code).toBe('WEFT_SINGLETON_CONFLICT');
+      await manager.query('SELECT 1');
+    });
+    expect(await count(env.tdb, `sg-other-${ownership}`)).toBe(0);
+    await e.signal(id, 'go', 'held');
+    await expect(e.result(id, { timeout: '10s' })).resolves.toBe('held');
+  });
+
+  it("onConflict 'queue' with a manager waits in line iff the transaction commits, and runs once the holder ends", async () => {
+    const e = await create();
+    const ds = e.database.dataSource;
+    const key = `tx-queue-${ownership}`;
+    const holder = await e.start('awaits-signal', {}, { workflowId: `q-holder-${ownership}`, singleton: key });
+    const queue = { key, onConflict: 'queue' as const };
+    await expect(
+      ds.transaction(async (manager) => {
+        await e.start('awaits-signal', {}, { workflowId: `q-rb-${ownership}`, singleton: queue, manager });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    const waiter = `q-waiter-${ownership}`;
+    await ds.transaction((manager) => e.start('awaits-signal', {}, { workflowId: waiter, singleton: queue, manager }));
+    expect(await holders(env.tdb, key)).toEqual([
+      { id: holder.workflowId, status: 'running', waits: false },
+      { id: waiter, status: 'pending', waits: true },
+    ]);
+    await e.signal(holder.workflowId, 'go', 'first');
+    await expect(holder.result({ timeout: '10s' })).resolves.toBe('first');
+    await waitFor(async () => (await e.describe(waiter)).status === 'running', 'the waiter to take the key');
+    await e.signal(waiter, 'go', 'second');
+    await expect(e.result(waiter, { timeout: '10s' })).resolves.toBe('second');
   });
 
   it('signalWithStart with a manager stores the start and its signal together', async () => {
