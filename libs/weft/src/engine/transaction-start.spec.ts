@@ -16,6 +16,13 @@ class AwaitsSignal {
   }
 }
 
+/** Waits longer than any test: only the signal ends it. */
+class AwaitsSignalLong {
+  async run(ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go', { timeout: '10m' });
+  }
+}
+
 const rollback = new Error('the caller rolls back');
 const count = async (tdb: TestDatabase, id: string) =>
   (await tdb.query<{ n: number }>('SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id = $1', [id]))[0].n;
@@ -192,5 +199,54 @@ describe('a manager of another database', () => {
       .catch((x: unknown) => x);
     expect((err as { code?: string }).code).toBe('WEFT_TRANSACTION_DATABASE_MISMATCH');
     expect(await count(env.tdb, 'elsewhere')).toBe(0);
+  });
+});
+
+describe('a manager of another DataSource on the same database', () => {
+  const env = useTestEngines();
+  let ds: DataSource;
+  beforeAll(async () => {
+    ds = new DataSource({ type: 'postgres', url: env.tdb.url });
+    await ds.initialize();
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+  });
+
+  it.each(['none', 'workflow-lease'] as const)('is accepted, and the workflow launches when it commits (%s)', async (ownership) => {
+    const e = await env.pool.create({ ownership }, (x) => x.register('greets', Greets));
+    await e.bootstrap();
+    expect(ds).not.toBe(e.database.dataSource);
+    const id = `same-db-${ownership}`;
+    await ds.transaction(async (manager) => {
+      await e.start('greets', { name: 'same' }, { workflowId: id, manager });
+      expect(await count(env.tdb, id)).toBe(0);
+    });
+    await expect(e.result(id, { timeout: '10s' })).resolves.toBe('hello same');
+  });
+});
+
+describe('a transactional signal to a workflow parked on another engine', () => {
+  const env = useTestEngines();
+
+  it('is delivered when the transaction commits, by its NOTIFY (no poll for 60 s)', async () => {
+    // Every poll (timers, claims and the messages they pass look at) is 60 s away: only the NOTIFY can wake the run in time.
+    const slow = {
+      ownership: 'workflow-lease' as const,
+      timerPollInterval: 60_000,
+      workflowClaimTtl: 300_000,
+      workflowClaimRenewInterval: 60_000,
+    };
+    const owner = await env.pool.create({ ...slow, engineId: 'owner' }, (x) => x.register('awaits-long', AwaitsSignalLong));
+    const sender = await env.pool.create({ ...slow, engineId: 'sender' }, (x) => x.register('awaits-long', AwaitsSignalLong));
+    await Promise.all([owner.bootstrap(), sender.bootstrap()]);
+    const h = await owner.start('awaits-long', {});
+    const timers = () => env.tdb.query<{ kind: string }>('SELECT kind FROM weft.weft_timers WHERE workflow_id = $1', [h.workflowId]);
+    await waitFor(async () => (await timers()).length > 0, 'the run to park on its signal (its timeout timer)');
+    await sender.database.dataSource.transaction(async (manager) => {
+      await sender.signal(h.workflowId, 'go', 'late', { manager });
+      await new Promise((r) => setTimeout(r, 500)); // the commit comes well after the signal's statement
+    });
+    await expect(h.result({ timeout: '15s' })).resolves.toBe('late');
   });
 });
