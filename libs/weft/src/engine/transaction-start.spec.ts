@@ -214,7 +214,10 @@ describe('a manager of another DataSource on the same database', () => {
   });
 
   it.each(['none', 'workflow-lease'] as const)('is accepted, and the workflow launches when it commits (%s)', async (ownership) => {
-    const e = await env.pool.create({ ownership }, (x) => x.register('greets', Greets));
+    // No reclaim scan for 60 s: only the launch on commit runs it in time.
+    const e = await env.pool.create({ ownership, workflowClaimTtl: 300_000, workflowClaimRenewInterval: 60_000 }, (x) =>
+      x.register('greets', Greets),
+    );
     await e.bootstrap();
     expect(ds).not.toBe(e.database.dataSource);
     const id = `same-db-${ownership}`;
