@@ -2,11 +2,12 @@ import 'reflect-metadata';
 import { INestApplication, Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { ClsModule } from 'nestjs-cls';
-import { ClsPluginTransactional, Transactional, TransactionHost } from '@nestjs-cls/transactional';
+import { ClsPluginTransactional, getTransactionHostToken, Transactional, TransactionHost } from '@nestjs-cls/transactional';
 import { TransactionalAdapterTypeOrm } from '@nestjs-cls/transactional-adapter-typeorm';
 import { Step, WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { waitFor } from './support/engine.js';
 import { appDataSource, Order } from './fixtures/app-orders.js';
 
 /**
@@ -42,15 +43,39 @@ class ClsOrderWorkflow {
   }
 }
 
+@Workflow('cls-awaits')
+class ClsAwaitsWorkflow {
+  async run(ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go', { timeout: '30s' });
+  }
+}
+
+/** The app's second database (reports), with a TransactionHost of its own. */
+const REPORTS = 'REPORTS_DATA_SOURCE';
+
 describe('@nestjs-cls/transactional joins a transactional step (an app that uses it)', () => {
   let tdb: TestDatabase;
+  let reportsDb: TestDatabase;
   let ds: DataSource;
+  let reports: DataSource;
   let app: INestApplication;
+  const rollback = new Error('the request fails');
+  const exists = async (wid: string) => (await tdb.query('SELECT 1 FROM weft.weft_workflows WHERE id = $1', [wid])).length > 0;
+  const host = () => app.get<TransactionHost<TransactionalAdapterTypeOrm>>(TransactionHost);
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
+    reportsDb = await createTestDatabase();
     ds = await appDataSource(tdb.url);
-    @Module({ providers: [{ provide: DataSource, useValue: ds }], exports: [DataSource] })
+    reports = new DataSource({ type: 'postgres', url: reportsDb.url });
+    await reports.initialize();
+    @Module({
+      providers: [
+        { provide: DataSource, useValue: ds },
+        { provide: REPORTS, useValue: reports },
+      ],
+      exports: [DataSource, REPORTS],
+    })
     class DbModule {}
     const moduleRef = await Test.createTestingModule({
       imports: [
@@ -59,6 +84,11 @@ describe('@nestjs-cls/transactional joins a transactional step (an app that uses
           global: true,
           plugins: [
             new ClsPluginTransactional({ imports: [DbModule], adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: DataSource }) }),
+            new ClsPluginTransactional({
+              connectionName: 'reports',
+              imports: [DbModule],
+              adapter: new TransactionalAdapterTypeOrm({ dataSourceToken: REPORTS }),
+            }),
           ],
         }),
         WeftModule.forRoot({
@@ -68,7 +98,7 @@ describe('@nestjs-cls/transactional joins a transactional step (an app that uses
           logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
         }),
       ],
-      providers: [OrderService, ClsOrderWorkflow],
+      providers: [OrderService, ClsOrderWorkflow, ClsAwaitsWorkflow],
     }).compile();
     app = moduleRef.createNestApplication();
     await app.init();
@@ -76,7 +106,9 @@ describe('@nestjs-cls/transactional joins a transactional step (an app that uses
   afterAll(async () => {
     await app?.close();
     await ds?.destroy();
+    await reports?.destroy();
     await tdb?.drop();
+    await reportsDb?.drop();
   });
 
   it("a failed first attempt's writes through txHost.tx and @Transactional() roll back: one row each", async () => {
@@ -111,6 +143,80 @@ describe('@nestjs-cls/transactional joins a transactional step (an app that uses
       expect(await exists('cls-ok')).toBe(false); // not before the request's transaction commits
     });
     await expect(engine.result('cls-ok', { timeout: '10s' })).resolves.toEqual({ attempt: 1, active: true });
+  });
+
+  it('signal, cancel and signalWithStart inside txHost.withTransaction: nothing on rollback, delivered on commit', async () => {
+    const engine = app.get(WeftEngine);
+    const txHost = host();
+    const h = await engine.start('cls-awaits', {}, { workflowId: 'cls-signalled' });
+    await expect(
+      txHost.withTransaction(async () => {
+        await engine.signal(h.workflowId, 'go', 'rolled back');
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    await txHost.withTransaction(() => engine.signal(h.workflowId, 'go', 'committed'));
+    await expect(h.result({ timeout: '10s' })).resolves.toBe('committed');
+
+    const c = await engine.start('cls-awaits', {}, { workflowId: 'cls-cancelled' });
+    await expect(
+      txHost.withTransaction(async () => {
+        await engine.cancel(c.workflowId, { reason: 'rolled back' });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect((await engine.describe(c.workflowId)).status).toBe('running');
+    await txHost.withTransaction(() => engine.cancel(c.workflowId, { reason: 'committed' }));
+    await waitFor(async () => (await engine.describe(c.workflowId)).status === 'cancelled', 'the cancel');
+
+    await expect(
+      txHost.withTransaction(async () => {
+        await engine.signalWithStart('cls-awaits', {}, { name: 'go', payload: 'rolled back' }, { workflowId: 'cls-sws-rb' });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(await exists('cls-sws-rb')).toBe(false);
+    await txHost.withTransaction(() =>
+      engine.signalWithStart('cls-awaits', {}, { name: 'go', payload: 'with its start' }, { workflowId: 'cls-sws' }),
+    );
+    await expect(engine.result('cls-sws', { timeout: '10s' })).resolves.toBe('with its start');
+  });
+
+  it('a singleton start inside txHost.withTransaction takes its key iff the transaction commits', async () => {
+    const engine = app.get(WeftEngine);
+    const txHost = host();
+    const singleton = { key: 'cls-nightly', onConflict: 'reject' as const };
+    await expect(
+      txHost.withTransaction(async () => {
+        await engine.start('cls-awaits', {}, { workflowId: 'cls-single-rb', singleton });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    await txHost.withTransaction(async () => {
+      await engine.start('cls-awaits', {}, { workflowId: 'cls-single', singleton });
+      expect(await exists('cls-single')).toBe(false);
+    });
+    const refused = await txHost
+      .withTransaction(() => engine.start('cls-awaits', {}, { workflowId: 'cls-single-2', singleton }))
+      .catch((e: unknown) => e as { code?: string; workflowId?: string });
+    expect(refused).toMatchObject({ code: 'WEFT_SINGLETON_CONFLICT', workflowId: 'cls-single' });
+    expect(await exists('cls-single-2')).toBe(false);
+    await engine.signal('cls-single', 'go', 'one');
+    await expect(engine.result('cls-single', { timeout: '10s' })).resolves.toBe('one');
+  });
+
+  it("a start inside another database's transaction (a second TransactionHost) is refused before anything is written", async () => {
+    const engine = app.get(WeftEngine);
+    const reportsHost = app.get<TransactionHost<TransactionalAdapterTypeOrm>>(getTransactionHostToken('reports'));
+    const err = await reportsHost
+      .withTransaction(() => engine.start('cls-awaits', {}, { workflowId: 'cls-elsewhere' }))
+      .catch((e: unknown) => e as { code?: string });
+    expect(err).toMatchObject({ code: 'WEFT_TRANSACTION_DATABASE_MISMATCH' });
+    expect(await exists('cls-elsewhere')).toBe(false);
+    const inReports = await reportsDb.query(
+      `SELECT 1 FROM information_schema.tables WHERE table_schema = 'weft' AND table_name = 'weft_workflows'`,
+    );
+    expect(inReports).toEqual([]);
   });
 });
 

@@ -11,6 +11,7 @@ import {
 import { currentStep, Step, WeftEngine, WeftModule, Workflow, WorkflowContext } from '@weft/nest';
 import { DataSource, Repository } from 'typeorm';
 import { createTestDatabase, TestDatabase } from './support/database.js';
+import { quietLogger, waitFor } from './support/engine.js';
 import { appDataSource, Order } from './fixtures/app-orders.js';
 
 /**
@@ -45,10 +46,19 @@ class OrderWorkflow {
   }
 }
 
+@Workflow('tt-awaits')
+class AwaitsWorkflow {
+  async run(ctx: WorkflowContext) {
+    return ctx.waitForSignal<string>('go', { timeout: '30s' });
+  }
+}
+
 describe('typeorm-transactional joins a transactional step (an app that uses it)', () => {
   let tdb: TestDatabase;
   let ds: DataSource;
   let app: INestApplication;
+  const rollback = new Error('the request fails');
+  const exists = async (wid: string) => (await tdb.query('SELECT 1 FROM weft.weft_workflows WHERE id = $1', [wid])).length > 0;
 
   beforeAll(async () => {
     initializeTransactionalContext({ storageDriver: StorageDriver.ASYNC_LOCAL_STORAGE });
@@ -72,7 +82,7 @@ describe('typeorm-transactional joins a transactional step (an app that uses it)
           logger: { log: () => undefined, warn: () => undefined, error: () => undefined },
         }),
       ],
-      providers: [OrderService, OrderWorkflow],
+      providers: [OrderService, OrderWorkflow, AwaitsWorkflow],
     }).compile();
     app = moduleRef.createNestApplication();
     await app.init();
@@ -114,5 +124,61 @@ describe('typeorm-transactional joins a transactional step (an app that uses it)
       expect(await exists('tt-ok')).toBe(false); // not before the transaction commits
     });
     await expect(engine.result('tt-ok', { timeout: '10s' })).resolves.toBe(2);
+  });
+
+  it('signal, cancel and signalWithStart inside a @Transactional() scope: nothing on rollback, delivered on commit', async () => {
+    const engine = app.get(WeftEngine);
+    const h = await engine.start('tt-awaits', {}, { workflowId: 'tt-signalled' });
+    await expect(
+      runInTransaction(async () => {
+        await engine.signal(h.workflowId, 'go', 'rolled back');
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    await runInTransaction(() => engine.signal(h.workflowId, 'go', 'committed'));
+    await expect(h.result({ timeout: '10s' })).resolves.toBe('committed');
+
+    const c = await engine.start('tt-awaits', {}, { workflowId: 'tt-cancelled' });
+    await expect(
+      runInTransaction(async () => {
+        await engine.cancel(c.workflowId, { reason: 'rolled back' });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect((await engine.describe(c.workflowId)).status).toBe('running');
+    await runInTransaction(() => engine.cancel(c.workflowId, { reason: 'committed' }));
+    await waitFor(async () => (await engine.describe(c.workflowId)).status === 'cancelled', 'the cancel');
+
+    await expect(
+      runInTransaction(async () => {
+        await engine.signalWithStart('tt-awaits', {}, { name: 'go', payload: 'rolled back' }, { workflowId: 'tt-sws-rb' });
+        throw rollback;
+      }),
+    ).rejects.toBe(rollback);
+    expect(await exists('tt-sws-rb')).toBe(false);
+    await runInTransaction(() =>
+      engine.signalWithStart('tt-awaits', {}, { name: 'go', payload: 'with its start' }, { workflowId: 'tt-sws' }),
+    );
+    await expect(engine.result('tt-sws', { timeout: '10s' })).resolves.toBe('with its start');
+  });
+
+  it("a start inside a @Transactional() scope of another database than Weft's is refused before anything is written", async () => {
+    // Weft on a database of its own (its DataSource not registered with typeorm-transactional): the
+    // scope's transaction is the app's default DataSource's, on the app's database.
+    const weftDb = await createTestDatabase();
+    const other = await WeftEngine.create({ database: { url: weftDb.url }, schema: 'weft', logger: quietLogger(), shutdownGracePeriod: 0 });
+    try {
+      other.register('tt-awaits', AwaitsWorkflow);
+      await other.bootstrap();
+      const err = await runInTransaction(() => other.start('tt-awaits', {}, { workflowId: 'tt-elsewhere' })).catch(
+        (e: unknown) => e as { code?: string },
+      );
+      expect(err).toMatchObject({ code: 'WEFT_TRANSACTION_DATABASE_MISMATCH' });
+      expect(await weftDb.query('SELECT id FROM weft.weft_workflows')).toEqual([]);
+      expect(await exists('tt-elsewhere')).toBe(false);
+    } finally {
+      await other.dispose();
+      await weftDb.drop();
+    }
   });
 });

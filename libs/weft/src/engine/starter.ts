@@ -7,6 +7,7 @@ import type { OwnershipPolicy } from '../ownership/policy.js';
 import { Batcher } from '../storage/batcher.js';
 import type { InsertResult } from '../storage/repositories/workflow.repository.js';
 import type { InsertWorkflow } from '../storage/types.js';
+import type { Queryable } from '../storage/sql-client.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Messaging } from './messaging.js';
 import type { CallerTransaction } from './caller-transaction.js';
@@ -90,7 +91,7 @@ export class Starter {
     row.traceContext = options.tracing.tracer.starterContext();
     row.headers = headers;
     if (row.debounce) return this.startDebounced(def, row, signal, tx);
-    if (tx) return this.startIn(tx, def, row, policy, signal);
+    if (tx) return this.startIn(tx, def, row, opts, policy, signal);
     const sentAt = performance.now();
     const inserted = await this.insert(row, opts, signal);
     if ('other' in inserted) return inserted.other;
@@ -120,35 +121,47 @@ export class Starter {
     tx: CallerTransaction | undefined,
   ): Promise<string> {
     if (signal) throw new InvalidArgumentError('debounce', 'does not combine with signalWithStart');
-    if (tx) throw new InvalidArgumentError('debounce', "does not combine with a caller's transaction (manager, or an ambient one)");
+    if (tx) {
+      throw new InvalidArgumentError(
+        'debounce',
+        "does not combine with a caller's transaction (manager, or an ambient one): call it after the transaction commits",
+      );
+    }
     const res = await this.deps.store.debounce.start(row);
     if (res.inserted) this.deps.options.metrics.workflowStarted?.(def.name);
     this.deps.nudgeTimersAt(this.deps.options.clock.now() + res.startInMs);
     return res.id;
   }
 
-  /** The start's insert: group-committed, or alone with a singleton key. */
+  /** The start's insert: group-committed, or alone with a singleton key; `via` a caller's transaction. */
   private async insert(
     row: InsertWorkflow,
     opts: StartOptions,
     signal: StartRequest['signal'],
+    via?: Queryable,
   ): Promise<{ res: InsertResult } | { other: string }> {
-    return row.singletonKey ? this.startSingleton(row, opts, signal) : { res: await this.batch.submit(row) };
+    if (row.singletonKey) return this.startSingleton(row, opts, signal, via);
+    if (!via) return { res: await this.batch.submit(row) };
+    const [res] = await this.deps.store.workflows.startMany([row], this.deps.ownership.claims.claimer(), via);
+    return { res };
   }
 
   /**
    * A start with a singleton key: inserted, or another live workflow holds the key (`other`, its
    * id: its handle is returned, or the start refused), or the id exists (the id policy applies).
+   * In a caller's transaction (`via`) the unique index makes a start that meets a key taken by
+   * another open transaction wait for its outcome (docs/transactions.md).
    */
   private async startSingleton(
     row: InsertWorkflow,
     opts: StartOptions,
     signal: StartRequest['signal'],
+    via?: Queryable,
   ): Promise<{ res: InsertResult } | { other: string }> {
     const { key, onConflict } = singletonOf(opts)!;
     if (signal) throw new InvalidArgumentError('singleton', 'does not combine with signalWithStart');
-    if (onConflict === 'queue') return { res: await this.queueBehind(row, key) };
-    const res = await this.deps.store.workflows.startSingleton(row, this.deps.ownership.claims.claimer());
+    if (onConflict === 'queue') return { res: await this.queueBehind(row, key, via) };
+    const res = await this.deps.store.workflows.startSingleton(row, this.deps.ownership.claims.claimer(), via);
     if (res.inserted || res.id === row.id) return { res };
     if (onConflict === 'reject') throw new SingletonConflictError(key, res.id);
     return { other: res.id };
@@ -159,31 +172,35 @@ export class Starter {
    * and its fire takes the key when no live workflow holds it and no older start waits for it: a
    * start that took a free key directly would overtake the line.
    */
-  private async queueBehind(row: InsertWorkflow, key: string): Promise<InsertResult> {
+  private async queueBehind(row: InsertWorkflow, key: string, via?: Queryable): Promise<InsertResult> {
     row.status = WorkflowStatus.Pending;
     row.startInMs ??= 0;
-    const queued = await this.deps.store.singletonWaits.queueBehind(row, key);
+    const queued = await this.deps.store.singletonWaits.queueBehind(row, key, via);
     return { ...queued, claimEpoch: null, signalId: null };
   }
 
   /**
    * A start in the caller's transaction: its row is written there with a claim nobody holds, so
    * that it exists iff the transaction commits; on commit this engine claims and runs it (if this
-   * process is gone by then, the reclaim scan or recovery of another engine does).
+   * process is gone by then, the reclaim scan or recovery of another engine does). A singleton
+   * start takes its key in that transaction too, or returns (refuses with) the live holder.
    */
   private async startIn(
     tx: CallerTransaction,
     def: WorkflowDefinition,
     row: InsertWorkflow,
+    opts: StartOptions,
     policy: string,
     signal?: { name: string; payload: unknown },
   ): Promise<string> {
-    const { store, ownership, messaging } = this.deps;
+    const { ownership, messaging } = this.deps;
     if (policy === 'start-new-if-terminal') {
       throw new InvalidArgumentError('idPolicy', "'start-new-if-terminal' is not available inside a caller's transaction (manager)");
     }
     row.claim = ownership.claims.childClaim;
-    const [res] = await store.workflows.startMany([row], ownership.claims.claimer(), tx.via);
+    const inserted = await this.insert(row, opts, signal, tx.via);
+    if ('other' in inserted) return inserted.other;
+    const { res } = inserted;
     if (!res.inserted) {
       if (policy === 'reject-duplicate') throw new WorkflowAlreadyStartedError(row.id, res.status);
       if (signal) await messaging.signal(row.id, signal.name, signal.payload, tx);

@@ -54,6 +54,20 @@ class Serializable {
   }
 }
 
+/** A body that locks row 1 then row 2 of `locks`; a helper the test holds makes its first attempt deadlock (40P01). */
+class Deadlocks {
+  async run(ctx: WorkflowContext) {
+    return ctx.transaction('both', async (m, { attempt }) => {
+      const n = bump(`${ctx.workflowId}:both`);
+      await insertRow(m, ctx.workflowId, 'both', attempt);
+      await m.query('UPDATE locks SET v = v + 1 WHERE id = 1');
+      if (n === 1) await hooks.get(ctx.workflowId)!(); // the helper holds row 2 and waits for row 1
+      await m.query('UPDATE locks SET v = v + 1 WHERE id = 2');
+      return { attempt, bodies: n };
+    });
+  }
+}
+
 /** A transactional body that waits for the test after its write. */
 class GatedTx {
   async run(ctx: WorkflowContext) {
@@ -203,6 +217,7 @@ describe('transactional steps (real PostgreSQL)', () => {
     e
       .register('fails-once', FailsOnce)
       .register('serializable', Serializable)
+      .register('deadlocks', Deadlocks)
       .register('gated-tx', GatedTx)
       .register('nested-ctx', NestedCtx)
       .register('concurrent', Concurrent)
@@ -216,6 +231,8 @@ describe('transactional steps (real PostgreSQL)', () => {
     await env.tdb.query(APP_TABLE);
     await env.tdb.query('CREATE TABLE IF NOT EXISTS counter (id int PRIMARY KEY, v int NOT NULL)');
     await env.tdb.query('INSERT INTO counter VALUES (1, 0) ON CONFLICT DO NOTHING');
+    await env.tdb.query('CREATE TABLE IF NOT EXISTS locks (id int PRIMARY KEY, v int NOT NULL)');
+    await env.tdb.query('INSERT INTO locks VALUES (1, 0), (2, 0) ON CONFLICT DO NOTHING');
     await env.tdb.query('CREATE TABLE IF NOT EXISTS parents (id text PRIMARY KEY)');
     await env.tdb.query(
       'CREATE TABLE IF NOT EXISTS children (parent_id text NOT NULL REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)',
@@ -296,6 +313,40 @@ describe('transactional steps (real PostgreSQL)', () => {
       expect((await e.describe(id)).history[0]).toMatchObject({ status: 'completed', attempts: 1 });
     } finally {
       await other.end();
+    }
+  });
+
+  it('a deadlock (40P01) against another connection rolls back and runs again without counting as an attempt', async () => {
+    const e = await env.pool.create({}, register);
+    const helper = new pg.Client({ connectionString: env.tdb.url });
+    await helper.connect();
+    try {
+      // The body must be the deadlock's victim: the helper looks for the cycle only after 30 s.
+      await helper.query(`SET deadlock_timeout = '30s'`);
+      const [{ pid }] = (await helper.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+      const id = 'deadlocks-1';
+      let helperDone: Promise<unknown> | undefined;
+      hooks.set(id, async () => {
+        await helper.query('BEGIN');
+        await helper.query('UPDATE locks SET v = v + 100 WHERE id = 2');
+        // Row 1 is the body's until its attempt ends; the helper then commits both.
+        helperDone = helper.query('UPDATE locks SET v = v + 100 WHERE id = 1').then(() => helper.query('COMMIT'));
+        const waiting = async () =>
+          (await env.tdb.query<{ w: string | null }>('SELECT wait_event_type AS w FROM pg_stat_activity WHERE pid = $1', [pid]))[0]?.w ===
+          'Lock';
+        await waitFor(waiting, 'the helper to wait for row 1');
+      });
+      const h = await e.start('deadlocks', {}, { workflowId: id });
+      await expect(h.result({ timeout: '15s' })).resolves.toEqual({ attempt: 1, bodies: 2 });
+      await helperDone;
+      expect(await rowsOf(env, id)).toEqual([{ step: 'both', attempt: 1, engine: '' }]);
+      expect(await env.tdb.query('SELECT id, v FROM locks ORDER BY id')).toEqual([
+        { id: 1, v: 101 },
+        { id: 2, v: 101 },
+      ]);
+      expect((await e.describe(id)).history[0]).toMatchObject({ status: 'completed', attempts: 1 });
+    } finally {
+      await helper.end();
     }
   });
 

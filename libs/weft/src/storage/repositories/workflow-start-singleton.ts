@@ -5,7 +5,7 @@
 // start without a key never comes here.
 import { LIVE } from './workflow-purge.js';
 import { qualify } from '../schema-name.js';
-import { jsonOrNullParam, type SqlClient } from '../sql-client.js';
+import { jsonOrNullParam, type Queryable, type SqlClient } from '../sql-client.js';
 import type { WorkflowStatus } from '../../common/types.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { InsertWorkflow } from '../types.js';
@@ -16,7 +16,8 @@ const ms = `* interval '1 millisecond'`;
 /**
  * $1 id, $2 type, $3 status, $4 input, $5 parent, $6 trace context, $7 workflow version, $8 queue,
  * $9 priority, $10 partition key, $11 singleton key, $12 deadline and $13 start (ms from now),
- * $14 timers, $15 the claiming engine (null: no claim), $16 TTL, $17 grace, $18 headers.
+ * $14 timers, $15 the claiming engine (null: not claimed here), $16 TTL, $17 grace, $18 headers,
+ * $19 the claim row to write ('mine'; 'free': one with no holder, for the reclaim scans; null: none).
  */
 export function singletonStartSql(schema: string): string {
   const wf = qualify(schema, 'weft_workflows');
@@ -39,12 +40,16 @@ export function singletonStartSql(schema: string): string {
       SELECT ins.id, x.kind, -1, clock_timestamp() + x.delay_ms ${ms}
       FROM ins, json_to_recordset($14::json) AS x(kind text, delay_ms double precision)
     ),
+    -- A claim held by $15, or ($19 'free': a start in a caller's transaction) a row with no holder
+    -- for the reclaim scans; a row an earlier run of the id left is taken only by a holder, if free.
     ins_claims AS (
       INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
-      SELECT ins.id, 1, $15::text, clock_timestamp() + $16::float8 ${ms}, clock_timestamp() FROM ins WHERE $15::text IS NOT NULL
+      SELECT ins.id, CASE WHEN $15::text IS NOT NULL THEN 1 ELSE 0 END, $15::text,
+             clock_timestamp() + $16::float8 ${ms}, CASE WHEN $15::text IS NOT NULL THEN clock_timestamp() END
+      FROM ins WHERE $19::text IS NOT NULL
       ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
         expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-      WHERE ${claimFreeSql(schema, 'cl', '$17::float8')}
+      WHERE EXCLUDED.engine_id IS NOT NULL AND ${claimFreeSql(schema, 'cl', '$17::float8')}
       RETURNING workflow_id, epoch::text AS epoch
     )
     SELECT ins.id, ins.status, ins.version, true AS inserted,
@@ -79,6 +84,7 @@ export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | un
     JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
     ...mine,
     jsonOrNullParam(w.headers ?? null),
+    claimer ? (w.claim ?? null) : null,
   ];
 }
 
@@ -155,11 +161,18 @@ export class SingletonWaits {
     this.sql = waitStatements(schema);
   }
 
-  /** Stores a start that waits for `key`; or, when its id exists, that row's status (the id policy applies). */
-  async queueBehind(w: InsertWorkflow, key: string): Promise<{ inserted: boolean; status: WorkflowStatus; version: number }> {
+  /**
+   * Stores a start that waits for `key`; or, when its id exists, that row's status (the id policy
+   * applies). `via`: a caller's transaction (the start waits in line once that commits).
+   */
+  async queueBehind(
+    w: InsertWorkflow,
+    key: string,
+    via: Queryable = this.client,
+  ): Promise<{ inserted: boolean; status: WorkflowStatus; version: number }> {
     const off = this.clockOffset();
     const timers = w.timers.some((t) => t.kind === 'delayed-start') ? w.timers : [{ kind: 'delayed-start', delayMs: 0 }, ...w.timers];
-    const [r] = await this.client.query<{ inserted: boolean; status: WorkflowStatus; version: number }>(this.sql.queueBehind, [
+    const [r] = await via.query<{ inserted: boolean; status: WorkflowStatus; version: number }>(this.sql.queueBehind, [
       w.id,
       w.type,
       jsonOrNullParam(await this.payloads.encode(w.input)),

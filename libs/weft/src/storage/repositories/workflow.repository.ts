@@ -460,13 +460,14 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
 
   /**
    * @internal A start with a singleton key: inserted, or the row it met (the live workflow
-   * holding the key, else the one with its id; `inserted` false).
+   * holding the key, else the one with its id; `inserted` false). `via`: a caller's transaction.
    */
-  async startSingleton(given: InsertWorkflow, claimer?: ClaimTerms): Promise<InsertResult & { id: string }> {
+  async startSingleton(given: InsertWorkflow, claimer?: ClaimTerms, via: Queryable = this.db): Promise<InsertResult & { id: string }> {
     const [w] = await this.payloads.starts([given]);
     for (;;) {
-      const [r] = await this.db.query<StartRow & { id: string }>(this.singletonSql, singletonStartParams(w, claimer));
-      // None: what the insert met committed after this statement's snapshot; a new statement sees it.
+      const [r] = await via.query<StartRow & { id: string }>(this.singletonSql, singletonStartParams(w, claimer));
+      // None: what the insert met committed after this statement's snapshot; a new statement sees it
+      // (in a caller's repeatable read or serializable transaction PostgreSQL raises 40001 instead).
       if (r)
         return { id: r.id, inserted: r.inserted, status: r.status, version: r.version, claimEpoch: r.claim_epoch ?? null, signalId: null };
     }
