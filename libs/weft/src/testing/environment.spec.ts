@@ -128,6 +128,17 @@ describe('WeftTestEnvironment', () => {
     expect(await delayed.status()).toBe('completed');
   });
 
+  it('a singleton start keeps its attributes, and its delay is on the workflow clock', async () => {
+    // With the clock already moved on, a delay counted from the database's own clock would be due at once.
+    await env.clock.advance('10d');
+    const delayed = await env.start('sleeper', 1, { startAfter: '5d', singleton: 'nightly', attributes: { tenant: 'acme' } });
+    expect((await env.describe(delayed.workflowId)).attributes).toEqual({ tenant: 'acme' });
+    await env.clock.advance('4d');
+    expect(await delayed.status()).toBe('pending');
+    await env.clock.advance('1d');
+    expect(await delayed.status()).toBe('running');
+  });
+
   it('drops its schema on close; keepSchema keeps it', async () => {
     const dropped = await WeftTestEnvironment.create({ workflows: [['sleeper', Sleeper]] });
     const kept = await WeftTestEnvironment.create({ workflows: [['sleeper', Sleeper]], keepSchema: true });

@@ -17,7 +17,8 @@ const ms = `* interval '1 millisecond'`;
  * $1 id, $2 type, $3 status, $4 input, $5 parent, $6 trace context, $7 workflow version, $8 queue,
  * $9 priority, $10 partition key, $11 singleton key, $12 deadline and $13 start (ms from now),
  * $14 timers, $15 the claiming engine (null: not claimed here), $16 TTL, $17 grace, $18 headers,
- * $19 the claim row to write ('mine'; 'free': one with no holder, for the reclaim scans; null: none).
+ * $19 the claim row to write ('mine'; 'free': one with no holder, for the reclaim scans; null: none),
+ * $20 attributes. Delays and timers are on the workflow clock (singletonStartParams adds its offset).
  */
 export function singletonStartSql(schema: string): string {
   const wf = qualify(schema, 'weft_workflows');
@@ -27,11 +28,11 @@ export function singletonStartSql(schema: string): string {
   return `
     WITH ins AS (
       INSERT INTO ${wf} (id, type, status, input, parent_id, deadline, start_at, version, trace_context, workflow_version, queue, priority,
-                         partition_key, singleton_key, fence_epoch, headers)
+                         partition_key, singleton_key, fence_epoch, headers, attributes)
       VALUES ($1::text, $2::text, $3::text, $4::json, $5::text, ${later('$12')}, ${later('$13')}, 1, $6::text, $7::text, $8::text,
               COALESCE($9::int, 0), $10::text, $11::text,
               CASE WHEN $15::text IS NOT NULL THEN COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = $1::text), 0) + 1 END,
-              $18::json)
+              $18::json, $20::jsonb)
       ON CONFLICT DO NOTHING
       RETURNING id, status, version, fence_epoch
     ),
@@ -65,7 +66,10 @@ export function singletonStartSql(schema: string): string {
      LIMIT 1)`;
 }
 
-export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | undefined): unknown[] {
+const onClock = (ms: number | null, off: number) => (ms === null ? null : ms + off);
+
+/** `off`: the workflow clock's offset (common/clock.ts), added to every delay as startMany does. */
+export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | undefined, off = 0): unknown[] {
   const mine = claimer && w.claim === 'mine' ? [claimer.engineId, claimer.ttlMs, claimer.graceMs] : [null, null, null];
   return [
     w.id,
@@ -79,12 +83,13 @@ export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | un
     w.priority ?? null,
     w.partitionKey ?? null,
     w.singletonKey ?? null,
-    w.deadlineInMs,
-    w.startInMs,
-    JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs }))),
+    onClock(w.deadlineInMs, off),
+    onClock(w.startInMs, off),
+    JSON.stringify(w.timers.map((t) => ({ kind: t.kind, delay_ms: t.delayMs + off }))),
     ...mine,
     jsonOrNullParam(w.headers ?? null),
     claimer ? (w.claim ?? null) : null,
+    w.attributes ? JSON.stringify(w.attributes) : null,
   ];
 }
 

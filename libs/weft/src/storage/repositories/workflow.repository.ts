@@ -464,8 +464,9 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    */
   async startSingleton(given: InsertWorkflow, claimer?: ClaimTerms, via: Queryable = this.db): Promise<InsertResult & { id: string }> {
     const [w] = await this.payloads.starts([given]);
+    const params = singletonStartParams(w, claimer, this.clockOffset());
     for (;;) {
-      const [r] = await via.query<StartRow & { id: string }>(this.singletonSql, singletonStartParams(w, claimer));
+      const [r] = await via.query<StartRow & { id: string }>(this.singletonSql, params);
       // None: what the insert met committed after this statement's snapshot; a new statement sees it
       // (in a caller's repeatable read or serializable transaction PostgreSQL raises 40001 instead).
       if (r)
