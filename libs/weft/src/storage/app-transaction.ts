@@ -2,7 +2,8 @@
 // step's body as a TypeORM EntityManager (docs/transactions.md). The step's record is written on
 // the same connection and committed with it (WorkflowRepository.advanceAndCommit). Two round trips
 // besides the body's own: its BEGIN rides with the body's first statement, and the record, its
-// check and the COMMIT go as one pipeline (docs/decisions/0030).
+// check and the COMMIT go together (docs/decisions/0030); each of the two is one query ending in
+// one Sync (pg-batch.ts, docs/decisions/0044).
 import type { PoolClient } from 'pg';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
@@ -49,11 +50,11 @@ export interface PipelinedCommit {
 export interface AppTransaction {
   readonly manager: EntityManager;
   /**
-   * Sends `statements` and COMMIT in one round trip (and one write), and ends the transaction.
-   * PostgreSQL answers the COMMIT with ROLLBACK when a statement before it failed, so the last
-   * statement must fail (raise) whenever the transaction must not commit. Throws
-   * CommitOutcomeUnknown when the COMMIT's own answer is lost, and a serialization failure the
-   * COMMIT raised.
+   * Sends `statements` and COMMIT in one round trip (one write, one Sync), and ends the
+   * transaction. A statement that fails skips those after it, the COMMIT included (the transaction
+   * is then rolled back), so the last statement must fail (raise) whenever the transaction must
+   * not commit. Throws CommitOutcomeUnknown when the COMMIT's own answer is lost, and a
+   * serialization failure the COMMIT raised.
    */
   commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit>;
   /** Rolls back (best effort) and returns the connection; safe to call after commitAfter. */
@@ -81,8 +82,9 @@ export class CommitOutcomeUnknown extends Error {
 }
 
 /**
- * The parts of node-pg's Client that pipelining touches. A pg without pipeline mode ignores the
- * flag and queues the same statements one after another: the same outcome, without the saving.
+ * The parts of node-pg's Client that batches and pipelining touch. A pg without pipeline mode
+ * ignores the flag and queues the same statements one after another: the same outcome, without
+ * the saving.
  */
 interface PipelineClient {
   pipeline: boolean;
@@ -137,8 +139,9 @@ function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): 
 
 /**
  * A transaction on a query runner whose BEGIN costs no round trip of its own: it is written in
- * front of the body's first statement (or of the commit's statements, for a body that sent none),
- * in one pipeline. The snapshot is the same: PostgreSQL takes it at the first statement either way.
+ * front of the body's first statement (or of the commit's statements, for a body that sent none):
+ * one batch for the usual statement with parameters, one pipeline for anything else. The snapshot
+ * is the same: PostgreSQL takes it at the first statement either way.
  */
 class QueryRunnerTransaction implements AppTransaction {
   private ended = false;
