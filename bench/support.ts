@@ -41,6 +41,15 @@ export async function xactCommits(url: string, name: string): Promise<number> {
  * `pg_stat_database.xact_commit` lags by up to 10 s (a backend flushes its counters at most
  * once a second, and an idle one only after 10 s), which made short levels read ~0.
  */
+type QueryArg = string | { text?: unknown; statements?: Array<{ text: string }> } | undefined;
+
+/** The statement texts of what a client's query() got: a text, a config, or a batch (libs/weft/src/storage/pg-batch.ts: several statements, one Sync). */
+function textsOf(config: QueryArg): string[] {
+  if (typeof config === 'string') return [config];
+  if (Array.isArray(config?.statements)) return config.statements.map((st) => st.text);
+  return typeof config?.text === 'string' ? [config.text] : [];
+}
+
 export class StatementCounter {
   private readonly commitsByDb = new Map<string, number>();
   private readonly roundTripsByDb = new Map<string, number>();
@@ -58,8 +67,7 @@ export class StatementCounter {
     const counter = this;
     type Client = { connectionParameters?: { database?: string }; pipeline?: boolean; _activeQuery?: unknown; _sentQueryQueue?: unknown[] };
     proto.query = function (this: Client, ...args: unknown[]) {
-      const config = args[0] as string | { text?: unknown } | undefined;
-      const text = typeof config === 'string' ? config : config?.text;
+      const config = args[0] as QueryArg;
       const db = this.connectionParameters?.database ?? '?';
       // A statement written behind another one still unanswered on a pipelined client (pg's
       // pipeline mode) shares that one's round trip.
@@ -67,7 +75,7 @@ export class StatementCounter {
         this.pipeline === true &&
         ((this._activeQuery !== null && this._activeQuery !== undefined) || (this._sentQueryQueue?.length ?? 0) > 0);
       if (!ridesAlong) counter.roundTripsByDb.set(db, (counter.roundTripsByDb.get(db) ?? 0) + 1);
-      if (typeof text === 'string') counter.count(this, db, text, inTransaction);
+      for (const t of textsOf(config)) counter.count(this, db, t, inTransaction);
       return original.apply(this, args);
     };
     return this;

@@ -2,11 +2,13 @@
 // step's body as a TypeORM EntityManager (docs/transactions.md). The step's record is written on
 // the same connection and committed with it (WorkflowRepository.advanceAndCommit). Two round trips
 // besides the body's own: its BEGIN rides with the body's first statement, and the record, its
-// check and the COMMIT go as one pipeline (docs/decisions/0030).
+// check and the COMMIT go together (docs/decisions/0030); each of the two is one query ending in
+// one Sync (pg-batch.ts, docs/decisions/0044).
 import type { PoolClient } from 'pg';
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 
 import type { TransactionIsolation } from '../common/types.js';
+import { sendBatch, type BatchStatement } from './pg-batch.js';
 
 export type { TransactionIsolation };
 
@@ -48,11 +50,11 @@ export interface PipelinedCommit {
 export interface AppTransaction {
   readonly manager: EntityManager;
   /**
-   * Sends `statements` and COMMIT in one round trip (and one write), and ends the transaction.
-   * PostgreSQL answers the COMMIT with ROLLBACK when a statement before it failed, so the last
-   * statement must fail (raise) whenever the transaction must not commit. Throws
-   * CommitOutcomeUnknown when the COMMIT's own answer is lost, and a serialization failure the
-   * COMMIT raised.
+   * Sends `statements` and COMMIT in one round trip (one write, one Sync), and ends the
+   * transaction. A statement that fails skips those after it, the COMMIT included (the transaction
+   * is then rolled back), so the last statement must fail (raise) whenever the transaction must
+   * not commit. Throws CommitOutcomeUnknown when the COMMIT's own answer is lost, and a
+   * serialization failure the COMMIT raised.
    */
   commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit>;
   /** Rolls back (best effort) and returns the connection; safe to call after commitAfter. */
@@ -80,12 +82,15 @@ export class CommitOutcomeUnknown extends Error {
 }
 
 /**
- * The parts of node-pg's Client that pipelining touches. A pg without pipeline mode ignores the
- * flag and queues the same statements one after another: the same outcome, without the saving.
+ * The parts of node-pg's Client that batches and pipelining touch. A pg without pipeline mode
+ * ignores the flag and queues the same statements one after another: the same outcome, without
+ * the saving.
  */
 interface PipelineClient {
   pipeline: boolean;
   _sentQueryQueue?: unknown[];
+  _activeQuery?: unknown;
+  _types?: unknown;
   connection?: { stream?: { cork?(): void; uncork?(): void } };
   query: (...args: unknown[]) => unknown;
   once(event: 'drain', fn: () => void): unknown;
@@ -96,6 +101,16 @@ interface RunnerState {
   isTransactionActive: boolean;
   transactionDepth: number;
   broadcaster: { broadcast(event: string): Promise<void> };
+}
+
+/**
+ * The client out of pipeline mode (node-pg refuses a custom query such as a batch in it): at once
+ * when nothing it sent is unanswered, else once it is (leaving earlier would lose their answers).
+ */
+async function leavePipelineMode(client: PipelineClient): Promise<void> {
+  if (!client.pipeline) return;
+  if (client._activeQuery || (client._sentQueryQueue?.length ?? 0) > 0) await new Promise<void>((resolve) => client.once('drain', resolve));
+  client.pipeline = false;
 }
 
 /**
@@ -124,8 +139,9 @@ function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): 
 
 /**
  * A transaction on a query runner whose BEGIN costs no round trip of its own: it is written in
- * front of the body's first statement (or of the commit's statements, for a body that sent none),
- * in one pipeline. The snapshot is the same: PostgreSQL takes it at the first statement either way.
+ * front of the body's first statement (or of the commit's statements, for a body that sent none):
+ * one batch for the usual statement with parameters, one pipeline for anything else. The snapshot
+ * is the same: PostgreSQL takes it at the first statement either way.
  */
 class QueryRunnerTransaction implements AppTransaction {
   private ended = false;
@@ -171,6 +187,9 @@ class QueryRunnerTransaction implements AppTransaction {
       this.restoreQuery();
       this.begun = true;
       const first = args[0] as { submit?: unknown } | undefined;
+      // The usual first statement (a string with parameters, as TypeORM sends): one batch, one Sync.
+      if (typeof first === 'string' && Array.isArray(args[1]) && args[1].length > 0 && args.length === 2 && !client.pipeline)
+        return this.beginWith(original, first, args[1] as unknown[]);
       // A stream or a cursor keeps a portal open, which pipeline mode refuses: it waits for the BEGIN.
       if (typeof first?.submit === 'function') {
         void (original.call(client, this.beginSql) as Promise<unknown>).catch(() => undefined);
@@ -183,6 +202,18 @@ class QueryRunnerTransaction implements AppTransaction {
     };
     this.state.transactionDepth = 1;
     await this.broadcast('AfterTransactionStart');
+  }
+
+  /**
+   * The BEGIN and the body's first statement as one batch (pg-batch.ts): answered as node-pg
+   * answers a query, with its result, or rejected with the statement's error (or the BEGIN's).
+   */
+  private async beginWith(query: PipelineClient['query'], text: string, values: unknown[]): Promise<unknown> {
+    const { completed, failure } = await sendBatch(this.client, query, [{ text: this.beginSql }, { text, values }]);
+    const done = completed[1];
+    if (!done) throw failure!.error;
+    if (done.error !== undefined) throw done.error;
+    return done.result;
   }
 
   async commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit> {
@@ -198,31 +229,52 @@ class QueryRunnerTransaction implements AppTransaction {
       const begin = !this.begun;
       this.restoreQuery();
       this.begun = true;
-      const sent = pipelined(client, () => [
-        ...(begin ? [query.call(client, this.beginSql) as Promise<unknown>] : []),
-        ...statements.map((st) => query.call(client, this.weft.config(st)) as Promise<unknown>),
-        query.call(client, 'COMMIT') as Promise<unknown>,
-      ]);
-      const settled = await Promise.allSettled(sent);
-      const commit = settled[settled.length - 1];
-      const results = settled
-        .slice(begin ? 1 : 0, -1)
-        .map((r) => (r.status === 'fulfilled' ? { rows: (r.value as { rows: Record<string, unknown>[] }).rows } : { error: r.reason }));
+      await leavePipelineMode(client);
+      // One query, one Sync (pg-batch.ts): a statement that fails skips the rest, COMMIT included.
+      const batch: BatchStatement[] = [
+        ...(begin ? [{ text: this.beginSql }] : []),
+        ...statements.map((st) => this.weft.config(st)),
+        { text: 'COMMIT' },
+      ];
+      const { completed, failure } = await sendBatch(client, query, batch);
+      const first = begin ? 1 : 0;
+      const commitAt = batch.length - 1;
+      const results = statements.map((_, i): PipelinedCommit['results'][number] => {
+        const done = completed[first + i];
+        if (!done) return { error: failure!.error };
+        return done.error === undefined ? { rows: done.rows } : { error: done.error };
+      });
       state.isTransactionActive = false;
       state.transactionDepth = 0;
-      if (commit.status === 'rejected') {
-        // Only a serialization failure the server sent for the COMMIT itself says nothing landed;
-        // anything else (the connection broke) leaves the outcome unknown.
-        if (isSerializationFailure(commit.reason)) throw commit.reason;
-        throw new CommitOutcomeUnknown(commit.reason);
+      const commit = completed[commitAt];
+      let committed: boolean;
+      if (commit)
+        committed = commit.command === 'COMMIT'; // PostgreSQL answers the COMMIT of a failed transaction with ROLLBACK
+      else if (failure!.kind === 'lost' || completed.length === commitAt) {
+        // The connection broke, or the COMMIT itself failed: only a serialization failure the
+        // server sent for the COMMIT says nothing landed; otherwise the outcome is unknown.
+        if (failure!.kind === 'refused' && isSerializationFailure(failure!.error)) throw failure!.error;
+        throw new CommitOutcomeUnknown(failure!.error);
+      } else {
+        // A statement before the COMMIT failed (or nothing was sent): nothing committed, and the
+        // transaction is still open on the server (aborted): it ends before the connection goes back.
+        await this.rollbackAfterBatch(query);
+        committed = false;
       }
-      // PostgreSQL answers the COMMIT of a failed transaction with ROLLBACK.
-      const committed = (commit.value as { command?: string }).command === 'COMMIT';
       const after = this.broadcast(committed ? 'AfterTransactionCommit' : 'AfterTransactionRollback');
       if (after) await after;
       return { committed, results };
     } finally {
       await this.release();
+    }
+  }
+
+  /** ROLLBACK of a batch's aborted transaction; a connection that cannot is not given back to the pool. */
+  private async rollbackAfterBatch(query: PipelineClient['query']): Promise<void> {
+    try {
+      await (query.call(this.client, 'ROLLBACK') as Promise<unknown>);
+    } catch (err) {
+      await (this.runner as unknown as { releasePostgresConnection(err: unknown): Promise<void> }).releasePostgresConnection(err);
     }
   }
 
