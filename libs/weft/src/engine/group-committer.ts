@@ -11,7 +11,7 @@ import type { AdvanceCommand, AdvanceOutcome, RidingStatement } from '../storage
 export class GroupCommitter extends Batcher<AdvanceCommand, AdvanceOutcome> {
   constructor(store: WorkflowStore, riders?: (commands: AdvanceCommand[]) => RidingStatement[], maxBatch = 256, maxInFlight = 2) {
     super(
-      (commands) => store.workflows.advanceMany(commands, riders && (() => riders(commands))),
+      (commands) => store.workflows.advanceMany(commands, riders?.(commands)),
       (c) => c.workflowId,
       maxBatch,
       maxInFlight,

@@ -45,8 +45,6 @@ export class QueueAdmission {
   private readonly handedOff = new Set<string>();
   /** Runs whose end carries their queue's admission in its round trip (id → when): their end needs no pass. */
   private readonly riding = new Map<string, number>();
-  /** Admissions riding end commits that have not answered yet: stop() waits for them, as for a pass. */
-  private readonly riders = new Set<Promise<void>>();
   /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
   private readonly pending = new Set<string>();
   /** Queues whose freed slot is being announced to the other engines (one NOTIFY at a time per queue). */
@@ -89,9 +87,8 @@ export class QueueAdmission {
     if (this.declared.size > 0) this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    await this.loop.stop();
-    await Promise.all([...this.riders]);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** A slot may have freed or work arrived (in `queue`, when known): pass soon instead of at the next tick. */
@@ -168,16 +165,13 @@ export class QueueAdmission {
   private rider(name: string): RidingStatement | null {
     const q = this.declared.get(name);
     const types = this.deps.registry.names();
-    if (!q || types.length === 0 || !this.loop.isRunning || !this.deps.mayAdmit()) return null;
+    if (!q || types.length === 0 || !this.deps.mayAdmit()) return null;
     const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
     if (room.granted <= 0) {
       room.done();
       return null;
     }
     const sentAt = performance.now();
-    let answered!: () => void;
-    const answer = new Promise<void>((resolve) => (answered = resolve));
-    this.riders.add(answer);
     return this.deps.store.queues.admitRiding(this.admitRequest(q, room.granted, types), (res, err) => {
       room.done();
       try {
@@ -187,9 +181,6 @@ export class QueueAdmission {
         // As a pass's failure: logged, and the queue tried again by a pass.
         this.deps.options.logger.warn(`Queue admission failed: ${(e as Error)?.message}`);
         this.pending.add(q.name);
-      } finally {
-        this.riders.delete(answer);
-        answered();
       }
       if (this.pending.size) this.nudge();
     });

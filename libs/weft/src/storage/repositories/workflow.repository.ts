@@ -353,19 +353,14 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return (await this.db.query<{ id: string }>(this.wf.children, [parentId, among ?? null])).map((r) => r.id);
   }
 
-  /**
-   * @internal Applies many workflows' advances in one statement; each keeps its own version check.
-   * `ridersOf`: statements to send right behind it on its connection (docs/decisions/0045).
-   */
-  async advanceMany(given: AdvanceCommand[], ridersOf?: () => RidingStatement[]): Promise<AdvanceOutcome[]> {
+  /** @internal Applies many workflows' advances in one statement; each keeps its own version check. */
+  async advanceMany(given: AdvanceCommand[], riders: RidingStatement[] = []): Promise<AdvanceOutcome[]> {
     if (given.length === 0) return [];
     const commands = await this.payloads.commands(given);
     // In id order: the statement then locks claim and workflow rows in index order, the order
     // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
     const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
     const advance = this.advanceStatements.for(sorted);
-    // Built only now, when the batch is sure to be sent: a rider built is a rider settled.
-    const riders = ridersOf?.() ?? [];
     if (riders.length === 0) return advanceOutcomes(commands, await this.db.query<AdvanceRow>(advance.sql, advance.params));
     return advanceOutcomes(commands, await this.advanceWithRiders(advance, riders));
   }
