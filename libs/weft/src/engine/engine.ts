@@ -143,7 +143,7 @@ export class WeftEngine {
     this.runtime = new Runtime({
       slots,
       store: this.store,
-      committer: new GroupCommitter(this.store, (commands) => this.queues.ridersFor(commands)),
+      committer: new GroupCommitter(this.store),
       registry: this.registry,
       options: this.options,
       ownership: this.ownership,
@@ -174,7 +174,6 @@ export class WeftEngine {
       handoff: {
         request: (queue) => this.queues.handoffRequest(queue),
         ended: (queue, fromId, h, sentAt) => this.queues.endCommitted(queue, fromId, h, sentAt),
-        admitsAfterEnd: (queue, workflowId) => this.queues.admitsAfterEnd(queue, workflowId),
       },
     });
     this.transitions = new Transitions({

@@ -83,7 +83,7 @@ export class CommitOutcomeUnknown extends Error {
  * The parts of node-pg's Client that pipelining touches. A pg without pipeline mode ignores the
  * flag and queues the same statements one after another: the same outcome, without the saving.
  */
-export interface PipelineClient {
+interface PipelineClient {
   pipeline: boolean;
   _sentQueryQueue?: unknown[];
   connection?: { stream?: { cork?(): void; uncork?(): void } };
@@ -105,7 +105,7 @@ interface RunnerState {
  * streams; none is sent while it is on, except by a body that starts one concurrently with its
  * first statement.
  */
-export function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): T {
+function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): T {
   const stream = client.connection?.stream;
   client.pipeline = true;
   stream?.cork?.();

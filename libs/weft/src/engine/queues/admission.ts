@@ -6,8 +6,8 @@
 import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
-import type { AdmitRequest, AdmitResult } from '../../storage/repositories/queue.repository.js';
-import type { AdvanceCommand, AdmittedWorkflow, HandoffOutcome, HandoffRequest, RidingStatement } from '../../storage/types.js';
+import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
+import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -43,8 +43,6 @@ export class QueueAdmission {
   private readonly admittedHere = new Map<string, { at: number; queue: string }>();
   /** Runs whose end handed their slot to the next workflow: their end needs no pass. */
   private readonly handedOff = new Set<string>();
-  /** Runs whose end carries their queue's admission in its round trip (id → when): their end needs no pass. */
-  private readonly riding = new Map<string, number>();
   /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
   private readonly pending = new Set<string>();
   /** Queues whose freed slot is being announced to the other engines (one NOTIFY at a time per queue). */
@@ -99,8 +97,6 @@ export class QueueAdmission {
 
   /** A run ended here: if this engine admitted it and its queue has work waiting, its slot is worth a pass now. */
   ended(workflowId: string): void {
-    // The admission that rode its end commit took the slot (or nudged a pass when it could not).
-    if (this.riding.delete(workflowId)) return void this.admittedHere.delete(workflowId);
     const mine = this.admittedHere.get(workflowId);
     if (!mine) return;
     this.admittedHere.delete(workflowId);
@@ -130,60 +126,6 @@ export class QueueAdmission {
     if (mayAdmit && known && !swaps) return null;
     const pick = !mayAdmit || (swaps && known);
     return this.request(queue, pick, pick && mayAdmit ? this.deps.registry.names() : []);
-  }
-
-  /**
-   * Where an end commit carries nothing and a pass would follow it (a partitioned or rate-limited
-   * queue with a known backlog), the queue's admission rides the end's round trip instead: sent
-   * right behind the end statement on its connection, in its own transaction, whose fresh snapshot
-   * under the queue's lock sees the ends (docs/decisions/0045). Not for releaseWhileWaiting queues
-   * (their pass serves woken runs first).
-   */
-  admitsAfterEnd(queue: string, workflowId: string): boolean {
-    const q = this.declared.get(queue);
-    if (!this.loop.isRunning || !q || q.releaseWhileWaiting || swapKeepsLimits(q) || !this.backlog.has(queue)) return false;
-    if (!this.deps.mayAdmit()) return false;
-    this.riding.set(workflowId, Date.now());
-    return true;
-  }
-
-  /** The admissions to send behind a batch of commits: one per queue whose ends asked for one. */
-  ridersFor(commands: AdvanceCommand[]): RidingStatement[] {
-    let queues: Set<string> | undefined;
-    for (const c of commands) if (c.admitAfter !== undefined) (queues ??= new Set()).add(c.admitAfter);
-    if (!queues) return [];
-    const out: RidingStatement[] = [];
-    for (const name of queues) {
-      const rider = this.rider(name);
-      // Not sent (nothing to run, no room, may not admit): a pass, as after an end without one.
-      if (rider) out.push(rider);
-      else this.nudge(0, name);
-    }
-    return out;
-  }
-
-  private rider(name: string): RidingStatement | null {
-    const q = this.declared.get(name);
-    const types = this.deps.registry.names();
-    if (!q || types.length === 0 || !this.deps.mayAdmit()) return null;
-    const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
-    if (room.granted <= 0) {
-      room.done();
-      return null;
-    }
-    const sentAt = performance.now();
-    return this.deps.store.queues.admitRiding(this.admitRequest(q, room.granted, types), (res, err) => {
-      room.done();
-      try {
-        if (!res) throw err;
-        this.admitted(q, room.granted, res, sentAt);
-      } catch (e) {
-        // As a pass's failure: logged, and the queue tried again by a pass.
-        this.deps.options.logger.warn(`Queue admission failed: ${(e as Error)?.message}`);
-        this.pending.add(q.name);
-      }
-      if (this.pending.size) this.nudge();
-    });
   }
 
   private request(queue: string, pick: boolean, types: string[]): HandoffRequest {
@@ -273,17 +215,12 @@ export class QueueAdmission {
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
-    const sentAt = performance.now();
-    const res = await this.deps.store.queues.admit(this.admitRequest(q, room, types));
-    return this.admitted(q, room, res, sentAt);
-  }
-
-  private admitRequest(q: ResolvedQueue, room: number, types: string[]): AdmitRequest {
-    const { ownership } = this.deps;
+    const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
     const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
-    return {
+    const sentAt = performance.now();
+    const res = await store.queues.admit({
       queue: q.name,
       max: room,
       concurrency: q.concurrency,
@@ -295,13 +232,9 @@ export class QueueAdmission {
       types,
       claimer,
       leaseFence,
-    };
-  }
-
-  /** What an admission (a pass's or one riding an end) admitted: launched here; resolves with how many. */
-  private admitted(q: ResolvedQueue, room: number, res: AdmitResult, sentAt: number): number {
+    });
     const n = res.admitted.length;
-    if (n) this.deps.options.metrics.queueAdmissions?.(q.name, n);
+    if (n) options.metrics.queueAdmissions?.(q.name, n);
     for (const w of res.admitted) this.launch(q.name, w, sentAt);
     this.afterAdmission(q, room, res);
     return n;
@@ -384,8 +317,6 @@ export class QueueAdmission {
   private forgetGone(): void {
     const before = Date.now() - FORGET_AFTER_MS;
     for (const [id, { at }] of this.admittedHere) if (at < before && !this.deps.runtime.isLive(id)) this.admittedHere.delete(id);
-    // An end whose commit was refused (the run moved on elsewhere) never comes to ended().
-    for (const [id, at] of this.riding) if (at < before && !this.deps.runtime.isLive(id)) this.riding.delete(id);
   }
 }
 
