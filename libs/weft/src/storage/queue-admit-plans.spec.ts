@@ -3,9 +3,9 @@
 // connection runs the hand-off's advance statement on one after its 5th use). With a status
 // condition beside the ids, the plan scanned the whole enqueued index (every queue's backlog) for
 // them; with the cursor in an OR, the walk read every key before it: both on every call, growing
-// with the backlog (docs/decisions/0045). The table is as a busy queue has it: analyzed while its
-// backlog was small, then filled. Plans are judged here, read through auto_explain (PL/pgSQL's
-// statements are not reachable by EXPLAIN).
+// with the backlog (docs/decisions/0045-admission-reads-no-backlog.md). The table is as a busy
+// queue has it: analyzed while its backlog was small, then filled. Plans are judged here, read
+// through auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN).
 import pg from 'pg';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase } from './data-source.js';

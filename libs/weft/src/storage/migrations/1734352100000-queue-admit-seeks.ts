@@ -4,7 +4,8 @@ import { admitFunctionSql } from '../repositories/queue-admit.js';
 /**
  * The admission function's UPDATE finds its rows by id alone, and its walk over a partitioned
  * queue's keys starts with a seek past the cursor: both read the queue's backlog before, on every
- * call (docs/decisions/0045). Same arguments and output: replaced in place.
+ * call (docs/decisions/0045-admission-reads-no-backlog.md). Same arguments and output: replaced
+ * in place.
  */
 export function queueAdmitSeeksMigration(schema: string): MigrationInterface {
   return {
