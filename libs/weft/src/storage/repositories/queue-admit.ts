@@ -17,7 +17,7 @@ export const MAX_KEYS_WALKED = 1000;
  * $9..$11 the claim terms (null: no claims), $12/$13 the global lease fence (null: none), $14
  * partitioned, $15 per-key concurrency, $16 per-key rate limit and $17 its period (ms).
  */
-function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boolean): string {
+function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boolean, seeks: boolean): string {
   const wf = qualify(schema, 'weft_workflows');
   const queues = qualify(schema, 'weft_queues');
   const claims = qualify(schema, 'weft_workflow_claims');
@@ -80,7 +80,12 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
     -- Partitioned: the keys with work, by skipping through weft_workflows_partition_enqueued_idx,
     -- first those after the key the last pass ended on, then from the first key up to it.
     keys_after AS (
-      SELECT (${nextKey(`(${cursor} IS NULL OR w.partition_key > ${cursor})`)}) AS k, 1 AS i
+      SELECT (${
+        seeks
+          ? // Each branch a seek in the index: with the OR, the walk read every key before the cursor first.
+            `CASE WHEN ${cursor} IS NULL THEN (${nextKey('true')}) ELSE (${nextKey(`w.partition_key > ${cursor}`)}) END`
+          : nextKey(`(${cursor} IS NULL OR w.partition_key > ${cursor})`)
+      }) AS k, 1 AS i
       WHERE $14::boolean AND (SELECT n FROM room) > 0
       UNION ALL
       SELECT (${nextKey('w.partition_key > a.k')}), a.i + 1 FROM keys_after a WHERE a.k IS NOT NULL AND a.i < ${MAX_KEYS_WALKED}
@@ -136,7 +141,9 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
              -- the epoch ins_claims gives the claim (docs/decisions/0008)
              fence_epoch = CASE WHEN $9::text IS NULL THEN w.fence_epoch
                                 ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
-      FROM picked WHERE w.id = picked.id AND w.status = 'enqueued'${byId ? ' AND w.id = ANY(ARRAY(SELECT id FROM picked))' : ''}
+      -- seeks: by id alone (the picks locked rows whose latest version is enqueued, and hold them); the
+      -- status condition let the generic plan scan the whole enqueued index for the ids instead.
+      FROM picked WHERE w.id = picked.id${seeks ? '' : " AND w.status = 'enqueued'"}${byId ? ' AND w.id = ANY(ARRAY(SELECT id FROM picked))' : ''}
       RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.priority, w.created_at, w.admitted_at, w.fence_epoch,
                 picked.rank, picked.i, picked.pkey${slots ? ', w.singleton_key IS NOT NULL AS singleton' : ''}${
                   // timer rows it may have (its deadline's; a delayed start's went when it fired)
@@ -192,9 +199,11 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
  * it (releaseWhileWaiting); `byId`: the admitting UPDATE finds the picked rows by id, as
  * 1734351300000 made it (the generic plan hashed every enqueued row of every queue for it, on every
  * call: 0.25 ms at 1,000 enqueued, growing with the backlog); `timers`: it also says whether an
- * admitted workflow may have timer rows, as 1734351700000 made it. Each migration keeps its own text.
+ * admitted workflow may have timer rows, as 1734351700000 made it; `seeks`: its UPDATE and its walk
+ * over the keys seek in their indexes instead of reading the backlog, as 1734352100000 made it. Each
+ * migration keeps its own text.
  */
-export function admitFunctionSql(schema: string, slots = true, byId = slots, timers = false): string {
+export function admitFunctionSql(schema: string, slots = true, byId = slots, timers = false, seeks = false): string {
   const queues = qualify(schema, 'weft_queues');
   return `
     CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(${ADMIT_ARGS})
@@ -207,7 +216,7 @@ export function admitFunctionSql(schema: string, slots = true, byId = slots, tim
     BEGIN
       -- Creates the row if absent and locks it: admissions to one queue take turns here.
       INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
-      RETURN QUERY ${admitQuery(schema, slots, byId, timers)};
+      RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks)};
     END
     $fn$`;
 }

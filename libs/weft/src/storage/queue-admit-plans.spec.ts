@@ -1,0 +1,115 @@
+// An admission reaches the rows it admits by their ids, and a partitioned one seeks its first key
+// past the cursor, in the generic plans it runs (the admission function forces them; a pooled
+// connection runs the hand-off's advance statement on one after its 5th use). With a status
+// condition beside the ids, the plan scanned the whole enqueued index (every queue's backlog) for
+// them; with the cursor in an OR, the walk read every key before it: both on every call, growing
+// with the backlog (docs/decisions/0045-admission-reads-no-backlog.md). The table is as a busy
+// queue has it: analyzed while its backlog was small, then filled. Plans are judged here, read
+// through auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN).
+import pg from 'pg';
+import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
+import { openDatabase } from './data-source.js';
+import { AdvanceStatements } from './repositories/advance-statements.js';
+import { statementName } from './sql-client.js';
+
+interface Node {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Subplan Name'?: string;
+  Filter?: string;
+  Plans?: Node[];
+}
+
+const nodes = (n: Node): Node[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+/** How the CTE named `cte` reads weft_workflows: its scans of the table and their indexes, by node type. */
+const scansUnder = (root: Node, cte: string) =>
+  nodes(nodes(root).find((n) => n['Subplan Name'] === `CTE ${cte}`)!)
+    .filter(
+      (n) => (n['Relation Name'] === 'weft_workflows' && n['Node Type'].endsWith('Scan')) || n['Index Name']?.startsWith('weft_workflows'),
+    )
+    .map((n) => `${n['Node Type']} ${n['Index Name'] ?? ''}`.trim());
+/** Reads through the primary key only (an index scan, or a bitmap of it). */
+const byIdOnly = (scans: string[]) =>
+  scans.some((s) => s.endsWith('weft_workflows_pkey')) && scans.every((s) => s === 'Bitmap Heap Scan' || s.endsWith('weft_workflows_pkey'));
+
+describe('queue admission plans: by id, and seeks past the cursor (real PostgreSQL)', () => {
+  let tdb: TestDatabase;
+  let db: pg.Client;
+  const plans: Node[] = [];
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    await (await openDatabase({ database: { url: tdb.url }, schema: 'weft' })).close();
+    db = new pg.Client({ connectionString: tdb.url });
+    await db.connect();
+    const insert = (from: number, to: number, status: string, queue: string, key: string | null) =>
+      db.query(
+        `INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, created_at)
+         SELECT $3 || '-' || $4 || g, 't', $3, 'null', 1, $4, CASE WHEN $5::text IS NULL THEN NULL ELSE $5 || (g % 100) END,
+                now() + (g || ' milliseconds')::interval
+         FROM generate_series($1::int, $2::int) g`,
+        [from, to, status, queue, key],
+      );
+    await insert(1, 3000, 'completed', 'plain', null);
+    await insert(1, 5, 'enqueued', 'plain', null);
+    await insert(1, 5, 'enqueued', 'parts', 'tenant-');
+    await db.query('ANALYZE weft.weft_workflows');
+    await insert(6, 3000, 'enqueued', 'plain', null);
+    await insert(6, 3000, 'enqueued', 'parts', 'tenant-');
+    await insert(1, 1, 'running', 'plain', null);
+    await db.query(`LOAD 'auto_explain'`);
+    for (const set of ['log_min_duration = 0', 'log_nested_statements = on', 'log_format = json', 'log_level = notice'])
+      await db.query(`SET auto_explain.${set}`);
+    db.on('notice', (m) => {
+      const at = m.message?.indexOf('{') ?? -1;
+      if (at >= 0) plans.push((JSON.parse(m.message!.slice(at)) as { Plan: Node }).Plan);
+    });
+  });
+
+  afterAll(async () => {
+    await db?.end();
+    await tdb?.drop();
+  });
+
+  /** The plan of the statement whose scans include the CTE `cte`, among those `run` produced. */
+  async function planOf(cte: string, run: () => Promise<unknown>): Promise<Node> {
+    plans.length = 0;
+    await run();
+    const plan = plans.find((p) => nodes(p).some((n) => n['Subplan Name'] === `CTE ${cte}`));
+    expect(plan, `a plan with CTE ${cte}`).toBeDefined();
+    return plan!;
+  }
+
+  const admit = (queue: string, partitioned: boolean) =>
+    db.query(
+      `SELECT * FROM weft.weft_queue_admit($1, 4, 50, NULL, NULL, NULL, 0, ARRAY['t'], NULL, NULL, NULL, NULL, NULL, $2, $3, NULL, 0)`,
+      [queue, partitioned, partitioned ? 2 : null],
+    );
+
+  it.each([false, true])("the admission function's UPDATE finds the admitted rows by id (partitioned: %s)", async (partitioned) => {
+    const plan = await planOf('upd', () => admit(partitioned ? 'parts' : 'plain', partitioned));
+    expect(byIdOnly(scansUnder(plan, 'upd')), scansUnder(plan, 'upd').join(', ')).toBe(true);
+  });
+
+  it("a partitioned admission's walk seeks its keys past the cursor, reading none before it", async () => {
+    await admit('parts', true); // sets the cursor
+    const plan = await planOf('keys_after', () => admit('parts', true));
+    const cte = nodes(nodes(plan).find((n) => n['Subplan Name'] === 'CTE keys_after')!);
+    expect(cte.filter((n) => n.Filter?.includes('partition_key')).map((n) => n.Filter)).toEqual([]);
+  });
+
+  it("the hand-off's UPDATE in an end commit finds the picked rows by id", async () => {
+    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
+    const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
+    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
+    await db.query('BEGIN');
+    try {
+      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      const plan = await planOf('ho_upd', () => db.query({ name: statementName(sql), text: sql, values: params }));
+      expect(byIdOnly(scansUnder(plan, 'ho_upd')), scansUnder(plan, 'ho_upd').join(', ')).toBe(true);
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  });
+});
