@@ -1,6 +1,7 @@
 import { useTestEngines, waitFor } from '../../../../../test/support/engine.js';
 import type { WorkflowContext, WorkflowDefinition } from '../../common/types.js';
 import type { WeftEngine } from '../engine.js';
+import { SkippingClock } from '../../testing/test-clock.js';
 
 // queues.q.releaseWhileWaiting (docs/queues.md, docs/decisions/0040): a parked run gives its slot
 // back and takes one again before its code goes on.
@@ -83,8 +84,8 @@ const stepOf = (id: string, step: string) => ledger.find((l) => l.id === id && l
 
 describe('releaseWhileWaiting (real PostgreSQL, concurrency 1)', () => {
   const env = useTestEngines();
-  const make = async (queue: object = { concurrency: 1, releaseWhileWaiting: true }) => {
-    const e = await env.pool.create({ queues: { rw: queue } }, (x: WeftEngine) => defs.forEach((d) => x.register(d)));
+  const make = async (queue: object = { concurrency: 1, releaseWhileWaiting: true }, clock?: SkippingClock) => {
+    const e = await env.pool.create({ queues: { rw: queue }, clock }, (x: WeftEngine) => defs.forEach((d) => x.register(d)));
     await e.bootstrap();
     return e;
   };
@@ -141,12 +142,15 @@ describe('releaseWhileWaiting (real PostgreSQL, concurrency 1)', () => {
   });
 
   it('a woken run takes the freed slot before fresh enqueued work', async () => {
-    const e = await make();
-    await e.start('sleeper', { sleep: 300 }, { workflowId: 'w-1' });
+    // w-1 wakes when the test says (its hour passes at a jump of the clock), never before w-2 holds the slot.
+    const clock = new SkippingClock();
+    const e = await make(undefined, clock);
+    await e.start('sleeper', { sleep: 3_600_000 }, { workflowId: 'w-1' });
     await waitFor(async () => (await slots(['w-1']))[0]?.released, 'w-1 asleep', 20_000);
     await e.start('sleeper', { sleep: 1, gateA: 'hold2' }, { workflowId: 'w-2' });
     await waitFor(() => gates.get('hold2'), 'w-2 to hold the slot', 20_000);
     // w-1 wakes while w-2 holds the slot; then fresh work arrives behind it.
+    clock.jumpTo(clock.now() + 3_600_000);
     await waitFor(async () => (await slots(['w-1']))[0]?.wanted, 'w-1 to want its slot back', 20_000);
     await e.start('sleeper', { sleep: 1 }, { workflowId: 'w-3' });
     await open('hold2');
