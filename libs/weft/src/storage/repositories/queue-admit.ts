@@ -198,8 +198,9 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
  * it (releaseWhileWaiting); `byId`: the admitting UPDATE finds the picked rows by id, as
  * 1734351300000 made it (the generic plan hashed every enqueued row of every queue for it, on every
  * call: 0.25 ms at 1,000 enqueued, growing with the backlog); `timers`: it also says whether an
- * admitted workflow may have timer rows, as 1734351700000 made it; `launch`: it also returns the start's headers,
- * attributes and trace context, as 1734352500000 made it. Each migration keeps its own text.
+ * admitted workflow may have timer rows, as 1734351700000 made it; `launch`: it also returns the
+ * start's headers, attributes and trace context, as 1734352500000 made it. Each migration keeps its
+ * own text.
  */
 export function admitFunctionSql(schema: string, slots = true, byId = slots, timers = false, launch = false): string {
   const queues = qualify(schema, 'weft_queues');
