@@ -290,6 +290,28 @@ describe('payload codec (real PostgreSQL)', () => {
     expect((await rawScan()).filter((r) => r.text.includes('MARKER-'))).toEqual([]);
   });
 
+  it.each([
+    ['a synchronous codec', key1, 'sync'],
+    ['an asynchronous codec (its runs are loaded)', asyncKey1, 'async'],
+  ])(
+    'a queued run gets its input and the messages sent meanwhile decoded, admitted by a pass or handed a slot: %s',
+    async (_, codec, tag) => {
+      const e = await env.pool.create({ codec, queues: { one: { concurrency: 1 } } }, register);
+      await e.bootstrap();
+      const hs = await Promise.all(
+        [1, 2, 3].map((n) => e.start('codec-waiter', { text: M(`queued-${n}`) }, { workflowId: `${tag}-queued-${n}`, queue: 'one' })),
+      );
+      // Sent while the later ones wait in the queue: their admission hands the messages over with the input.
+      for (const [i, h] of hs.entries()) await h.signal('go', { text: M(`signal-${i + 1}`) });
+      for (const [i, h] of hs.entries())
+        expect(await h.result({ timeout: '20s' })).toEqual({
+          first: `${M(`queued-${i + 1}`)}/${M('before-rotation')}`,
+          sig: { text: M(`signal-${i + 1}`) },
+          second: M('after-rotation'),
+        });
+    },
+  );
+
   it('encodes heartbeat details and external completions', async () => {
     const [runner, other] = await engines(key1, 2);
     const h = await runner.start('codec-long', {}, { workflowId: 'long-1' });

@@ -232,19 +232,32 @@ describe('interceptors (real PostgreSQL)', () => {
     for (const s of seen) expect(s.headers).toEqual({ t: 't-0' });
   });
 
-  it('gives the stored headers to runs that begin later than their start: queued, delayed and debounced', async () => {
-    const e = await env.pool.create({ interceptors: [new Tagging('q')], queues: { one: { concurrency: 1 } } }, register);
-    await e.bootstrap();
-    const starts = [
-      await e.start('icpt-kid', {}, { workflowId: 'later-queued', queue: 'one' }),
-      await e.start('icpt-kid', {}, { workflowId: 'later-delayed', startAfter: '50ms' }),
-      await e.start('icpt-kid', {}, { debounce: { key: 'k', delay: '50ms' } }),
-    ];
-    for (const h of starts) await expect(h.result({ timeout: '30s' })).resolves.toBe('kid');
-    // Each started with q's header, so each run and its step must see it.
-    expect(seen.filter((s) => s.where.startsWith('q:run')).length).toBe(3);
-    for (const s of seen) expect(s.headers, s.where).toEqual({ q: 'q-0' });
-  });
+  it.each([
+    ['', 'plain', {}],
+    [' under a codec', 'coded', { codec: new AesGcmCodec('h2', randomBytes(32)) }],
+  ])(
+    'gives the stored headers to runs that begin later than their start (queued, handed a slot, delayed, debounced), read with no load%s',
+    async (_, tag, codec) => {
+      const e = await env.pool.create({ interceptors: [new Tagging('q')], queues: { one: { concurrency: 1 } }, ...codec }, register);
+      await e.bootstrap();
+      // Launched from what the admission, the hand-off or the fire read: none loads its row again.
+      const loaded: string[] = [];
+      const workflows = e.store.workflows;
+      const loadMany = workflows.loadMany.bind(workflows);
+      vi.spyOn(workflows, 'loadMany').mockImplementation((ids) => (loaded.push(...ids), loadMany(ids)));
+      const starts = [
+        // Into a queue of one: the first admitted by a pass, the next ones by the end before them.
+        ...(await Promise.all([1, 2, 3].map((n) => e.start('icpt-kid', {}, { workflowId: `${tag}-queued-${n}`, queue: 'one' })))),
+        await e.start('icpt-kid', {}, { workflowId: `${tag}-delayed`, startAfter: '50ms' }),
+        await e.start('icpt-kid', {}, { debounce: { key: tag, delay: '50ms' } }),
+      ];
+      for (const h of starts) await expect(h.result({ timeout: '30s' })).resolves.toBe('kid');
+      // Each started with q's header, so each run and its step must see it.
+      expect(seen.filter((s) => s.where.startsWith('q:run')).length).toBe(5);
+      for (const s of seen) expect(s.headers, s.where).toEqual({ q: 'q-0' });
+      expect(loaded).toEqual([]);
+    },
+  );
 
   it('runs signal hooks around engine.signal: they may change the payload, and a throw stores nothing', async () => {
     const e = await env.pool.create(

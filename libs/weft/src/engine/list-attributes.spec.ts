@@ -28,6 +28,37 @@ class Full {
   }
 }
 
+/** Tries one more key at once; its query answers what the try got, so a replay from the row can be compared. */
+class OneMore {
+  outcome = '';
+  async run(ctx: WorkflowContext) {
+    try {
+      ctx.setAttributes({ more: 1 });
+      this.outcome = 'taken';
+    } catch (err) {
+      this.outcome = (err as { code?: string }).code ?? String(err);
+    }
+    return ctx.step('done', () => this.outcome);
+  }
+  answer() {
+    return this.outcome;
+  }
+}
+const oneMore = { name: 'one-more', factory: () => new OneMore() as never, queryHandlers: { outcome: 'answer' } };
+
+let began = false;
+let release: () => void = () => undefined;
+/** Holds its queue's one slot until the test releases it. */
+class Held {
+  async run(ctx: WorkflowContext) {
+    const gate = new Promise<void>((r) => (release = r));
+    await ctx.step('hold', async () => {
+      began = true;
+      await gate;
+    });
+  }
+}
+
 describe('attribute filters, parsed and checked', () => {
   it('text values: a number or boolean matches its text too, a JSON string only itself', () => {
     expect(textValues('42')).toEqual([42, '42']);
@@ -101,6 +132,41 @@ describe('start attributes and list by attribute (real PostgreSQL)', () => {
     expect(Object.keys(d.attributes)).toHaveLength(32);
     expect(d.attributes.extra).toBe(1);
     expect(d.attributes.k0).toBeUndefined();
+  });
+
+  // Runs launched after their start (an admission, a hand-off, a timer) begin with the row's attributes
+  // as a direct start's run does: live and a replay from the row (a query here) agree on the bound.
+  const full = Object.fromEntries(Array.from({ length: 32 }, (_, i) => [`k${i}`, i]));
+  const agreeOnTheBound = async (e: WeftEngine, ids: string[]) => {
+    for (const id of ids) {
+      expect(await e.result(id, { timeout: 15_000 }), id).toBe('WEFT_INVALID_ARGUMENT');
+      expect(await e.query(id, 'outcome'), id).toBe('WEFT_INVALID_ARGUMENT');
+      expect(Object.keys((await e.describe(id)).attributes), id).toHaveLength(32);
+    }
+  };
+
+  it('a queued run counts its start attributes in the bound, admitted by a pass or handed a slot by an end', async () => {
+    // Polling every 60 s: the first is admitted by the pass the held run's end nudges, the others by hand-offs.
+    const slow = { timerPollInterval: '60s', ownership: 'workflow-lease', queues: { q: { concurrency: 1 } } } as const;
+    const a = await env.pool.create(slow, (x: WeftEngine) => x.register('held', Held).register(oneMore));
+    const starter = await env.pool.create({ ...slow, backgroundTasks: 'manual' }, (x: WeftEngine) => x.register(oneMore));
+    await a.bootstrap();
+    await starter.bootstrap();
+    began = false;
+    await a.start('held', {}, { workflowId: 'held-1', queue: 'q' });
+    await waitFor(() => began, 'the held run');
+    const ids = ['queued-1', 'queued-2', 'queued-3'];
+    for (const id of ids) await starter.start('one-more', {}, { workflowId: id, queue: 'q', attributes: full });
+    release();
+    await agreeOnTheBound(a, ids);
+  });
+
+  it('a delayed or debounced run counts its start attributes in the bound', async () => {
+    const e = await env.pool.create({}, (x: WeftEngine) => x.register(oneMore));
+    await e.bootstrap();
+    const delayed = await e.start('one-more', {}, { workflowId: 'delayed-1', startAfter: '20ms', attributes: full });
+    const debounced = await e.start('one-more', {}, { debounce: { key: 'd', delay: '20ms' }, attributes: full });
+    await agreeOnTheBound(e, [delayed.workflowId, debounced.workflowId]);
   });
 
   it('filters by equality, in and ranges; orders newest or oldest; pages with a stable cursor; includes input and output', async () => {

@@ -8,6 +8,7 @@ import type { OwnershipPolicy } from '../ownership/policy.js';
 import { TERMINAL_STATUSES, WorkflowStatus } from '../common/types.js';
 import { Batcher } from '../storage/batcher.js';
 import type { OwnTimerTake } from '../storage/repositories/timer.repository.js';
+import type { FiringRow } from '../storage/repositories/workflow-debounce.js';
 import type { TimerRow, WorkflowRow } from '../storage/types.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
 import type { Change } from './run/execution.js';
@@ -324,18 +325,16 @@ export class Transitions {
       const next = r.queue === null ? WorkflowStatus.Running : WorkflowStatus.Enqueued;
       return { status: next, deleteTimers: [{ kind: 'delayed-start' as const, seq: -1 }] };
     };
-    const row = await this.external(workflowId, 'delayed-start', decide, undefined, readForFire).catch(async (err: unknown) => {
+    const row = await this.external<FiringRow>(workflowId, 'delayed-start', decide, undefined, readForFire).catch(async (err: unknown) => {
       await letGo().catch(() => undefined);
       throw err;
     });
     if (row?.queue) {
       await letGo(); // the admission claims it, here or on another engine
       this.enqueued(row.queue);
-    } else if (row && this.runtime.options.interceptors) {
-      // Its run hooks see the start's headers, which a fire does not read: the run is read with its row.
-      await this.runtime.drive(workflowId);
     } else if (row) {
-      const { input, runNumber, version, parentId } = row;
+      // From the row the fire read: what its start stored for the run (docs/decisions/0046).
+      const { input, runNumber, version, parentId, attributes, headers, traceContext } = row;
       this.runtime.launchNew({
         workflowId,
         definition: this.registry.get(row.type),
@@ -344,6 +343,9 @@ export class Transitions {
         version,
         parentId,
         singleton: promoted,
+        attributes,
+        headers,
+        traceContext, // its span links to its starter's, as a loaded run's does
       });
     } else if (status === WorkflowStatus.Running) {
       if (!heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
@@ -376,18 +378,18 @@ export class Transitions {
    * changed meanwhile (decide then sees the new one). Returns the row as committed, or null when
    * `decide` chose to do nothing.
    */
-  async external(
+  async external<R extends WorkflowRow = WorkflowRow>(
     workflowId: string,
     what: string,
-    decide: (row: WorkflowRow) => Change | null,
+    decide: (row: R) => Change | null,
     tx?: CallerTransaction,
     /** Another read of the row; `byVersion`: commit only at the version read (a debounced start's fire). */
-    read?: (id: string) => Promise<(WorkflowRow & { byVersion: boolean }) | null>,
-  ): Promise<WorkflowRow | null> {
+    read?: (id: string) => Promise<(R & { byVersion: boolean }) | null>,
+  ): Promise<R | null> {
     validateWorkflowId(workflowId);
-    let row: (WorkflowRow & { byVersion?: boolean }) | null = null;
+    let row: (R & { byVersion?: boolean }) | null = null;
     for (let attempt = 0; attempt < EXTERNAL_ATTEMPTS; attempt++) {
-      row = await (read ?? this.reader(tx))(workflowId);
+      row = await (read ?? (this.reader(tx) as (id: string) => Promise<R | null>))(workflowId);
       if (!row) throw new WorkflowNotFoundError(workflowId);
       const change = decide(row);
       if (!change) return null;

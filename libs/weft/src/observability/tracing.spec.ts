@@ -214,6 +214,29 @@ describe('tracing (OpenTelemetry, real PostgreSQL)', () => {
     expect(stepSpans(h.workflowId).map((s) => parentId(s))).toEqual([spanId(wf), spanId(wf), spanId(wf)]);
   });
 
+  it("runs launched after their start (a queue's admission or hand-off, a delayed or debounced start) link to the starter's context", async () => {
+    const slow = { engineId: 'T4L', timerPollInterval: '60s', queues: { q: { concurrency: 1 } } } as const;
+    const e = await env.pool.create(slow, (x) => x.register('three', ThreeSteps));
+    await e.bootstrap();
+    const request = userTracer().startSpan('http.request');
+    const ids = await otel.context.with(otel.trace.setSpan(otel.context.active(), request), async () => [
+      // Three into a queue of one: the first admitted by a pass, the next ones by the end before them.
+      ...(await Promise.all([1, 2, 3].map((n) => e.start('three', {}, { workflowId: `later-q${n}`, queue: 'q' })))),
+      await e.start('three', {}, { workflowId: 'later-delayed', startAfter: 20 }),
+      await e.start('three', {}, { debounce: { key: 'k', delay: 20 } }),
+    ]);
+    request.end();
+    for (const h of ids) {
+      await expect(h.result({ timeout: '10s' })).resolves.toBe(6);
+      const [wf] = await exactly(1, () => workflowSpans(h.workflowId), `${h.workflowId}'s workflow span`);
+      expect(parentId(wf), h.workflowId).toBeUndefined(); // launched by a loop or another run's end, not by the request
+      expect(
+        wf.links.map((l: otel.Link) => l.context.spanId),
+        h.workflowId,
+      ).toEqual([request.spanContext().spanId]);
+    }
+  });
+
   it("a takeover: the new owner's workflow span links to the previous owner's", async () => {
     const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300 };
     const warnings: Error[] = [];

@@ -211,6 +211,30 @@ export class Payloads {
     if (isEncoded(l.headers)) l.headers = (await this.decodeNow(l.headers)) as Record<string, string>;
   }
 
+  /**
+   * An admitted workflow's input, headers and messages decoded in place, at once (the launch that
+   * follows is synchronous). False when one needs an asynchronous codec or does not decode: the
+   * caller loads the run instead, whose load decodes it or reports why not.
+   */
+  admittedNow(w: { input: unknown; headers?: Record<string, string> | null; inbox: InboxMessage[] }): boolean {
+    try {
+      if (isEncoded(w.input)) w.input = this.decodeAtOnce(w.input);
+      if (isEncoded(w.headers)) w.headers = this.decodeAtOnce(w.headers) as Record<string, string>;
+      for (const m of w.inbox) if (isEncoded(m.payload)) m.payload = this.decodeAtOnce(m.payload);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** decodeNow's value, or a throw when the codec answers with a promise. */
+  private decodeAtOnce(stored: Encoded): unknown {
+    const v = this.decodeNow(stored);
+    if (!(v instanceof Promise)) return v;
+    v.catch(() => undefined); // not used: the caller's load decodes it again
+    throw new Error('an asynchronous codec');
+  }
+
   // The loops below decode one payload at a time, as before: an asynchronous codec (a KMS) is not
   // sent a whole history at once. `decodeNow`'s value is awaited only when it is a promise.
 

@@ -136,6 +136,14 @@ export interface AdmittedWorkflow {
    * does not say): assumed. Without any, its end commit does not look for timers to delete.
    */
   storedTimers?: boolean;
+  /**
+   * What its start stored for its run to begin with (docs/decisions/0046): the headers its start
+   * interceptors left (a payload, as stored: decoded by the launch), its attributes and its
+   * starter's traceparent; null when none, absent when the admission did not say.
+   */
+  headers?: Record<string, string> | null;
+  attributes?: WorkflowAttributes | null;
+  traceContext?: string | null;
 }
 
 /** The outcome of an accepted update (status `done` or `failed`), for its caller. */

@@ -240,15 +240,17 @@ export class QueueAdmission {
     return n;
   }
 
-  /** Runs a workflow admitted to this engine (by an admission or a hand-off). */
+  /**
+   * Runs a workflow admitted to this engine (by an admission or a hand-off) from what the admission
+   * returned: its row as its start wrote it, so it begins as a direct start's run (docs/decisions/0046).
+   */
   private launch(queue: string, w: AdmittedWorkflow, sentAt: number): void {
-    const { registry, ownership, runtime } = this.deps;
+    const { registry, ownership, runtime, store } = this.deps;
     // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
     if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) return;
     this.admittedHere.set(w.id, { at: Date.now(), queue });
-    // The admission's output carries no headers: with interceptors the run is read with its row
-    // (headers and attributes as stored), as a takeover reads it.
-    if (this.deps.options.interceptors) return void runtime.drive(w.id);
+    // A payload an asynchronous codec must decode (or one that does not decode): its load does it, or says why not.
+    if (!store.payloads.admittedNow(w)) return void runtime.drive(w.id);
     const run = {
       workflowId: w.id,
       definition: registry.get(w.type),
@@ -258,6 +260,9 @@ export class QueueAdmission {
       queue,
       singleton: w.singleton,
       storedTimers: w.storedTimers,
+      headers: w.headers ?? null,
+      attributes: w.attributes ?? undefined,
+      traceContext: w.traceContext ?? null, // its span links to its starter's, as a loaded run's does
     };
     runtime.launchNew({ ...run, parentId: w.parentId }, w.inbox);
   }

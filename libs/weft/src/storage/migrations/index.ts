@@ -23,6 +23,7 @@ import { queueSlotReleaseMigration } from './1734351200000-queue-slot-release.js
 import { queueAdmitByIdMigration } from './1734351300000-queue-admit-by-id.js';
 import { queueAdmitTimersMigration } from './1734351700000-queue-admit-timers.js';
 import { queueAdmitSeeksMigration } from './1734352100000-queue-admit-seeks.js';
+import { queueAdmitLaunchMigration } from './1734352500000-queue-admit-launch.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -51,5 +52,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734351300000, migration: queueAdmitByIdMigration(schema) },
     { id: 1734351700000, migration: queueAdmitTimersMigration(schema) },
     { id: 1734352100000, migration: queueAdmitSeeksMigration(schema) },
+    { id: 1734352500000, migration: queueAdmitLaunchMigration(schema) },
   ];
 }

@@ -638,7 +638,9 @@ function handoffWrites(schema: string, ids: string): string[] {
       FROM ho_pick p WHERE w.id = p.id AND w.id = ANY(ARRAY(SELECT id FROM ho_pick))
       RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.fence_epoch, w.singleton_key IS NOT NULL AS singleton,
                 -- timer rows it may have (its deadline's; a delayed start's went when it fired): none, its end clears none
-                w.deadline IS NOT NULL OR w.start_at IS NOT NULL AS timers, p.q, p.rn, p.engine, p.ttl, p.grace)`,
+                w.deadline IS NOT NULL OR w.start_at IS NOT NULL AS timers, p.q, p.rn, p.engine, p.ttl, p.grace,
+                -- what its start stored for its run, as the admission function returns it (docs/decisions/0046)
+                w.headers, w.attributes, w.trace_context)`,
     `ho_claims AS (
       INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
       SELECT h.id, 1, h.engine, clock_timestamp() + h.ttl ${ms}, clock_timestamp() FROM ho_upd h
@@ -652,6 +654,7 @@ function handoffWrites(schema: string, ids: string): string[] {
     `ho_out AS MATERIALIZED (
       SELECT f.id AS from_id, json_build_object('id', h.id, 'type', h.type, 'input', h.input, 'parentId', h.parent_id,
         'runNumber', h.run_number, 'version', h.version, 'singleton', h.singleton, 'storedTimers', h.timers,
+        'headers', h.headers, 'attributes', h.attributes, 'traceContext', h.trace_context,
         'claimEpoch', CASE WHEN ic.epoch = h.fence_epoch::text THEN ic.epoch END,
         'inbox', COALESCE((SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
                            FROM ${qualify(schema, 'weft_messages')} m

@@ -17,7 +17,7 @@ export const MAX_KEYS_WALKED = 1000;
  * $9..$11 the claim terms (null: no claims), $12/$13 the global lease fence (null: none), $14
  * partitioned, $15 per-key concurrency, $16 per-key rate limit and $17 its period (ms).
  */
-function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boolean, seeks: boolean): string {
+function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boolean, seeks: boolean, launch: boolean): string {
   const wf = qualify(schema, 'weft_workflows');
   const queues = qualify(schema, 'weft_queues');
   const claims = qualify(schema, 'weft_workflow_claims');
@@ -148,7 +148,7 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
                 picked.rank, picked.i, picked.pkey${slots ? ', w.singleton_key IS NOT NULL AS singleton' : ''}${
                   // timer rows it may have (its deadline's; a delayed start's went when it fired)
                   timers ? ', w.deadline IS NOT NULL OR w.start_at IS NOT NULL AS timers' : ''
-                }
+                }${launch ? LAUNCH_RETURNING : ''}
     ),
     ins_claims AS (
       INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
@@ -180,10 +180,16 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
            CASE WHEN upd.id IS NULL THEN NULL ELSE COALESCE((
              SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
              FROM ${msgs} m WHERE m.workflow_id = upd.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json) END AS inbox
-           ${slots ? ', upd.singleton' : ''}${timers ? ', upd.timers' : ''}
+           ${slots ? ', upd.singleton' : ''}${timers ? ', upd.timers' : ''}${launch ? LAUNCH_SELECTED : ''}
     FROM room LEFT JOIN upd ON true LEFT JOIN ins_claims ic ON ic.workflow_id = upd.id
     ORDER BY upd.rank, upd.i, upd.priority DESC, upd.created_at, upd.id`;
 }
+
+// What the start stored that its run begins with, NULL when the start had none (docs/decisions/0046):
+// the engine launches the run from these, as a direct start's, without reading its row again.
+const LAUNCH_RETURNING = ', w.headers, w.attributes, w.trace_context';
+const LAUNCH_SELECTED = ', upd.headers, upd.attributes, upd.trace_context::text';
+const LAUNCH_COLUMNS = ', headers json, attributes jsonb, trace_context text';
 
 const ADMIT_ARGS = 'text, int, int, int, text, int, float8, varchar[], text, float8, float8, text, bigint, boolean, int, int, float8';
 
@@ -200,23 +206,24 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
  * 1734351300000 made it (the generic plan hashed every enqueued row of every queue for it, on every
  * call: 0.25 ms at 1,000 enqueued, growing with the backlog); `timers`: it also says whether an
  * admitted workflow may have timer rows, as 1734351700000 made it; `seeks`: its UPDATE and its walk
- * over the keys seek in their indexes instead of reading the backlog, as 1734352100000 made it. Each
+ * over the keys seek in their indexes instead of reading the backlog, as 1734352100000 made it. `launch`:
+ * it also returns the start's headers, attributes and trace context, as 1734352500000 made it. Each
  * migration keeps its own text.
  */
-export function admitFunctionSql(schema: string, slots = true, byId = slots, timers = false, seeks = false): string {
+export function admitFunctionSql(schema: string, slots = true, byId = slots, timers = false, seeks = false, launch = false): string {
   const queues = qualify(schema, 'weft_queues');
   return `
     CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(${ADMIT_ARGS})
     RETURNS TABLE (running int, recent_count int, room int, frees_in_ms float8, more boolean, id text, type text, input json,
                    parent_id text, run_number int, version int, claim_epoch text, inbox json${slots ? ', singleton boolean' : ''}${
                      timers ? ', timers boolean' : ''
-                   })
+                   }${launch ? LAUNCH_COLUMNS : ''})
     LANGUAGE plpgsql VOLATILE ${slots ? 'SET plan_cache_mode = force_generic_plan ' : ''}AS $fn$
     #variable_conflict use_column
     BEGIN
       -- Creates the row if absent and locks it: admissions to one queue take turns here.
       INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
-      RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks)};
+      RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch)};
     END
     $fn$`;
 }

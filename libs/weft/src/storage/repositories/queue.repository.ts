@@ -8,6 +8,7 @@
 import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
+import type { WorkflowAttributes } from '../../common/types.js';
 import type { AdmittedWorkflow, ClaimFence, InboxMessage } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import { queueNoticeSql } from '../talk-notice.js';
@@ -98,6 +99,10 @@ type AdmitRow = {
   singleton: boolean | null;
   /** Whether it may have timer rows (1734351700000); absent before it. */
   timers?: boolean | null;
+  /** What the start stored for its run (1734352500000); absent before it. */
+  headers?: Record<string, string> | null;
+  attributes?: WorkflowAttributes | null;
+  trace_context?: string | null;
 };
 
 /** weft_queues. Internal: the engine's admission loop is its only user. */
@@ -174,6 +179,9 @@ function admitResult(rows: AdmitRow[]): AdmitResult {
         inbox: w.inbox ?? [],
         singleton: w.singleton === true,
         storedTimers: w.timers !== false,
+        headers: w.headers,
+        attributes: w.attributes,
+        traceContext: w.trace_context,
       })),
     runningBefore: head.running,
     recentCount: head.recent_count,

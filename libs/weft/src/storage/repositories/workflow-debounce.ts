@@ -50,14 +50,30 @@ function statements(schema: string) {
     detach: `
       UPDATE ${wf} SET debounce_key = NULL
       WHERE type = $1 AND debounce_key = $2 AND status = 'pending' AND start_at <= (clock_timestamp() + $3::float8 ${ms})`,
-    /** The row a delayed-start fire decides on, with whether it is debounced and due by the database clock. */
+    /**
+     * The row a delayed-start fire decides on, with whether it is debounced and due by the database
+     * clock, and what its start stored for the run it launches (docs/decisions/0046).
+     */
     forFire: `
       SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at, created_at, updated_at,
-             completed_at, version, workflow_version, queue, priority, admitted_at,
+             completed_at, version, workflow_version, queue, priority, admitted_at, attributes, headers, trace_context,
              debounce_key IS NOT NULL AS debounced, start_at <= (clock_timestamp() + $2::float8 ${ms}) AS due,
              singleton_wait IS NOT NULL AS waits
       FROM ${wf} WHERE id = $1`,
   };
+}
+
+/** A delayed start's row as its fire reads it (WorkflowDebounce.forFire). */
+export interface FiringRow extends WorkflowRow {
+  /** Its start's headers (decoded), or null. */
+  headers: Record<string, string> | null;
+  /** Its starter's traceparent, or null. */
+  traceContext: string | null;
+  /** Committed only when due and at this version. */
+  debounced: boolean;
+  due: boolean;
+  /** A singleton start queued behind its key's holder. */
+  waits: boolean;
 }
 
 export class WorkflowDebounce {
@@ -106,10 +122,15 @@ export class WorkflowDebounce {
    * A delayed start's row as its fire reads it: `debounced` rows commit only when `due` and at this
    * version; `waits`: a singleton start queued behind its key's holder (SingletonWaits).
    */
-  async forFire(id: string): Promise<(WorkflowRow & { debounced: boolean; due: boolean; waits: boolean }) | null> {
+  async forFire(id: string): Promise<FiringRow | null> {
     const [r] = await this.client.query<Record<string, unknown>>(this.sql.forFire, [id, this.clockOffset()]);
     if (!r) return null;
     const row = await this.payloads.row(mapWorkflowRow(r));
-    return { ...row, debounced: r.debounced as boolean, due: r.due as boolean, waits: r.waits as boolean };
+    const launch = {
+      headers: (r.headers as Record<string, string> | null) ?? null,
+      traceContext: (r.trace_context as string | null) ?? null,
+    };
+    await this.payloads.headers(launch);
+    return { ...row, ...launch, debounced: r.debounced as boolean, due: r.due as boolean, waits: r.waits as boolean };
   }
 }
