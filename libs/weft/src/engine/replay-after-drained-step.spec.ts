@@ -15,10 +15,11 @@ class Collector {
     this.got.push(p.token);
     return this.got.length;
   }
-  async run(ctx: WorkflowContext, input: { key: string; continued?: boolean }) {
+  async run(ctx: WorkflowContext, input: { key: string; continued?: boolean; againAtOnce?: boolean }) {
     if (!input.continued) return ctx.continueAsNew({ ...input, continued: true });
     await ctx.step('r1', () => {
       bodies[input.key] = (bodies[input.key] ?? 0) + 1;
+      if (bodies[input.key] > 1 && input.againAtOnce) return 1;
       const gate = bodies[input.key] > 1 ? `${input.key}:again` : input.key;
       return new Promise<number>((r) => gates.set(gate, () => r(1)));
     });
@@ -42,9 +43,8 @@ describe('replay of a history whose first step was run by the engine that took o
     // The shape of chaos seed 424849 (lease): a draining engine refused step r1 (seq 0, never
     // recorded) and took a signal and an update in at seqs 1 and 2; the engine that took over
     // ran r1 live while more messages came. There a third engine's replay suspended the workflow
-    // (history had a signal at 3 where the code calls condition); this spec has not reproduced
-    // that (the live run records the condition at 3 and the messages after it), and it keeps the
-    // replay of such a history checked.
+    // (history had a signal at 3 where the code calls condition): the next test reproduces that
+    // (r1 ending before the replay did); here r1 ends long after it, and the replay is checked.
     const a = await env.pool.create({ ...WL, engineId: 'A', shutdownGracePeriod: 0, logger: quietLogger() }, (x) => x.register(def));
     await a.bootstrap();
     const h = await a.start('collector', { key: 'c1' }, { workflowId: 'collector-1' });
@@ -76,5 +76,52 @@ describe('replay of a history whose first step was run by the engine that took o
     const described = await b.describe(h.workflowId);
     const report = await new WorkflowReplayer([def]).replay({ ...described, type: 'collector', input: { key: 'c1', continued: true } });
     expect(report).toMatchObject({ ok: true });
+  });
+
+  it('a step that ends before the replay does is followed by its code before any delivery (chaos seed 652852)', async () => {
+    // The same history, but the engine that takes over finishes r1 at once, while its replay is
+    // still releasing the draining engine's deliveries: r1's result is held until the replay ends
+    // (Execution.afterReplay). Delivering a buffered signal as the replay ended, before the code
+    // had gone on from r1 to its condition, recorded the signal at the condition's seq; the
+    // replay of that history then suspended the workflow (NonDeterminismError at operation 3).
+    const a = await env.pool.create({ ...WL, engineId: 'A', shutdownGracePeriod: 0, logger: quietLogger() }, (x) => x.register(def));
+    await a.bootstrap();
+    const h = await a.start('collector', { key: 'c2', againAtOnce: true }, { workflowId: 'collector-2' });
+    await waitFor(() => gates.has('c2'), 'r1 running on A');
+    await a.dispose();
+    await env.tdb.query(
+      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, 1, 'signal', 'add', 'completed', $2::json, 0)`,
+      [h.workflowId, JSON.stringify({ token: 't1' })],
+    );
+    await env.tdb.query(
+      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, 2, 'update', 'bump', 'completed', $2::json, 1)`,
+      [h.workflowId, JSON.stringify({ args: { token: 't2' }, value: 2 })],
+    );
+    await env.tdb.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name, payload) VALUES ($1, 'signal', 'add', $2::json)`, [
+      h.workflowId,
+      JSON.stringify({ token: 't3' }),
+    ]);
+    const b = await env.pool.create({ ...WL, engineId: 'B', logger: quietLogger() }, (x) => x.register(def));
+    await b.bootstrap();
+    await waitFor(() => bodies.c2 === 2, 'r1 run again on B');
+    await b.signal(h.workflowId, 'add', { token: 't4' });
+    const out = (await b.handle(h.workflowId).result({ timeout: '20s' })) as string[];
+    expect([...out].sort()).toEqual(['t1', 't2', 't3', 't4']);
+    const described = await b.describe(h.workflowId);
+    const report = await new WorkflowReplayer([def]).replay({
+      ...described,
+      type: 'collector',
+      input: { key: 'c2', continued: true, againAtOnce: true },
+    });
+    expect(report).toMatchObject({ ok: true });
+    // The code's condition follows r1 in the history; the buffered signal comes after it.
+    expect(described.history.map((op) => `${op.seq}:${op.kind}`)).toEqual([
+      '0:step',
+      '1:signal',
+      '2:update',
+      '3:condition',
+      '4:signal',
+      '5:signal',
+    ]);
   });
 });

@@ -74,6 +74,7 @@ export class ReplayDriver {
     if (this.index >= this.queue.length) this.finish();
   }
 
+  /** Releases the history; resolves once the code has gone on from its end to its next wait. */
   async run(): Promise<void> {
     while (this.index < this.queue.length) {
       const rec = this.queue[this.index];
@@ -99,6 +100,10 @@ export class ReplayDriver {
     }
     await settle();
     this.finish();
+    // The live results held for the replay's end (Execution.afterReplay) reach the code now: it
+    // runs to its next wait before run() resolves and the launcher delivers the inbox. Delivered
+    // in between, a message took the seq of the code's next call, which its replay then makes.
+    await settle();
   }
 
   /** Unreleased history left when the run ended means the code changed. */
