@@ -3,8 +3,10 @@
 // flush on the server, a ReadyForQuery, a promise and a result each. The server skips everything
 // after a statement that fails up to the Sync, so nothing after a refused statement runs: a batch
 // ending in COMMIT commits only if every statement before it succeeded.
-import { createRequire } from 'node:module';
 import pg from 'pg';
+// A static import, not createRequire(import.meta.url): a CommonJS consumer's jest (ts-jest) turns
+// this package into CommonJS, where import.meta cannot be.
+import pgUtils from 'pg/lib/utils.js';
 
 /** One statement of a batch. */
 export interface BatchStatement {
@@ -52,7 +54,7 @@ interface WireConnection {
 }
 
 /** node-pg's own value conversion for bound parameters (Dates, arrays, objects, toPostgres). */
-const { prepareValue } = createRequire(import.meta.url)('pg/lib/utils.js') as { prepareValue(value: unknown): unknown };
+const { prepareValue } = pgUtils;
 
 /** A server's ErrorResponse, as node-pg hands it over (pg-protocol's DatabaseError), not a socket's error. */
 const answeredByServer = (err: unknown): boolean => {
