@@ -63,4 +63,26 @@ describe('waits longer than setTimeout can hold (pure logic)', () => {
       await loop.stop();
     }
   });
+
+  it('a nudge later than the tick already scheduled gets a tick of its own after it', async () => {
+    const at: number[] = [];
+    const loop = new TimerLoop(
+      async () => void at.push(Date.now()),
+      60_000,
+      (err) => {
+        throw err;
+      },
+    );
+    loop.start();
+    try {
+      await waitFor(() => at.length === 1, 'the first tick', 2_000, 1);
+      const now = Date.now();
+      loop.nudgeAt(now + 50); // a delayed start...
+      loop.nudgeAt(now + 150); // ...and another one, due after the tick the first one scheduled
+      await waitFor(() => at.length === 3, 'a tick for each nudge, not the 60 s interval', 5_000);
+      expect(at[2]).toBeGreaterThan(now + 100); // the second tick came for the later nudge
+    } finally {
+      await loop.stop();
+    }
+  });
 });

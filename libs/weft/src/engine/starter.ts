@@ -216,8 +216,8 @@ export class Starter {
   /** A transactional start committed: its run is claimed here and driven (or waits for its timer or queue). */
   private launchCommitted(row: InsertWorkflow): void {
     const { ownership, runtime, options } = this.deps;
-    if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(Date.now() + row.deadlineInMs);
-    if (row.startInMs !== null) return this.deps.nudgeTimersAt(Date.now() + row.startInMs);
+    if (row.deadlineInMs !== null) this.deps.nudgeTimersAt(options.clock.now() + row.deadlineInMs);
+    if (row.startInMs !== null) return this.deps.nudgeTimersAt(options.clock.now() + row.startInMs);
     if (row.status === WorkflowStatus.Enqueued) return this.deps.queues.nudge();
     ownership.claims
       .claimForRecovery([row.id])

@@ -5,9 +5,18 @@ import { LongTimeout, setLongTimeout } from './long-timeout.js';
  * Single-flight poll loop: runs `tick` every interval, sooner when nudged by a local timer,
  * never two ticks at once, and stops cleanly.
  */
+/** Nudge times kept beyond the next tick; past it the regular interval is the backstop. */
+const MAX_WANTED = 1000;
+
 export class TimerLoop {
   private handle: LongTimeout | undefined;
+  /** When the scheduled tick runs (workflow time, as nudges are); Infinity: none scheduled. */
   private nextAt = Infinity;
+  /**
+   * Nudge times not served yet, ascending: a tick at one time reads only what is due by then, so
+   * a nudge later than the scheduled tick must get a tick of its own after it.
+   */
+  private wanted: number[] = [];
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
@@ -33,15 +42,17 @@ export class TimerLoop {
   /** Makes sure a tick runs at or soon after `at` (epoch ms, workflow time). */
   nudgeAt(at: number): void {
     if (this.stopped) return;
-    // Never later than the regular interval: a nudge during a tick replaces the interval's
-    // schedule, and a far-off timer (a long sleep) must not hold every other timer back.
-    if (at < this.nextAt) this.schedule(Math.min(this.intervalMs, Math.max(0, at - this.clock.now())));
+    this.want(at);
+    // Never later than the regular interval: a far-off timer (a long sleep) must not hold every
+    // other timer back.
+    if (at < this.nextAt) this.schedule(this.delayUntil(at));
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.handle?.clear();
     this.handle = undefined;
+    this.wanted = [];
     await this.running;
   }
 
@@ -66,14 +77,34 @@ export class TimerLoop {
     return this.running;
   }
 
+  /** Keeps `at` in order (equal times once); past MAX_WANTED the latest goes. */
+  private want(at: number): void {
+    const w = this.wanted;
+    let i = w.length;
+    while (i > 0 && w[i - 1] > at) i--;
+    if (w[i - 1] === at) return;
+    w.splice(i, 0, at);
+    if (w.length > MAX_WANTED) w.pop();
+  }
+
+  private delayUntil(at: number): number {
+    return Math.min(this.intervalMs, Math.max(0, at - this.clock.now()));
+  }
+
   private schedule(delayMs: number): void {
     this.handle?.clear();
-    this.nextAt = Date.now() + delayMs;
+    this.nextAt = this.clock.now() + delayMs;
     this.handle = setLongTimeout(() => {
       this.handle = undefined;
       this.nextAt = Infinity;
+      // This tick serves every nudge due by now; a later one schedules the tick after it.
+      const now = this.clock.now();
+      let served = 0;
+      while (served < this.wanted.length && this.wanted[served] <= now) served++;
+      this.wanted.splice(0, served);
       void this.runOnce().finally(() => {
-        if (!this.stopped && !this.handle) this.schedule(this.intervalMs);
+        if (this.stopped || this.handle) return;
+        this.schedule(this.wanted.length ? this.delayUntil(this.wanted[0]) : this.intervalMs);
       });
     }, delayMs);
   }
