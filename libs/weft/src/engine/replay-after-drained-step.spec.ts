@@ -38,6 +38,19 @@ const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: '3s' as con
 
 describe('replay of a history whose first step was run by the engine that took over (real PostgreSQL)', () => {
   const env = useTestEngines();
+  /**
+   * What a draining engine recorded while r1 (seq 0) was pending and never recorded: a signal and an
+   * update at seqs 1 and 2; and a signal still buffered when the next engine takes over.
+   */
+  const recordedWhileDraining = async (workflowId: string) => {
+    const op = `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, $2, $3, $4, 'completed', $5::json, $6)`;
+    await env.tdb.query(op, [workflowId, 1, 'signal', 'add', JSON.stringify({ token: 't1' }), 0]);
+    await env.tdb.query(op, [workflowId, 2, 'update', 'bump', JSON.stringify({ args: { token: 't2' }, value: 2 }), 1]);
+    await env.tdb.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name, payload) VALUES ($1, 'signal', 'add', $2::json)`, [
+      workflowId,
+      JSON.stringify({ token: 't3' }),
+    ]);
+  };
 
   it('messages delivered after that step are replayed where the live run applied them', async () => {
     // The shape of chaos seed 424849 (lease): a draining engine refused step r1 (seq 0, never
@@ -50,20 +63,7 @@ describe('replay of a history whose first step was run by the engine that took o
     const h = await a.start('collector', { key: 'c1' }, { workflowId: 'collector-1' });
     await waitFor(() => gates.has('c1'), 'r1 running on A');
     await a.dispose(); // r1 abandoned: not recorded
-    // What the draining engine recorded: two signals taken in while r1 was pending.
-    await env.tdb.query(
-      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, 1, 'signal', 'add', 'completed', $2::json, 0)`,
-      [h.workflowId, JSON.stringify({ token: 't1' })],
-    );
-    await env.tdb.query(
-      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, 2, 'update', 'bump', 'completed', $2::json, 1)`,
-      [h.workflowId, JSON.stringify({ args: { token: 't2' }, value: 2 })],
-    );
-    // Two more, still buffered when the next engine takes over.
-    await env.tdb.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name, payload) VALUES ($1, 'signal', 'add', $2::json)`, [
-      h.workflowId,
-      JSON.stringify({ token: 't3' }),
-    ]);
+    await recordedWhileDraining(h.workflowId);
     const b = await env.pool.create({ ...WL, engineId: 'B', logger: quietLogger() }, (x) => x.register(def));
     await b.bootstrap();
     await waitFor(() => gates.has('c1:again'), 'r1 running on B');
@@ -89,18 +89,7 @@ describe('replay of a history whose first step was run by the engine that took o
     const h = await a.start('collector', { key: 'c2', againAtOnce: true }, { workflowId: 'collector-2' });
     await waitFor(() => gates.has('c2'), 'r1 running on A');
     await a.dispose();
-    await env.tdb.query(
-      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, 1, 'signal', 'add', 'completed', $2::json, 0)`,
-      [h.workflowId, JSON.stringify({ token: 't1' })],
-    );
-    await env.tdb.query(
-      `INSERT INTO weft.weft_operations (workflow_id, seq, kind, name, status, result, event) VALUES ($1, 2, 'update', 'bump', 'completed', $2::json, 1)`,
-      [h.workflowId, JSON.stringify({ args: { token: 't2' }, value: 2 })],
-    );
-    await env.tdb.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name, payload) VALUES ($1, 'signal', 'add', $2::json)`, [
-      h.workflowId,
-      JSON.stringify({ token: 't3' }),
-    ]);
+    await recordedWhileDraining(h.workflowId);
     const b = await env.pool.create({ ...WL, engineId: 'B', logger: quietLogger() }, (x) => x.register(def));
     await b.bootstrap();
     await waitFor(() => bodies.c2 === 2, 'r1 run again on B');
