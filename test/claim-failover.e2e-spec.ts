@@ -74,7 +74,8 @@ describe('claim failover across processes', () => {
     expect(await count(tdb, `SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id LIKE 'kill-%' AND fence_epoch IS NOT NULL`)).toBe(
       0,
     );
-  });
+    // Its waits have deadlines of their own (60 s each): the test's budget is their sum, not one of them.
+  }, 240_000);
 
   it('SIGSTOP an engine past the claim TTL: another takes over; after SIGCONT nothing it does lands and it starts no further step', async () => {
     const a = spawn({ WEFT_ENGINE_ID: 'P', START_COUNT: '20', STEP_MS: '300', ID_PREFIX: 'stop' });
