@@ -53,6 +53,10 @@ interface WireConnection {
   removeListener(event: 'parseComplete', fn: () => void): unknown;
 }
 
+/** The text a named statement was parsed (or sent to be parsed) with on this connection; none: parse it. */
+const knownText = (connection: WireConnection, name: string | undefined): string | undefined =>
+  !name ? undefined : (connection.parsedStatements[name] ?? connection.submittedNamedStatements[name]);
+
 /** node-pg's own value conversion for bound parameters (Dates, arrays, objects, toPostgres). */
 const { prepareValue } = pgUtils;
 
@@ -100,7 +104,7 @@ class SyncedBatch {
     let values: unknown[][];
     try {
       for (const st of this.statements) {
-        const previous = st.name ? (connection.parsedStatements[st.name] ?? connection.submittedNamedStatements[st.name]) : undefined;
+        const previous = knownText(connection, st.name);
         if (previous !== undefined && previous !== st.text)
           throw new Error(`Prepared statements must be unique - '${st.name}' was used for a different statement`);
       }
@@ -111,10 +115,7 @@ class SyncedBatch {
     connection.stream.cork?.();
     try {
       this.statements.forEach((st, i) => {
-        if (
-          !st.name ||
-          (connection.parsedStatements[st.name] === undefined && connection.submittedNamedStatements[st.name] === undefined)
-        ) {
+        if (knownText(connection, st.name) === undefined) {
           connection.parse({ text: st.text, name: st.name });
           this.parsing.push(st.name);
           if (st.name) {
