@@ -130,10 +130,7 @@ function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): 
   } finally {
     stream?.uncork?.();
   }
-  void Promise.allSettled(sent).then(() => {
-    if ((client._sentQueryQueue?.length ?? 0) === 0) client.pipeline = false;
-    else client.once('drain', () => void (client.pipeline = false));
-  });
+  void Promise.allSettled(sent).then(() => leavePipelineMode(client));
   return sent;
 }
 
