@@ -1,7 +1,7 @@
 // ctx.writeStream / ctx.closeStream and engine.readStream (docs/events-and-streams.md), on a real PostgreSQL.
 import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { StreamEntry, WorkflowContext } from '../common/types.js';
-import { NOTICE_VALUE_BYTES } from '../storage/talk-notice.js';
+import { NOTICE_VALUE_BYTES, type TalkNotice } from '../storage/talk-notice.js';
 import type { WeftEngine } from './engine.js';
 
 /** Writes 'a', then 'b' and 'c' once told to go, then closes. */
@@ -260,6 +260,46 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
     await h.signal('end');
     const long = (await it.next()).value as StreamEntry;
     expect([long.offset, long.value]).toEqual([2, 'x'.repeat(NOTICE_VALUE_BYTES + 10)]);
+    expect((await it.next()).done).toBe(true);
+    expect(await h.result({ timeout: 10_000 })).toBe('ok');
+  });
+
+  it('notices that arrive together (one read off the socket) are all yielded, in order, with no read', async () => {
+    const a = await engine();
+    const b = await env.pool.create({});
+    await b.bootstrap();
+    let reads = 0;
+    let blind = false;
+    const read = b.store.streams.read.bind(b.store.streams);
+    b.store.streams.read = async (...args: Parameters<typeof read>) => {
+      reads++;
+      const r = await read(...args);
+      return blind && r ? { ...r, entries: [] } : r;
+    };
+    // b's notices of this stream are held until both entries' have come, then handed on in one
+    // go: what a reader sees when two NOTIFYs arrive in one TCP read before it wakes.
+    const waiters = (b as unknown as { waiters: { notified(n: TalkNotice): void } }).waiters;
+    const notified = waiters.notified.bind(waiters);
+    const held: TalkNotice[] = [];
+    waiters.notified = (n: TalkNotice) => {
+      if (n.workflowId !== 'burst-1' || held.length >= 2) return notified(n);
+      held.push(n);
+      if (held.length === 2) for (const x of held) notified(x);
+    };
+    const h = await a.start('notices', {}, { workflowId: 'burst-1' });
+    const it = b.readStream(h.workflowId, 's')[Symbol.asyncIterator]();
+    const first = it.next();
+    await waitFor(() => reads >= 1, 'the reader waiting after its first read');
+    blind = true;
+    await h.signal('go');
+    const got = [(await first).value as StreamEntry, (await it.next()).value as StreamEntry];
+    expect(got.map((e) => [e.offset, e.value])).toEqual([
+      [0, 'hi'],
+      [1, { t: 'tok' }],
+    ]);
+    blind = false;
+    await h.signal('end');
+    expect(((await it.next()).value as StreamEntry).offset).toBe(2);
     expect((await it.next()).done).toBe(true);
     expect(await h.result({ timeout: 10_000 })).toBe('ok');
   });

@@ -45,10 +45,11 @@ export async function* readStream(deps: StreamReaderDeps, workflowId: string, ke
       // Read in one statement with the entries: closed or ended there, none follows what it returned.
       if (r.closed || isTerminal(r.status) || deps.isClosed()) return;
       await watch.next(TALK_FALLBACK_POLL_MS);
-      // The entry the notice carried, when it is the next one: yielded at once (it is committed: a
-      // NOTIFY goes out with its commit); the read that follows finds what came after it, the close or the end.
-      const entry = watch.carried()?.entry;
-      if (entry && entry.offset === next) {
+      // The entries the notices carried, from the next one on while they follow each other: yielded
+      // at once (each is committed: a NOTIFY goes out with its commit); the read that follows finds
+      // what came after them (or in a gap: a value too long for a notice), the close or the end.
+      for (const entry of watch.takeEntries()) {
+        if (entry.offset !== next) continue;
         next = entry.offset + 1;
         yield await deps.store.streams.fromNotice(entry);
       }

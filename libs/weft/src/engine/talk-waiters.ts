@@ -1,4 +1,4 @@
-import type { TalkNotice } from '../storage/talk-notice.js';
+import type { NoticeEntry, TalkNotice } from '../storage/talk-notice.js';
 
 // Who waits for a workflow's event or stream entry on this engine (getEvent, readStream): woken by
 // the NOTIFY the advance statement sends with the write (storage/talk-notice.ts), which reaches
@@ -9,10 +9,19 @@ import type { TalkNotice } from '../storage/talk-notice.js';
 export interface TalkWatch {
   /** Resolves when the key is notified (or was, since the last call), or after `ms`. */
   next(ms: number): Promise<void>;
-  /** The latest notice (with the event value or stream entry it may carry), since the watch began. */
+  /** The latest notice (with the event value it may carry), since the watch began. */
   carried(): TalkNotice | undefined;
+  /**
+   * The stream entries notices carried since the last call, in offset order (taken: the next call
+   * returns only newer ones). Entries that came faster than the reader woke all stay here, so a
+   * burst needs no read; past CARRIED_ENTRIES the oldest are dropped and the reader reads them.
+   */
+  takeEntries(): NoticeEntry[];
   close(): void;
 }
+
+/** Stream entries a watch keeps between two wakes of its reader. */
+export const CARRIED_ENTRIES = 256;
 
 const keyOf = (workflowId: string, key: string) => `${workflowId}\u0001${key}`;
 
@@ -25,9 +34,14 @@ export class TalkWaiters {
     let wake: (() => void) | undefined;
     // A later notice without a value (a stream's on the same key, a long value) drops an earlier one: read then.
     let latest: TalkNotice | undefined;
+    let entries: NoticeEntry[] = [];
     const onNotice = (notice: TalkNotice) => {
       woken = true;
       latest = notice;
+      if (notice.entry) {
+        entries.push(notice.entry);
+        if (entries.length > CARRIED_ENTRIES) entries.shift();
+      }
       wake?.();
     };
     let set = this.waiting.get(k);
@@ -51,6 +65,11 @@ export class TalkWaiters {
         });
       },
       carried: () => latest,
+      takeEntries: () => {
+        const taken = entries.sort((x, y) => x.offset - y.offset);
+        entries = [];
+        return taken;
+      },
       close: () => {
         wake?.();
         set.delete(onNotice);
