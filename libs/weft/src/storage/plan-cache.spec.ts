@@ -7,7 +7,7 @@
 // (docs/decisions/0020-hot-statements-take-no-null-for-absent.md). pg_prepared_statements counts both kinds of plan per connection.
 import type pg from 'pg';
 import type { WeftEngine } from '../engine/engine.js';
-import { useTestEngines } from '../../../../test/support/engine.js';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 
 class ThreeSteps {
   async run(ctx: { step<T>(name: string, fn: () => T): Promise<T> }) {
@@ -59,19 +59,32 @@ describe('hot statements are planned once per connection (real PostgreSQL)', () 
     for (let i = 0; i < 20; i++) await (await engine.start('three', {}, { executionTimeout: '1h' })).result();
     for (let round = 0; round < 10; round++)
       await Promise.all(Array.from({ length: 8 }, async () => (await engine.start('three', {})).result()));
-    const counts = await planCounts(engine);
     // The statements this workload sends most were counted (the test can see what it judges), summed
     // over the connections: on a loaded machine the pool spreads even one-at-a-time calls over several.
-    const uses = (prefix: string) => counts.filter((c) => c.statement.startsWith(prefix)).reduce((n, c) => n + c.generic + c.custom, 0);
-    // Starts: the lone one (one at a time; workflow-start-lone.ts) and the general one (batched).
-    expect(uses('WITH ins AS')).toBeGreaterThanOrEqual(20);
-    expect(uses('WITH req AS')).toBeGreaterThanOrEqual(5);
-    // Advances: the general statement (batched) and the lone one (one step record at a time; workflow-advance-lone.ts).
-    expect(uses('WITH cmd AS')).toBeGreaterThanOrEqual(5);
-    expect(uses('WITH upd AS')).toBeGreaterThanOrEqual(20);
+    const used = (counts: PlanCounts[], prefix: string) =>
+      counts.filter((c) => c.statement.startsWith(prefix)).reduce((n, c) => n + c.generic + c.custom, 0);
     // And some connection ran each of the two most used past its 5th use, where the rule bites.
-    const pastFifth = (prefix: string) => counts.some((c) => c.statement.startsWith(prefix) && c.generic + c.custom > 5);
-    expect(pastFifth('WITH ins AS') && pastFifth('WITH upd AS')).toBe(true);
+    const pastFifth = (counts: PlanCounts[], prefix: string) =>
+      counts.some((c) => c.statement.startsWith(prefix) && c.generic + c.custom > 5);
+    // Starts: the lone one (one at a time; workflow-start-lone.ts) and the general one (batched).
+    // Advances: the general statement (batched) and the lone one (one step record at a time; workflow-advance-lone.ts).
+    const least: Array<[string, number]> = [
+      ['WITH ins AS', 20],
+      ['WITH req AS', 5],
+      ['WITH cmd AS', 5],
+      ['WITH upd AS', 20],
+    ];
+    // Only idle connections can be asked: one a background task holds at that moment hides its
+    // counts (CI, under load: 14 lone starts seen of 60), so ask again until all are seen.
+    let counts: PlanCounts[] = [];
+    await waitFor(async () => {
+      counts = await planCounts(engine);
+      return (
+        least.every(([prefix, n]) => used(counts, prefix) >= n) && pastFifth(counts, 'WITH ins AS') && pastFifth(counts, 'WITH upd AS')
+      );
+    }, "the workload's statements counted on idle connections").catch(() => undefined);
+    for (const [prefix, n] of least) expect(used(counts, prefix), prefix).toBeGreaterThanOrEqual(n);
+    expect(pastFifth(counts, 'WITH ins AS') && pastFifth(counts, 'WITH upd AS')).toBe(true);
     expect(counts.filter((c) => c.custom > 5)).toEqual([]);
   });
 });
