@@ -17,6 +17,9 @@ interface Node {
   'Relation Name'?: string;
   'Index Name'?: string;
   'Subplan Name'?: string;
+  'Scan Direction'?: string;
+  'Index Cond'?: string;
+  'Actual Loops'?: number;
   Filter?: string;
   Plans?: Node[];
 }
@@ -97,6 +100,74 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     const plan = await planOf('keys_after', () => admit('parts', true));
     const cte = nodes(nodes(plan).find((n) => n['Subplan Name'] === 'CTE keys_after')!);
     expect(cte.filter((n) => n.Filter?.includes('partition_key')).map((n) => n.Filter)).toEqual([]);
+  });
+
+  /** `run` with auto_explain reporting executed loops (no timing). */
+  async function analyzed<T>(run: () => Promise<T>): Promise<T> {
+    await db.query('SET auto_explain.log_analyze = on');
+    await db.query('SET auto_explain.log_timing = off');
+    try {
+      return await run();
+    } finally {
+      await db.query('SET auto_explain.log_analyze = off');
+    }
+  }
+  /** The scans of weft_workflows_partition_admitted_idx under key_room. */
+  const admittedScans = (plan: Node) =>
+    nodes(nodes(plan).find((n) => n['Subplan Name'] === 'CTE key_room')!).filter(
+      (n) => n['Index Name'] === 'weft_workflows_partition_admitted_idx',
+    );
+
+  // docs/decisions/0048: the walk read every admission each key ever had, with or without a
+  // per-key rate limit (an operator evaluates both sides; the window's volatile bound was a filter).
+  it('a partitioned admission reads no admission history without a per-key rate limit, and seeks its window with one', async () => {
+    await db.query(
+      `INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, admitted_at)
+       SELECT 'hist-' || g, 't', 'completed', 'null', 1, 'parts', 'tenant-' || (g % 100), now() - interval '1 hour'
+       FROM generate_series(1, 2000) g`,
+    );
+    const none = await analyzed(() => planOf('key_room', () => admit('parts', true)));
+    expect(admittedScans(none).length).toBeGreaterThan(0);
+    expect(admittedScans(none).map((n) => n['Actual Loops'])).toEqual(admittedScans(none).map(() => 0));
+    const limited = await analyzed(() =>
+      planOf('key_room', () =>
+        db.query(
+          `SELECT * FROM weft.weft_queue_admit('parts', 4, 50, NULL, NULL, NULL, 0, ARRAY['t'], NULL, NULL, NULL, NULL, NULL,
+                                                true, 2, 100, 60000)`,
+        ),
+      ),
+    );
+    const scans = admittedScans(limited).filter((n) => (n['Actual Loops'] ?? 0) > 0);
+    expect(scans.length).toBeGreaterThan(0);
+    for (const scan of scans) {
+      expect(scan['Index Cond']).toContain('admitted_at');
+      expect(scan.Filter ?? '').not.toContain('admitted_at');
+    }
+  });
+
+  /** The directions of the scans of weft_workflows_enqueued_idx over a queue's whole range (no priority bound). */
+  const wholeRange = (plan: Node) =>
+    nodes(plan)
+      .filter((n) => n['Index Name'] === 'weft_workflows_enqueued_idx' && !n['Index Cond']?.includes('priority'))
+      .map((n) => n['Scan Direction']);
+  const backwardOnly = (dirs: Array<string | undefined>) => dirs.length > 0 && dirs.every((d) => d === 'Backward');
+
+  // docs/decisions/0048: the oldest end of a queue's range holds the dead entry of every row admitted
+  // since the last vacuum; counting whether work is left from there stepped over all of them.
+  it('whether work is left is counted from the newest end of the backlog (admission and hand-off)', async () => {
+    const admission = wholeRange(await planOf('upd', () => admit('plain', false)));
+    expect(backwardOnly(admission), admission.join(', ')).toBe(true);
+    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
+    const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
+    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
+    await db.query('BEGIN');
+    try {
+      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      const plan = await planOf('ho_left', () => db.query({ name: statementName(sql), text: sql, values: params }));
+      expect(backwardOnly(wholeRange(plan)), wholeRange(plan).join(', ')).toBe(true);
+    } finally {
+      await db.query('ROLLBACK');
+    }
   });
 
   it("the hand-off's UPDATE in an end commit finds the picked rows by id", async () => {

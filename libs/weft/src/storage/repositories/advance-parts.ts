@@ -661,8 +661,11 @@ function handoffWrites(schema: string, ids: string): string[] {
                            WHERE m.workflow_id = h.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json)) AS ho_json
       FROM ho_from f JOIN ho_upd h ON h.q = f.q AND h.rn = f.rn LEFT JOIN ho_claims ic ON ic.workflow_id = h.id)`,
     // Whether work is left in each queue after the picks (this snapshot still reads them as enqueued).
+    // Counted from the newest end of the queue's index range: its oldest end holds the entries of
+    // every row admitted since the last vacuum, which a forward scan steps over (docs/decisions/0048).
     `ho_left AS (
-      SELECT n.q, n.notifier, n.pick, (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = n.q AND w.status = 'enqueued' LIMIT n.n + 1) d)
+      SELECT n.q, n.notifier, n.pick, (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = n.q AND w.status = 'enqueued'
+                                                             ORDER BY w.priority DESC, w.created_at DESC, w.id DESC LIMIT n.n + 1) d)
                > (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) AS more,
              (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) < n.n AS freed
       FROM ho_need n)`,

@@ -17,7 +17,15 @@ export const MAX_KEYS_WALKED = 1000;
  * $9..$11 the claim terms (null: no claims), $12/$13 the global lease fence (null: none), $14
  * partitioned, $15 per-key concurrency, $16 per-key rate limit and $17 its period (ms).
  */
-function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boolean, seeks: boolean, launch: boolean): string {
+function admitQuery(
+  schema: string,
+  slots: boolean,
+  byId: boolean,
+  timers: boolean,
+  seeks: boolean,
+  launch: boolean,
+  keyLimits: boolean,
+): string {
   const wf = qualify(schema, 'weft_workflows');
   const queues = qualify(schema, 'weft_queues');
   const claims = qualify(schema, 'weft_workflow_claims');
@@ -34,12 +42,25 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
   // and goes before fresh admissions, so it still counts here (docs/decisions/0040).
   const holds = (w: string) => (slots ? ` AND (${w}.slot_released_at IS NULL OR ${w}.slot_wanted_at IS NOT NULL)` : '');
   const clearSlot = slots ? 'slot_released_at = NULL, slot_wanted_at = NULL, ' : '';
+  const keyRunning = `(SELECT count(*) FROM ${wf} w
+                               WHERE w.queue = $1 AND w.partition_key = wk.k AND w.status = 'running'${holds('w')})::int`;
+  const keyAdmitted = (since: string) =>
+    `(SELECT count(*) FROM ${wf} w WHERE w.queue = $1 AND w.partition_key = wk.k AND w.admitted_at > ${since})::int`;
+  const keyRoomEager = `COALESCE($15::int - ${keyRunning}, $2::int),
+          COALESCE($16::int - ${keyAdmitted(`clock_timestamp() - $17::float8 ${ms}`)}, $2::int)`;
+  // keyLimits: a count runs only for a limit that is set (an operator evaluates both sides: the
+  // admitted count read every admission the key ever had when no per-key rate limit was set), and
+  // the window's start is one value, so that the count seeks partition_admitted_idx to it (a
+  // volatile bound was a filter over the key's whole history). docs/decisions/0048.
+  const since = keyLimits ? `, clock_timestamp() - $17::float8 ${ms} AS since` : '';
+  const keyRoomLazy = `CASE WHEN $15::int IS NULL THEN $2::int ELSE $15::int - ${keyRunning} END,
+          CASE WHEN $16::int IS NULL THEN $2::int ELSE $16::int - ${keyAdmitted('(SELECT since FROM q)')} END`;
   return `
     WITH RECURSIVE q AS (
       SELECT CASE WHEN $6::int IS NULL THEN '{}'::timestamptz[]
                   ELSE ARRAY(SELECT t FROM unnest(recent_admissions) t WHERE t > clock_timestamp() - $7::float8 ${ms} ORDER BY t)
              END AS recent,
-             partition_cursor AS cursor
+             partition_cursor AS cursor${since}
       FROM ${queues} WHERE name = $1
     ),
     lease_ok AS (
@@ -106,11 +127,7 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
     -- counted from weft_workflows; the walk stops at as many keys with room as the batch holds.
     key_room AS (
       SELECT wk.k, wk.i, r.n FROM walked wk, LATERAL (
-        SELECT LEAST((SELECT n FROM room),
-          COALESCE($15::int - (SELECT count(*) FROM ${wf} w
-                               WHERE w.queue = $1 AND w.partition_key = wk.k AND w.status = 'running'${holds('w')})::int, $2::int),
-          COALESCE($16::int - (SELECT count(*) FROM ${wf} w WHERE w.queue = $1 AND w.partition_key = wk.k
-                               AND w.admitted_at > clock_timestamp() - $17::float8 ${ms})::int, $2::int)) AS n
+        SELECT LEAST((SELECT n FROM room), ${keyLimits ? keyRoomLazy : keyRoomEager}) AS n
       ) r
       WHERE r.n > 0
       LIMIT (SELECT n FROM room)
@@ -170,7 +187,10 @@ function admitQuery(schema: string, slots: boolean, byId: boolean, timers: boole
     ),
     -- Whether work is left after this admission (its rows still read as enqueued in this snapshot).
     depth AS (
-      SELECT count(*)::int AS n FROM (SELECT 1 FROM ${wf} w WHERE ${enqueued} LIMIT (SELECT n FROM room) + 1) d
+      SELECT count(*)::int AS n FROM (SELECT 1 FROM ${wf} w WHERE ${enqueued}${
+        // from the newest end of the queue's range: the oldest holds every admitted row's dead entry
+        keyLimits ? ' ORDER BY w.priority DESC, w.created_at DESC, w.id DESC' : ''
+      } LIMIT (SELECT n FROM room) + 1) d
     )
     SELECT room.running, room.recent_count::int, room.n::int AS room,
            GREATEST(0, extract(epoch FROM room.oldest + $7::float8 ${ms} - clock_timestamp()) * 1000)::float8 AS frees_in_ms,
@@ -207,10 +227,19 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
  * call: 0.25 ms at 1,000 enqueued, growing with the backlog); `timers`: it also says whether an
  * admitted workflow may have timer rows, as 1734351700000 made it; `seeks`: its UPDATE and its walk
  * over the keys seek in their indexes instead of reading the backlog, as 1734352100000 made it. `launch`:
- * it also returns the start's headers, attributes and trace context, as 1734352500000 made it. Each
- * migration keeps its own text.
+ * it also returns the start's headers, attributes and trace context, as 1734352500000 made it;
+ * `keyLimits`: a partitioned walk counts a key's rows only for the per-key limits set, and its rate
+ * window by an index seek, as 1734352700000 made it. Each migration keeps its own text.
  */
-export function admitFunctionSql(schema: string, slots = true, byId = slots, timers = false, seeks = false, launch = false): string {
+export function admitFunctionSql(
+  schema: string,
+  slots = true,
+  byId = slots,
+  timers = false,
+  seeks = false,
+  launch = false,
+  keyLimits = false,
+): string {
   const queues = qualify(schema, 'weft_queues');
   return `
     CREATE OR REPLACE FUNCTION ${admitFunction(schema)}(${ADMIT_ARGS})
@@ -223,7 +252,7 @@ export function admitFunctionSql(schema: string, slots = true, byId = slots, tim
     BEGIN
       -- Creates the row if absent and locks it: admissions to one queue take turns here.
       INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
-      RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch)};
+      RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch, keyLimits)};
     END
     $fn$`;
 }
