@@ -11,11 +11,15 @@
 //   and the ratio of the sums beside them. The queued runs are started at once and their handles awaited, as an application does
 //   with a backlog. BENCH_VERBOSE=1 prints each round on stderr.
 // Ownership 'workflow-lease' (BENCH_OWNERSHIP to change), as several engines would share a queue.
+// With autovacuum off on the server (this machine's), its default rules are applied after each round
+// (autovacuumLike in support.ts), so an index scan meets the dead entries a production server's
+// autovacuum would have left, not every one since the start; BENCH_AUTOVACUUM_LIKE=0 turns it off.
 // node --import ./test/support/register-ts.js bench/queues.ts [N=1000 per chunk]
 import os from 'node:os';
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import { queueChunk, type QueueVariant } from './queue-workload.js';
-import { machine, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
+import pg from 'pg';
+import { autovacuumLike, autovacuumOff, machine, percentile, round, silent, ThreeNoops, withFreshDatabase } from './support.js';
 
 const begins = new Map<string, number>();
 const ends = new Map<string, number>();
@@ -82,17 +86,25 @@ async function main() {
     // Alternating chunks, each variant first in turn, so the machine's drift (the baseline moved
     // 444 -> 741 wf/s within one run) falls on all three alike; the ratios are paired per chunk.
     const rates = new Map<Variant, number[]>(VARIANTS.map((v) => [v, []]));
+    const probe = new pg.Client({ connectionString: url });
+    probe.on('error', () => undefined);
+    await probe.connect();
+    const vacuumed = (await autovacuumOff(probe)) && process.env.BENCH_AUTOVACUUM_LIKE !== '0';
+    const maintenance: Record<string, number> = {};
     for (let i = 0; i < chunks; i++) {
+      if (vacuumed) await autovacuumLike(probe, maintenance);
       const order = VARIANTS.map((_, k) => VARIANTS[(k + i) % VARIANTS.length]);
       for (const v of order) rates.get(v)!.push(await queueChunk(engine, n, v));
       log(`chunk ${i}: ${VARIANTS.map((v) => `${v} ${round(rates.get(v)!.at(-1)!, 0)}`).join(', ')} wf/s`);
     }
+    await probe.end();
     await engine.dispose();
     const plain = rates.get('plain')!;
     const paired = (v: Variant) => rates.get(v)!.map((r, i) => r / plain[i]!);
     const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
     return {
       ownership,
+      autovacuumLike: vacuumed ? maintenance : false,
       handoffLatencyMs: { ...latency, samples },
       throughput: {
         workflowsPerChunk: n,

@@ -18,7 +18,18 @@
 import { WeftEngine } from '@weft/nest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { adminUrl, machine, percentile, round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
+import {
+  adminUrl,
+  autovacuumLike,
+  autovacuumOff,
+  machine,
+  percentile,
+  round,
+  silent,
+  StatementCounter,
+  ThreeNoops,
+  withFreshDatabase,
+} from './support.js';
 
 type Mode = 'none' | 'workflow-lease';
 type Label = 'empty' | 'full';
@@ -120,30 +131,6 @@ async function walBetween(t: Target, from: string, to: string): Promise<{ bytes:
   }
 }
 
-/**
- * With autovacuum off on the server (as on the bench machine), what its default rules would do
- * (the server's autovacuum_* settings), between chunks: without it the empty database's
- * statistics stay those of its first few hundred rows, and its generic plans (cached per
- * connection until an ANALYZE) keep scanning tables that the measurement itself grows.
- */
-async function autovacuumLike(t: Target, tally: Tally): Promise<void> {
-  const setting = (name: string) => `current_setting('autovacuum_${name}')::float8`;
-  const r = await t.probe.query<{ relname: string; vacuum: boolean; analyze: boolean }>(
-    `SELECT s.relname,
-            s.n_dead_tup > ${setting('vacuum_threshold')} + ${setting('vacuum_scale_factor')} * x.n
-              OR s.n_ins_since_vacuum > ${setting('vacuum_insert_threshold')} + ${setting('vacuum_insert_scale_factor')} * x.n AS vacuum,
-            s.n_mod_since_analyze > ${setting('analyze_threshold')} + ${setting('analyze_scale_factor')} * x.n AS analyze
-     FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid CROSS JOIN LATERAL (SELECT greatest(c.reltuples, 0) AS n) x
-     WHERE s.schemaname = 'weft'`,
-  );
-  for (const { relname, vacuum, analyze } of r.rows) {
-    if (!vacuum && !analyze) continue;
-    const what = vacuum ? (analyze ? 'VACUUM ANALYZE' : 'VACUUM') : 'ANALYZE';
-    await t.probe.query(`${what} weft.${relname}`);
-    tally.maintenance[`${what} ${relname}`] = (tally.maintenance[`${what} ${relname}`] ?? 0) + 1;
-  }
-}
-
 /** Runs `total` workflows at 16 in flight on `t`, adds them to `tally`, returns this chunk's workflows/s. */
 async function runChunk(t: Target, total: number, tally: Tally): Promise<number> {
   gc();
@@ -223,7 +210,7 @@ async function alternate(empty: Target, full: Target, plan: Plan) {
   for (let c = 0; c < plan.chunks; c++) {
     const rate: Partial<Record<Label, number>> = {};
     for (const t of c % 2 === 0 ? [empty, full] : [full, empty]) {
-      if (plan.autovacuumLike) await autovacuumLike(t, tallies[t.label]);
+      if (plan.autovacuumLike) await autovacuumLike(t.probe, tallies[t.label].maintenance);
       rate[t.label] = await runChunk(t, plan.perChunk, tallies[t.label]);
     }
     pairRatios.push(rate.full! / rate.empty!);
@@ -394,8 +381,7 @@ async function main() {
   const t0 = performance.now();
   let autovacuumLike = false;
   const results = await withClient(adminUrl(), async (admin) => {
-    const off = (await admin.query<{ a: string }>(`SELECT current_setting('autovacuum') AS a`)).rows[0].a === 'off';
-    autovacuumLike = off && process.env.BENCH_AUTOVACUUM_LIKE !== '0';
+    autovacuumLike = (await autovacuumOff(admin)) && process.env.BENCH_AUTOVACUUM_LIKE !== '0';
     const out = [];
     // One mode at a time: two engines of 20 connections each stay well inside max_connections.
     for (const mode of modes) out.push(await measureMode(admin, mode, { rows, chunks, perChunk, autovacuumLike }));

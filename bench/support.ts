@@ -173,3 +173,34 @@ export const silent = {
   warn: (m: string) => process.stderr.write(`${m}\n`),
   error: (m: string) => process.stderr.write(`${m}\n`),
 };
+
+/** Whether the server runs without autovacuum (as the bench machine's does: its conf.d sets it off). */
+export async function autovacuumOff(client: pg.ClientBase | pg.Pool): Promise<boolean> {
+  return (await client.query<{ a: string }>(`SELECT current_setting('autovacuum') AS a`)).rows[0]!.a === 'off';
+}
+
+/**
+ * With autovacuum off on the server, what its default rules would do (the server's autovacuum_*
+ * settings) to the `schema` tables of the client's database, run between chunks: without it the
+ * statistics stay those of the first few hundred rows, generic plans keep scanning tables the
+ * measurement itself grows, and index scans step over the dead entries of every row changed since
+ * the start, which no production server (autovacuum on by default) carries. Tallies what it ran.
+ */
+export async function autovacuumLike(client: pg.ClientBase | pg.Pool, tally: Record<string, number>, schema = 'weft'): Promise<void> {
+  const setting = (name: string) => `current_setting('autovacuum_${name}')::float8`;
+  const r = await client.query<{ relname: string; vacuum: boolean; analyze: boolean }>(
+    `SELECT s.relname,
+            s.n_dead_tup > ${setting('vacuum_threshold')} + ${setting('vacuum_scale_factor')} * x.n
+              OR s.n_ins_since_vacuum > ${setting('vacuum_insert_threshold')} + ${setting('vacuum_insert_scale_factor')} * x.n AS vacuum,
+            s.n_mod_since_analyze > ${setting('analyze_threshold')} + ${setting('analyze_scale_factor')} * x.n AS analyze
+     FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid CROSS JOIN LATERAL (SELECT greatest(c.reltuples, 0) AS n) x
+     WHERE s.schemaname = $1`,
+    [schema],
+  );
+  for (const { relname, vacuum, analyze } of r.rows) {
+    if (!vacuum && !analyze) continue;
+    const what = vacuum ? (analyze ? 'VACUUM ANALYZE' : 'VACUUM') : 'ANALYZE';
+    await client.query(`${what} "${schema}"."${relname}"`);
+    tally[`${what} ${relname}`] = (tally[`${what} ${relname}`] ?? 0) + 1;
+  }
+}
