@@ -53,11 +53,14 @@ export function useTestEngines({ disposeAfterEach = true } = {}): { tdb: TestDat
   return env;
 }
 
-/** `promise`, or an error naming `what` once `ms` pass first (the promise itself goes on unheeded). */
-export async function within<T>(what: string, ms: number, promise: Promise<T>): Promise<T> {
+/**
+ * `promise`, or an error naming `what` once `ms` pass first (the promise itself goes on unheeded).
+ * `what` may be a function, asked at the deadline: how far the awaited work got by then.
+ */
+export async function within<T>(what: string | (() => string), ms: number, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${what}`)), ms);
+    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`)), ms);
   });
   try {
     return await Promise.race([promise, late]);
