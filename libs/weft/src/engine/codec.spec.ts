@@ -345,8 +345,9 @@ describe('payload codec (real PostgreSQL)', () => {
       20_000,
     );
     const counts = ns.map((n) => decodes.get(M(`counted-${n}`)) ?? 0);
-    // The first admission learns that the codec answers later (one decode for nothing), no other.
-    expect(counts.reduce((a, b) => a + b, 0)).toBe(ns.length + 1);
+    // The first admission learns that the codec answers later (one decode for nothing), no other
+    // (fewer when a run was not launched from its admission: a reclaim scan's load decodes once).
+    expect(counts.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(ns.length + 1);
     expect(counts.every((c) => c >= 1 && c <= 2)).toBe(true);
     for (const [i, h] of hs.entries()) expect(await h.result({ timeout: '20s' })).toBe(`${M(`counted-${ns[i]}`)}+${M('child-output')}`);
   });
