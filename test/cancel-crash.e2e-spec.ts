@@ -63,8 +63,7 @@ describe('a cleanup interrupted by a SIGKILL is finished by another engine, each
         100,
       );
     } finally {
-      b.proc.kill('SIGTERM');
-      await b.exited;
+      await b.stop('SIGTERM');
     }
     const ends = await tdb.query<{ id: string; status: string; output: unknown; error: { code?: string; message?: string } | null }>(
       `SELECT id, status, output, error FROM weft.weft_workflows WHERE id LIKE 'cleanup-%' ORDER BY id`,

@@ -43,8 +43,7 @@ describe('crash recovery across processes (SIGKILL)', () => {
         100,
       );
     } finally {
-      b.proc.kill('SIGTERM');
-      await b.exited;
+      await b.stop('SIGTERM');
     }
 
     const outputs = await tdb.query<{ output: number }>(`SELECT output FROM weft.weft_workflows`);

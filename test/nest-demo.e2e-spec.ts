@@ -9,7 +9,7 @@ import { AppModule } from '../src/app.module.js';
 import { OrderLedger } from '../src/orders/order-ledger.service.js';
 import { createTestDatabase, TestDatabase } from './support/database.js';
 import { order, setDemoEnv } from './support/demo.js';
-import { waitFor } from './support/engine.js';
+import { waitFor, within } from './support/engine.js';
 import { sourcePath, TS_NODE_ARGS } from './support/node-ts.js';
 
 const API_KEY = 'demo-test-key';
@@ -230,7 +230,7 @@ describe('demo app as a process', () => {
       await waitFor(async () => (await request(url).get('/orders/o-term')).body.stage === 'packing', 'the order to be packing');
       demo.proc.kill('SIGTERM');
       // Nest runs the shutdown hooks, then re-raises the signal.
-      expect(await demo.exited).toEqual({ code: null, signal: 'SIGTERM' });
+      expect(await within('the demo to exit on SIGTERM', 30_000, demo.exited)).toEqual({ code: null, signal: 'SIGTERM' });
     } finally {
       demo.proc.kill('SIGKILL');
     }
@@ -241,7 +241,7 @@ describe('demo app as a process', () => {
 
   it('refuses a bad environment before it connects: one DEMO_CONFIG_INVALID line, exit 1, without the password', async () => {
     const demo = runDemo({ DATABASE_URL: 'mysql://weft:s3cret@127.0.0.1/orders', PORT: 'eighty', DEMO_PAYMENT_FAILURE_RATE: '2' });
-    expect((await demo.exited).code).toBe(1);
+    expect((await within('the demo to exit', 30_000, demo.exited)).code).toBe(1);
     expect(demo.err().trim().split('\n')).toEqual([
       "DEMO_CONFIG_INVALID: The demo's environment is invalid: DATABASE_URL must be a postgres:// or postgresql:// URL; " +
         'PORT must be an integer from 0 to 65535 (got "eighty"); DEMO_PAYMENT_FAILURE_RATE must be a number from 0 to 1 (got "2"). ' +
@@ -252,7 +252,7 @@ describe('demo app as a process', () => {
 
   it('prints a WeftError at start-up as one line and exits 1, without the password', async () => {
     const demo = runDemo({ DATABASE_URL: 'postgres://weft:s3cret@127.0.0.1:1/nowhere' });
-    expect((await demo.exited).code).toBe(1);
+    expect((await within('the demo to exit', 30_000, demo.exited)).code).toBe(1);
     const lines = demo.err().trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^WEFT_DATABASE_UNAVAILABLE: /);

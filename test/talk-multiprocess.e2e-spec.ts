@@ -5,7 +5,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { WeftEngine, WeftModule, type StreamEntry } from '@weft/nest';
 import { createTestDatabase, TestDatabase } from './support/database.js';
-import { waitFor } from './support/engine.js';
+import { waitFor, within } from './support/engine.js';
 import { EngineProcesses, fixture } from './support/processes.js';
 
 /**
@@ -154,14 +154,15 @@ describe('signals between workflows and streams across engine processes', () => 
         START: JSON.stringify([{ type: 'writer', input: { n: N, stepMs: 25 }, workflowId: id }]),
       });
       await a.waitEvent('started');
+      const engineGot: StreamEntry[] = [];
       const viaEngine = (async () => {
-        const got: StreamEntry[] = [];
-        for await (const e of reader.readStream(id, 's')) got.push(e);
-        return got;
+        for await (const e of reader.readStream(id, 's')) engineGot.push(e);
+        return engineGot;
       })();
       // An SSE client that drops its connection every 7 entries and resumes from the last id it got.
+      const sseGot: Array<{ id: string; entry: StreamEntry }> = [];
       const viaSse = (async () => {
-        const got: Array<{ id: string; entry: StreamEntry }> = [];
+        const got = sseGot;
         let last: string | undefined;
         for (let round = 0; round < 200; round++) {
           const r = await sse(`/weft/workflows/${id}/streams/s`, last, 7);
@@ -180,8 +181,10 @@ describe('signals between workflows and streams across engine processes', () => 
       expect(atKill).toBeLessThan(N);
       await engine('C2', { TYPES: 'writer' });
 
-      const byEngine = await viaEngine;
-      const bySse = await viaSse;
+      // Each reader with a deadline that says how far it got: a reader that misses an entry waits on.
+      const last = (got: Array<{ offset: number }>) => (got.length ? got[got.length - 1].offset : 'none');
+      const byEngine = await within(() => `readStream to end (last offset ${last(engineGot)})`, 30_000, viaEngine);
+      const bySse = await within(() => `the SSE reader to end (last offset ${last(sseGot.map((g) => g.entry))})`, 30_000, viaSse);
       const dense = Array.from({ length: N }, (_, i) => i);
       expect(byEngine.map((e) => e.offset)).toEqual(dense);
       // Written from workflow code: exactly once, so each value is its offset, across the takeover too.

@@ -46,8 +46,7 @@ describe('transactional steps across a SIGKILL (real processes)', () => {
         100,
       );
     } finally {
-      b.proc.kill('SIGTERM');
-      await b.exited;
+      await b.stop('SIGTERM');
     }
     const rows = await tdb.query<{ workflow_id: string; seq: number; n: number }>(
       'SELECT workflow_id, seq, count(*)::int AS n FROM tx_rows GROUP BY workflow_id, seq',

@@ -30,10 +30,7 @@ describe('versioning: ctx.patched across deploys (engine processes restarted wit
     if (start) await c.waitEvent('started', 60_000);
     return c;
   };
-  const stop = async (c: Child) => {
-    c.proc.stdin!.end(); // graceful: the engine releases its claims
-    await c.exited;
-  };
+  const stop = (c: Child) => c.stop('stdin'); // graceful: the engine releases its claims
   const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
   /** Runs of the prefix parked at the 'ship' signal: reserve and a charge recorded. */
   const parked = async (prefix: string) =>

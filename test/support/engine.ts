@@ -53,11 +53,35 @@ export function useTestEngines({ disposeAfterEach = true } = {}): { tdb: TestDat
   return env;
 }
 
-/** Polls `check` until it returns a truthy value or the deadline passes. */
+/**
+ * `promise`, or an error naming `what` once `ms` pass first (the promise itself goes on unheeded).
+ * `what` may be a function, asked at the deadline: how far the awaited work got by then.
+ */
+export async function within<T>(what: string | (() => string), ms: number, promise: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Timed out after ${ms} ms waiting for ${typeof what === 'string' ? what : what()}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** How long past its wait's deadline one check may take before the wait gives up on it. */
+const CHECK_GRACE_MS = 5_000;
+
+/**
+ * Polls `check` until it returns a truthy value or the deadline passes. A check that does not
+ * answer (a request to a server that hangs) fails the wait too, shortly after its deadline, with
+ * `what` in the message: it used to hold the test until vitest's own timeout, which names nothing.
+ */
 export async function waitFor<T>(check: () => Promise<T> | T, what: string, timeoutMs = 10_000, everyMs = 20): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const v = await check();
+    const left = Math.max(0, deadline - Date.now()) + CHECK_GRACE_MS;
+    const v = await within(`${what} (its check had not answered)`, left, Promise.resolve().then(check));
     if (v) return v;
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));

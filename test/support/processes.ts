@@ -10,6 +10,12 @@ export interface Child {
   stderr: string[];
   waitEvent(name: string, timeoutMs?: number): Promise<Record<string, unknown>>;
   exited: Promise<number | null>;
+  /**
+   * Asks the child to end (SIGTERM, or its stdin closed, as its script takes it) and waits for it;
+   * one that has not gone after `graceMs` is SIGKILLed and said so on stderr, so a hung shutdown
+   * costs a test its grace, not vitest's whole timeout.
+   */
+  stop(how?: 'SIGTERM' | 'stdin', graceMs?: number): Promise<void>;
 }
 
 /** Spawns `node script` (a TypeScript source, run through the module hooks) and collects its JSON-line events. */
@@ -35,25 +41,47 @@ export function spawnChild(script: string, env: Record<string, string>): Child {
   });
   proc.stderr!.on('data', (d: Buffer) => stderr.push(d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  // 'close' comes after the child's output is all read: an event it did not send by then never comes.
+  let closed = false;
+  proc.on('close', () => {
+    closed = true;
+    listeners.forEach((l) => l());
+  });
   const waitEvent = (name: string, timeoutMs = 30_000) =>
     new Promise<Record<string, unknown>>((resolve, reject) => {
+      const fail = (why: string) => {
+        listeners.delete(check);
+        clearTimeout(t);
+        reject(new Error(`child ${proc.pid} sent no "${name}": ${why}; stderr: ${stderr.join('').slice(-2000)}`));
+      };
       const check = () => {
         const e = events.find((x) => x.event === name);
         if (e) {
           listeners.delete(check);
           clearTimeout(t);
           resolve(e);
+        } else if (closed) {
+          // Fails now, not at the deadline: a child that died starting is its own answer.
+          fail(`it exited first (code ${proc.exitCode}, signal ${proc.signalCode})`);
         }
       };
-      const t = setTimeout(() => {
-        listeners.delete(check);
-        reject(new Error(`child ${proc.pid} sent no "${name}" within ${timeoutMs} ms; stderr: ${stderr.join('').slice(-2000)}`));
-      }, timeoutMs);
+      const t = setTimeout(() => fail(`not within ${timeoutMs} ms`), timeoutMs);
       listeners.add(check);
-      proc.once('exit', () => setTimeout(check, 0));
       check();
     });
-  return { proc, events, stderr, waitEvent, exited };
+  const stop = async (how: 'SIGTERM' | 'stdin' = 'SIGTERM', graceMs = 15_000) => {
+    if (how === 'stdin') proc.stdin!.end();
+    else proc.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), graceMs)));
+    if ((await Promise.race([exited, late])) === 'late') {
+      console.error(`child ${proc.pid} still ran ${graceMs} ms after ${how}: killed; stderr: ${stderr.join('').slice(-2000)}`);
+      proc.kill('SIGKILL');
+      await exited;
+    }
+    clearTimeout(timer);
+  };
+  return { proc, events, stderr, waitEvent, exited, stop };
 }
 
 /**

@@ -312,6 +312,46 @@ describe('payload codec (real PostgreSQL)', () => {
     },
   );
 
+  it("an asynchronous codec decodes an admitted run's input once: the admission stops trying it at once after its first promise", async () => {
+    // Counts the decodes of each queued input: an admission that tried the codec at once, got a
+    // promise and left the run to its load (which decodes again) decoded every input twice.
+    const decodes = new Map<string, number>();
+    const counting: PayloadCodec = {
+      id: 'k1',
+      encode: (b) => later(() => key1.encode(b)),
+      decode: (b) =>
+        later(() => {
+          const out = key1.decode(b);
+          const text = (JSON.parse(Buffer.from(out).toString('utf8')) as { text?: unknown } | null)?.text;
+          if (typeof text === 'string') decodes.set(text, (decodes.get(text) ?? 0) + 1);
+          return out;
+        }),
+    };
+    const e = await env.pool.create({ codec: counting, queues: { one: { concurrency: 1 } } }, register);
+    await e.bootstrap();
+    const ns = [1, 2, 3, 4];
+    const hs = await Promise.all(
+      ns.map((n) => e.start('codec-child', { text: M(`counted-${n}`) }, { workflowId: `counted-${n}`, queue: 'one' })),
+    );
+    // Ended, seen in the table (a handle's result or describe reads the row, input included: a decode of their own).
+    await waitFor(
+      async () =>
+        (
+          await env.tdb.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM weft.weft_workflows WHERE id LIKE 'counted-%' AND status = 'completed'`,
+          )
+        )[0].n === ns.length,
+      'the queued runs completed',
+      20_000,
+    );
+    const counts = ns.map((n) => decodes.get(M(`counted-${n}`)) ?? 0);
+    // The first admission learns that the codec answers later (one decode for nothing), no other
+    // (fewer when a run was not launched from its admission: a reclaim scan's load decodes once).
+    expect(counts.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(ns.length + 1);
+    expect(counts.every((c) => c >= 1 && c <= 2)).toBe(true);
+    for (const [i, h] of hs.entries()) expect(await h.result({ timeout: '20s' })).toBe(`${M(`counted-${ns[i]}`)}+${M('child-output')}`);
+  });
+
   it('encodes heartbeat details and external completions', async () => {
     const [runner, other] = await engines(key1, 2);
     const h = await runner.start('codec-long', {}, { workflowId: 'long-1' });

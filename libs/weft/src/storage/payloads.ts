@@ -64,6 +64,12 @@ function checkedCodecs(option: CodecOption): { current: PayloadCodec; all: Paylo
 export class Payloads {
   private readonly current: PayloadCodec | null;
   private readonly byId: Map<string, PayloadCodec>;
+  /**
+   * The ids of the codecs whose latest decode answered with a promise: admittedNow does not try
+   * them (its try would decode for nothing, the run's load decoding again). A decode that answers
+   * at once takes its codec off, so one that answers later only until it has cached a key is tried again.
+   */
+  private readonly decodesLater = new Set<string>();
 
   /**
    * `unknown: 'mark'` (the CLI, which has no codec): a payload of a codec it lacks reads as the text
@@ -135,7 +141,11 @@ export class Payloads {
     } catch (cause) {
       throw new PayloadCodecError(id, 'decode', { cause });
     }
-    if (out instanceof Uint8Array) return parsed(out);
+    if (out instanceof Uint8Array) {
+      if (this.decodesLater.size) this.decodesLater.delete(id);
+      return parsed(out);
+    }
+    this.decodesLater.add(id);
     return Promise.resolve(out).then(parsed, (cause: unknown) => {
       throw new PayloadCodecError(id, 'decode', { cause });
     });
@@ -214,7 +224,8 @@ export class Payloads {
   /**
    * An admitted workflow's input, headers and messages decoded in place, at once (the launch that
    * follows is synchronous). False when one needs an asynchronous codec or does not decode: the
-   * caller loads the run instead, whose load decodes it or reports why not.
+   * caller loads the run instead, whose load decodes it or reports why not. A codec is known to be
+   * asynchronous by the promise of its latest decode, so only the first admission decodes for nothing.
    */
   admittedNow(w: { input: unknown; headers?: Record<string, string> | null; inbox: InboxMessage[] }): boolean {
     try {
@@ -229,6 +240,7 @@ export class Payloads {
 
   /** decodeNow's value, or a throw when the codec answers with a promise. */
   private decodeAtOnce(stored: Encoded): unknown {
+    if (this.decodesLater.has(stored[CODEC_KEY])) throw new Error('an asynchronous codec');
     const v = this.decodeNow(stored);
     if (!(v instanceof Promise)) return v;
     v.catch(() => undefined); // not used: the caller's load decodes it again
