@@ -14,6 +14,8 @@ export interface BatchStatement {
   name?: string;
   text: string;
   values?: unknown[];
+  /** false: no Describe (a statement that returns no rows, as START TRANSACTION and COMMIT): its answer is its CommandComplete alone. */
+  describe?: boolean;
 }
 
 /** What the server answered for one completed statement. */
@@ -124,7 +126,7 @@ class SyncedBatch {
           }
         }
         connection.bind({ statement: st.name, values: values[i] });
-        connection.describe({ type: 'P', name: '' });
+        if (st.describe !== false) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '' });
       });
       connection.sync();
