@@ -382,8 +382,9 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   }
 
   /**
-   * @internal A transactional step's commit: its advance (as advanceOn's), the check that it wrote
-   * the step's record (`seq`), and COMMIT, in one round trip on `tx`'s connection. Committed iff
+   * @internal A transactional step's commit: its advance (the lone form that fails when refused,
+   * else as advanceOn's and the check that it wrote the step's record `seq`), and COMMIT, in one
+   * round trip on `tx`'s connection (docs/decisions/0047). Committed iff
    * the outcome is ok. Throws what the advance threw (the transaction rolled back), and what
    * `commitAfter` throws (a serialization failure, or CommitOutcomeUnknown).
    */
