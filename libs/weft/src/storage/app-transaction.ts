@@ -134,6 +134,9 @@ function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): 
   return sent;
 }
 
+/** The named START TRANSACTION and COMMIT of each WeftStatements, built once (a batch never changes them). */
+const NAMED = new WeakMap<WeftStatements, Map<string, BatchStatement>>();
+
 /**
  * A transaction on a query runner whose BEGIN costs no round trip of its own: it is written in
  * front of the body's first statement (or of the commit's statements, for a body that sent none):
@@ -218,7 +221,11 @@ class QueryRunnerTransaction implements AppTransaction {
    * statement is parsed each time) and not described (it returns no rows), docs/decisions/0047.
    */
   private named(sql: string): BatchStatement {
-    return { ...this.weft.config({ sql, params: [] }), describe: false };
+    let known = NAMED.get(this.weft);
+    if (!known) NAMED.set(this.weft, (known = new Map()));
+    let st = known.get(sql);
+    if (!st) known.set(sql, (st = { ...this.weft.config({ sql, params: [] }), describe: false }));
+    return st;
   }
 
   async commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit> {

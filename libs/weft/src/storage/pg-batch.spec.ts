@@ -60,6 +60,14 @@ describe('one query, one Sync: a batch of statements (real PostgreSQL)', () => {
       ]);
     }
     expect(wire(client).parsedStatements[commit.name]).toBe('COMMIT');
+    // A name twice in one batch, not yet parsed on the connection: parsed at its first use only.
+    const twice = { name: 'batch_spec_twice', text: 'SELECT $1::int AS n' };
+    const both = await batch(client, [
+      { ...twice, values: [1] },
+      { ...twice, values: [2] },
+    ]);
+    expect(both.failure).toBeUndefined();
+    expect(both.completed.map((r) => r.rows)).toEqual([[{ n: 1 }], [{ n: 2 }]]);
     expect((await tdb.query<{ n: number }>('SELECT n FROM batch_rows ORDER BY n')).map((r) => r.n)).toEqual([1, 2]);
   });
 
