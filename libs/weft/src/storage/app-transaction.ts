@@ -134,6 +134,9 @@ function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): 
   return sent;
 }
 
+/** The named START TRANSACTION and COMMIT of each WeftStatements, built once (a batch never changes them). */
+const NAMED = new WeakMap<WeftStatements, Map<string, BatchStatement>>();
+
 /**
  * A transaction on a query runner whose BEGIN costs no round trip of its own: it is written in
  * front of the body's first statement (or of the commit's statements, for a body that sent none):
@@ -206,11 +209,23 @@ class QueryRunnerTransaction implements AppTransaction {
    * answers a query, with its result, or rejected with the statement's error (or the BEGIN's).
    */
   private async beginWith(query: PipelineClient['query'], text: string, values: unknown[]): Promise<unknown> {
-    const { completed, failure } = await sendBatch(this.client, query, [{ text: this.beginSql }, { text, values }]);
+    const { completed, failure } = await sendBatch(this.client, query, [this.named(this.beginSql), { text, values }]);
     const done = completed[1];
     if (!done) throw failure!.error;
     if (done.error !== undefined) throw done.error;
     return done.result;
+  }
+
+  /**
+   * START TRANSACTION or COMMIT in a batch: named (parsed once per connection, where an unnamed
+   * statement is parsed each time) and not described (it returns no rows), docs/decisions/0047.
+   */
+  private named(sql: string): BatchStatement {
+    let known = NAMED.get(this.weft);
+    if (!known) NAMED.set(this.weft, (known = new Map()));
+    let st = known.get(sql);
+    if (!st) known.set(sql, (st = { ...this.weft.config({ sql, params: [] }), describe: false }));
+    return st;
   }
 
   async commitAfter(statements: WeftStatement[]): Promise<PipelinedCommit> {
@@ -229,9 +244,9 @@ class QueryRunnerTransaction implements AppTransaction {
       await leavePipelineMode(client);
       // One query, one Sync (pg-batch.ts): a statement that fails skips the rest, COMMIT included.
       const batch: BatchStatement[] = [
-        ...(begin ? [{ text: this.beginSql }] : []),
+        ...(begin ? [this.named(this.beginSql)] : []),
         ...statements.map((st) => this.weft.config(st)),
-        { text: 'COMMIT' },
+        this.named('COMMIT'),
       ];
       const { completed, failure } = await sendBatch(client, query, batch);
       const first = begin ? 1 : 0;

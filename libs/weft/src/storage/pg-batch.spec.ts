@@ -47,6 +47,30 @@ describe('one query, one Sync: a batch of statements (real PostgreSQL)', () => {
     expect((await tdb.query<{ n: number }>('SELECT n FROM batch_rows ORDER BY n')).map((r) => r.n)).toEqual([1, 2]);
   });
 
+  it('named START TRANSACTION and COMMIT without a Describe: answered by their command tags, parsed once', async () => {
+    const begin = { name: 'batch_spec_begin', text: 'START TRANSACTION', describe: false };
+    const commit = { name: 'batch_spec_commit', text: 'COMMIT', describe: false };
+    for (const n of [1, 2]) {
+      const out = await batch(client, [begin, { text: 'INSERT INTO batch_rows (n) VALUES ($1) RETURNING n', values: [n] }, commit]);
+      expect(out.failure).toBeUndefined();
+      expect(out.completed.map((r) => [r.command, r.rows])).toEqual([
+        ['START', []],
+        ['INSERT', [{ n }]],
+        ['COMMIT', []],
+      ]);
+    }
+    expect(wire(client).parsedStatements[commit.name]).toBe('COMMIT');
+    // A name twice in one batch, not yet parsed on the connection: parsed at its first use only.
+    const twice = { name: 'batch_spec_twice', text: 'SELECT $1::int AS n' };
+    const both = await batch(client, [
+      { ...twice, values: [1] },
+      { ...twice, values: [2] },
+    ]);
+    expect(both.failure).toBeUndefined();
+    expect(both.completed.map((r) => r.rows)).toEqual([[{ n: 1 }], [{ n: 2 }]]);
+    expect((await tdb.query<{ n: number }>('SELECT n FROM batch_rows ORDER BY n')).map((r) => r.n)).toEqual([1, 2]);
+  });
+
   it('a statement that fails skips the rest up to the Sync: the COMMIT never runs, the transaction waits aborted', async () => {
     const skipped = { name: 'batch_spec_skipped', text: 'SELECT $1::int AS n' };
     const parsedFirst = { name: 'batch_spec_first', text: 'SELECT $1::int AS m' };

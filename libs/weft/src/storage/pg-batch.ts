@@ -14,6 +14,8 @@ export interface BatchStatement {
   name?: string;
   text: string;
   values?: unknown[];
+  /** false: no Describe (a statement that returns no rows, as START TRANSACTION and COMMIT): its answer is its CommandComplete alone. */
+  describe?: boolean;
 }
 
 /** What the server answered for one completed statement. */
@@ -102,12 +104,13 @@ class SyncedBatch {
   submit(connection: WireConnection): Error | null {
     this.connection = connection;
     let values: unknown[][];
+    // What each named statement was parsed with on this connection: undefined, it is parsed here.
+    const known = this.statements.map((st) => knownText(connection, st.name));
     try {
-      for (const st of this.statements) {
-        const previous = knownText(connection, st.name);
-        if (previous !== undefined && previous !== st.text)
+      this.statements.forEach((st, i) => {
+        if (known[i] !== undefined && known[i] !== st.text)
           throw new Error(`Prepared statements must be unique - '${st.name}' was used for a different statement`);
-      }
+      });
       values = this.statements.map((st) => (st.values ?? []).map((v) => prepareValue(v)));
     } catch (err) {
       return err as Error; // the client hands it to handleError; nothing was written
@@ -115,7 +118,8 @@ class SyncedBatch {
     connection.stream.cork?.();
     try {
       this.statements.forEach((st, i) => {
-        if (knownText(connection, st.name) === undefined) {
+        // (A name twice in one batch is parsed at its first use only.)
+        if (known[i] === undefined && knownText(connection, st.name) === undefined) {
           connection.parse({ text: st.text, name: st.name });
           this.parsing.push(st.name);
           if (st.name) {
@@ -124,7 +128,7 @@ class SyncedBatch {
           }
         }
         connection.bind({ statement: st.name, values: values[i] });
-        connection.describe({ type: 'P', name: '' });
+        if (st.describe !== false) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '' });
       });
       connection.sync();

@@ -40,7 +40,7 @@ export class StepTransactions implements TransactionHost {
   /**
    * The fence and the version are checked by the advance statement inside the transaction, right
    * before COMMIT (never held while the body ran): a deposed owner's writes roll back with it.
-   * The advance, its check and the COMMIT go in one round trip (WorkflowRepository.advanceAndCommit).
+   * The advance (its own check, or checked) and the COMMIT go in one round trip (WorkflowRepository.advanceAndCommit).
    */
   async commitInTransaction(exec: Execution, command: AdvanceCommand, tx: AppTransaction, seq: number): Promise<AdvanceOutcome> {
     const fence = this.ownership.fence;

@@ -8,7 +8,7 @@ import { advanceParams, advanceSql } from './workflow-advance.js';
 import { loneAdvanceSql } from './workflow-advance-lone.js';
 
 /** The texts of one shape; a text's cache key is its shape key times their count plus its index here. */
-const FORMS = ['batch', 'single', 'lone'] as const;
+const FORMS = ['batch', 'single', 'lone', 'lone-raising'] as const;
 type Form = (typeof FORMS)[number];
 
 /** The advance statements of one schema, each text built once per shape and form. */
@@ -22,12 +22,28 @@ export class AdvanceStatements {
 
   /** The statement for `sorted` (commands in id order) and its parameters. */
   for(commands: AdvanceCommand[]): { sql: string; params: unknown[] } {
+    return this.build(commands, false);
+  }
+
+  /**
+   * A transactional step's advance (`command` holding the record of step `seq`): the lone form
+   * that fails when refused (`raises`), when the command fits it with that record as its only
+   * operation, so the record needs no check of its own before the COMMIT (docs/decisions/0047);
+   * else the statement of `for`, which the caller checks.
+   */
+  forStep(command: AdvanceCommand, seq: number): { sql: string; params: unknown[]; raises: boolean } {
+    const ops = command.operations;
+    return this.build([command], ops?.length === 1 && ops[0].seq === seq);
+  }
+
+  private build(commands: AdvanceCommand[], raising: boolean): { sql: string; params: unknown[]; raises: boolean } {
     const off = this.clockOffset();
     const sorted = off === 0 ? commands : commands.map((c) => onWorkflowClock(c, off));
     let shape = 0;
     for (const c of sorted) shape |= shapeKeyOf(c);
-    if (isLoneRecord(sorted, shape)) return { sql: this.text(shape, 'lone'), params: loneAdvanceParams(sorted[0], shape) };
-    return { sql: this.text(shape, sorted.length === 1 ? 'single' : 'batch'), params: advanceParams(sorted) };
+    if (isLoneRecord(sorted, shape))
+      return { sql: this.text(shape, raising ? 'lone-raising' : 'lone'), params: loneAdvanceParams(sorted[0], shape), raises: raising };
+    return { sql: this.text(shape, sorted.length === 1 ? 'single' : 'batch'), params: advanceParams(sorted), raises: false };
   }
 
   private text(shape: number, form: Form): string {
@@ -35,7 +51,10 @@ export class AdvanceStatements {
     let sql = this.texts.get(key);
     if (!sql) {
       const parts = shapeFromKey(shape);
-      sql = form === 'lone' ? loneAdvanceSql(this.schema, parts) : advanceSql(this.schema, parts, form === 'single');
+      sql =
+        form === 'lone' || form === 'lone-raising'
+          ? loneAdvanceSql(this.schema, parts, form === 'lone-raising')
+          : advanceSql(this.schema, parts, form === 'single');
       this.texts.set(key, sql);
     }
     return sql;

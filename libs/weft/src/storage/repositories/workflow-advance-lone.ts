@@ -10,9 +10,9 @@ import { loneParamsOf, type AdvanceShape } from './advance-parts.js';
 /**
  * The lone statement for `shape` (parts among ops, fence, release). Each part does what the
  * general statement's part of the same name does for a batch of one; hot-path-plans.spec.ts and
- * advance-lone.spec.ts hold the two to the same outcomes.
+ * advance-lone.spec.ts hold the two to the same outcomes. `raising`: it fails when refused.
  */
-export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
+export function loneAdvanceSql(schema: string, shape: AdvanceShape, raising = false): string {
   const wf = qualify(schema, 'weft_workflows');
   const claims = qualify(schema, 'weft_workflow_claims');
   const fields = loneParamsOf(shape);
@@ -61,6 +61,13 @@ export function loneAdvanceSql(schema: string, shape: AdvanceShape): string {
       FROM upd, claim_rows r
       WHERE cl.workflow_id = ${p('id')} AND r.engine_id = ${p('fence_engine')} AND r.epoch = ${p('fence_epoch')})`);
   }
+  // `raising` (a transactional step's commit, docs/decisions/0047): a refused command fails the
+  // statement (division by zero), so that nothing behind it in its transaction commits; why it
+  // was refused is read after the rollback (WorkflowRepository.advanceAndCommit).
+  if (raising)
+    return `WITH ${parts.join(',\n')}
+    SELECT ${p('id')} AS id, upd.version, true AS fenced, true AS consumed, 1 / (upd.id IS NOT NULL)::int AS wrote
+    FROM (SELECT 1) one LEFT JOIN upd ON true`;
   // As the general statement: a refused command says whether its fence had moved, read from the snapshot.
   const fenced = shape.fence
     ? `(upd.id IS NOT NULL OR COALESCE((SELECT x.fence_epoch FROM ${wf} x WHERE x.id = ${p('id')}) = ${p('fence_epoch')}, false))`

@@ -116,6 +116,9 @@ function statements(schema: string) {
      * epoch is taken as the current one. Were that wrong (ids wrapping around within the
      * transaction), the check fails and the attempt rolls back and runs again: never the reverse.
      */
+    /** The row's fence epoch, to tell why a transactional step's advance was refused. */
+    fenceEpoch: `SELECT fence_epoch::text AS epoch FROM ${wf} WHERE id = $1`,
+
     wroteOperation: `SELECT 1 / count(*)::int AS wrote FROM ${ops} o
       WHERE o.workflow_id = $1 AND o.seq = $2
         AND pg_xact_status((((pg_current_xact_id()::text::bigint >> 32) << 32) + o.xmin::text::bigint)::text::xid8) = 'in progress'`,
@@ -290,6 +293,9 @@ export interface LoadedWorkflow {
  * weft_workflows. Injectable from WeftModule for reading workflows (`get`, `list`); every write
  * is the engine's, through `advanceMany` (a versioned compare-and-swap).
  */
+/** The division by zero of a refused raising advance (workflow-advance-lone.ts), not a lost connection. */
+const isRefusal = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === '22012';
+
 export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly wf: ReturnType<typeof statements>;
   private readonly advanceStatements: AdvanceStatements;
@@ -376,20 +382,38 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   }
 
   /**
-   * @internal A transactional step's commit: its advance (as advanceOn's), the check that it wrote
-   * the step's record (`seq`), and COMMIT, in one round trip on `tx`'s connection. Committed iff
+   * @internal A transactional step's commit: its advance (the lone form that fails when refused,
+   * else as advanceOn's and the check that it wrote the step's record `seq`), and COMMIT, in one
+   * round trip on `tx`'s connection (docs/decisions/0047). Committed iff
    * the outcome is ok. Throws what the advance threw (the transaction rolled back), and what
    * `commitAfter` throws (a serialization failure, or CommitOutcomeUnknown).
    */
   async advanceAndCommit(tx: AppTransaction, given: AdvanceCommand, seq: number): Promise<AdvanceOutcome> {
     const command = await this.payloads.command(given);
-    const advance = this.advanceStatements.for([command]);
-    const { committed, results } = await tx.commitAfter([advance, { sql: this.wf.wroteOperation, params: [command.workflowId, seq] }]);
+    const advance = this.advanceStatements.forStep(command, seq);
+    // The lone form that fails when refused is its own check (docs/decisions/0047).
+    const check = { sql: this.wf.wroteOperation, params: [command.workflowId, seq] };
+    const { committed, results } = await tx.commitAfter(advance.raises ? [advance] : [advance, check]);
     const [advanced, wrote] = results;
-    if ('error' in advanced) throw advanced.error;
+    if ('error' in advanced) {
+      if (advance.raises && isRefusal(advanced.error)) return this.refusal(command);
+      throw advanced.error;
+    }
     const outcome = advanceOutcomes([command], advanced.rows as unknown as AdvanceRow[])[0];
-    if (outcome.ok && !committed) throw 'error' in wrote ? wrote.error : new Error(`The record of step ${seq} did not commit`);
+    if (outcome.ok && !committed) throw wrote && 'error' in wrote ? wrote.error : new Error(`The record of step ${seq} did not commit`);
     return outcome;
+  }
+
+  /**
+   * Why a raising advance was refused, read after its transaction rolled back: the fence, when
+   * the row's epoch is no longer the command's (it never comes back: epochs only grow, and the end
+   * of a run clears it), else the version, as the statement's own snapshot would have said.
+   */
+  private async refusal(command: AdvanceCommand): Promise<AdvanceOutcome> {
+    const refused = (reason: 'version' | 'fence'): AdvanceOutcome => ({ workflowId: command.workflowId, ok: false, reason });
+    if (!command.fence) return refused('version');
+    const [row] = await this.db.query<{ epoch: string | null }>(this.wf.fenceEpoch, [command.workflowId]);
+    return refused(row?.epoch === command.fence.epoch ? 'version' : 'fence');
   }
 
   /** @internal One workflow's advance; throws WorkflowVersionConflictError when the version moved. */
