@@ -1,29 +1,43 @@
 // bench/transactions (issue 35): a 3-step workflow whose steps each insert one application row,
-// with transactional steps (ctx.transaction: the row and the step's record commit together)
-// against plain steps (ctx.step inserting through the app's own pool, its record group-committed
-// apart), at 1, 16 and 64 in flight. Per level, chunks of the two alternate on one engine (which
-// goes first alternates too), after a warm-up of each that is not counted; the figure is the
-// median over chunk pairs of transactional ÷ plain (each pair ran back to back, under the same
-// load), beside the ratio of the sums. Prints JSON, per shape and level: workflows/s, the
-// commits, round trips and statements per workflow, and the CPU per workflow of this process
-// and of the server's backends for the bench's database (where /proc shows them).
+// with transactional steps (ctx.transaction: the row and the step's record commit together,
+// through the TypeORM EntityManager the body is given) against plain steps (ctx.step inserting
+// apart, its record group-committed apart), at 1, 16 and 64 in flight. Plain steps insert two
+// ways: through the app's own TypeORM DataSource ('plainTypeorm', as a Nest app's repositories
+// do: the same data layer as the transactional body, so the ratio is what the transaction costs)
+// and through a bare node-pg pool ('plain', the cheapest a step can insert). Per level, chunks of
+// the three alternate on one engine (which goes first rotates), after a warm-up of each that is
+// not counted; a ratio is the median over rounds of transactional ÷ that plain shape (each round
+// ran back to back, under the same load), beside the ratio of the sums. Prints JSON, per shape
+// and level: workflows/s, the commits, round trips and statements per workflow, and the CPU per
+// workflow of this process and of the server's backends for the bench's database (where /proc
+// shows them).
 // node --import ./test/support/register-ts.js bench/transactions.ts [N per shape and level, default 4800]
-//   BENCH_LEVELS=1,16,64  BENCH_PAIRS=8  BENCH_POOL=20 (the engine's poolSize)  BENCH_TEXTS=1 (statements per workflow by text)
+//   BENCH_LEVELS=1,16,64  BENCH_PAIRS=8 (rounds)  BENCH_POOL=20 (the engine's poolSize)  BENCH_TEXTS=1 (statements per workflow by text)
 import { WeftEngine, type WorkflowContext } from '@weft/nest';
 import fs from 'node:fs';
 import pg from 'pg';
+import { DataSource } from 'typeorm';
 import { machine, percentile, round, silent, StatementCounter, withFreshDatabase } from './support.js';
 
 const texts = process.env.BENCH_TEXTS === '1';
 const counter = new StatementCounter(texts).install();
 let app: pg.Pool;
+let appOrm: DataSource;
 
 const INSERT = 'INSERT INTO app_rows (workflow_id, seq) VALUES ($1, $2)';
 
-/** Plain steps: each inserts its row through the app's pool, then its record commits apart. */
+/** Plain steps: each inserts its row through a bare node-pg pool, then its record commits apart. */
 class PlainInserts {
   async run(ctx: WorkflowContext) {
     for (let i = 0; i < 3; i++) await ctx.step(`s${i}`, async () => void (await app.query(INSERT, [ctx.workflowId, i])));
+    return 3;
+  }
+}
+
+/** Plain steps through the app's TypeORM DataSource, as a Nest app's repositories write. */
+class PlainTypeormInserts {
+  async run(ctx: WorkflowContext) {
+    for (let i = 0; i < 3; i++) await ctx.step(`s${i}`, async () => void (await appOrm.query(INSERT, [ctx.workflowId, i])));
     return 3;
   }
 }
@@ -36,9 +50,9 @@ class TxInserts {
   }
 }
 
-type Shape = 'plain' | 'transactional';
-const SHAPES: Shape[] = ['plain', 'transactional'];
-const TYPES: Record<Shape, string> = { plain: 'plain-inserts', transactional: 'tx-inserts' };
+type Shape = 'plain' | 'plainTypeorm' | 'transactional';
+const SHAPES: Shape[] = ['plain', 'plainTypeorm', 'transactional'];
+const TYPES: Record<Shape, string> = { plain: 'plain-inserts', plainTypeorm: 'plain-typeorm-inserts', transactional: 'tx-inserts' };
 
 async function chunk(engine: WeftEngine, shape: Shape, n: number, inFlight: number): Promise<number> {
   let next = 0;
@@ -54,7 +68,11 @@ async function chunk(engine: WeftEngine, shape: Shape, n: number, inFlight: numb
   return (performance.now() - t0) / 1000;
 }
 
-const perShape = <T>(f: (s: Shape) => T): Record<Shape, T> => ({ plain: f('plain'), transactional: f('transactional') });
+const perShape = <T>(f: (s: Shape) => T): Record<Shape, T> => ({
+  plain: f('plain'),
+  plainTypeorm: f('plainTypeorm'),
+  transactional: f('transactional'),
+});
 const median = (xs: number[]) =>
   percentile(
     [...xs].sort((a, b) => a - b),
@@ -115,11 +133,13 @@ async function level(engine: WeftEngine, db: string, server: ServerCpu, inFlight
   const totals = perShape<Totals>(() => ({ seconds: 0, commits: 0, trips: 0, nodeCpu: 0, serverCpu: 0, rates: [], byText: new Map() }));
   for (const shape of SHAPES) await chunk(engine, shape, Math.max(inFlight * 4, Math.floor(per / 2)), inFlight); // warm-up, not counted
   for (let p = 0; p < pairs; p++) {
-    for (const shape of p % 2 === 0 ? SHAPES : [...SHAPES].reverse())
+    for (const shape of SHAPES.map((_, k) => SHAPES[(k + p) % SHAPES.length]!))
       await measured(engine, db, server, shape, per, inFlight, totals[shape]);
   }
   const total = per * pairs;
-  const paired = totals.transactional.rates.map((r, i) => r / totals.plain.rates[i]!);
+  const pairedWith = (s: Shape) => totals.transactional.rates.map((r, i) => r / totals[s].rates[i]!);
+  const paired = pairedWith('plain');
+  const pairedOrm = pairedWith('plainTypeorm');
   const ms = (cpu: number | undefined) => (cpu === undefined ? undefined : round((cpu / total) * 1000, 3));
   return {
     inFlight,
@@ -130,6 +150,10 @@ async function level(engine: WeftEngine, db: string, server: ServerCpu, inFlight
     ratioTransactionalOverPlain: round(median(paired), 2),
     pairedRatioRange: [round(Math.min(...paired), 2), round(Math.max(...paired), 2)],
     ratioOfSums: round(totals.plain.seconds / totals.transactional.seconds, 2),
+    plainTypeormWfPerSec: round(total / totals.plainTypeorm.seconds, 0),
+    ratioTransactionalOverPlainTypeorm: round(median(pairedOrm), 2),
+    pairedRatioRangeTypeorm: [round(Math.min(...pairedOrm), 2), round(Math.max(...pairedOrm), 2)],
+    ratioOfSumsTypeorm: round(totals.plainTypeorm.seconds / totals.transactional.seconds, 2),
     commitsPerWorkflow: perShape((s) => round(totals[s].commits / total, 2)),
     roundTripsPerWorkflow: perShape((s) => round(totals[s].trips / total, 2)),
     nodeCpuMsPerWorkflow: perShape((s) => ms(totals[s].nodeCpu)),
@@ -151,13 +175,16 @@ async function main() {
     // on 2 cores), where the backends of 68 open transactions crowd the server.
     const pool = Number(process.env.BENCH_POOL ?? 20);
     const engine = await WeftEngine.create({ database: { url, poolSize: pool }, schema: 'weft', logger: silent });
-    engine.register(TYPES.plain, PlainInserts).register(TYPES.transactional, TxInserts);
+    appOrm = new DataSource({ type: 'postgres', url, poolSize: 20 });
+    await appOrm.initialize();
+    engine.register(TYPES.plain, PlainInserts).register(TYPES.plainTypeorm, PlainTypeormInserts).register(TYPES.transactional, TxInserts);
     await engine.bootstrap();
     const server = new ServerCpu(db);
     const rows = [];
     for (const inFlight of levels) rows.push(await level(engine, db, server, inFlight, n, pairs));
     const [{ n: stored }] = (await app.query<{ n: number }>('SELECT count(*)::int AS n FROM app_rows')).rows;
     await engine.dispose();
+    await appOrm.destroy();
     await app.end();
     return { ownership: 'none', poolSize: pool, rows, appRows: stored };
   });
