@@ -105,6 +105,9 @@ function statements(schema: string) {
       FROM req CROSS JOIN LATERAL (SELECT x.id, x.status, x.version FROM ${wf} x WHERE x.id = req.id OFFSET 0) w
       WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.id = req.id)`,
 
+    /** The row's fence epoch, to tell why a transactional step's advance was refused. */
+    fenceEpoch: `SELECT fence_epoch::text AS epoch FROM ${wf} WHERE id = $1`,
+
     /**
      * After a transactional step's advance, in its transaction, right before its COMMIT: fails
      * (division by zero) unless that advance wrote the step's record, i.e. its versioned UPDATE
@@ -116,9 +119,6 @@ function statements(schema: string) {
      * epoch is taken as the current one. Were that wrong (ids wrapping around within the
      * transaction), the check fails and the attempt rolls back and runs again: never the reverse.
      */
-    /** The row's fence epoch, to tell why a transactional step's advance was refused. */
-    fenceEpoch: `SELECT fence_epoch::text AS epoch FROM ${wf} WHERE id = $1`,
-
     wroteOperation: `SELECT 1 / count(*)::int AS wrote FROM ${ops} o
       WHERE o.workflow_id = $1 AND o.seq = $2
         AND pg_xact_status((((pg_current_xact_id()::text::bigint >> 32) << 32) + o.xmin::text::bigint)::text::xid8) = 'in progress'`,
@@ -289,13 +289,13 @@ export interface LoadedWorkflow {
   singleton: boolean;
 }
 
+/** The division by zero of a refused raising advance (workflow-advance-lone.ts), not a lost connection. */
+const isRefusal = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === '22012';
+
 /**
  * weft_workflows. Injectable from WeftModule for reading workflows (`get`, `list`); every write
  * is the engine's, through `advanceMany` (a versioned compare-and-swap).
  */
-/** The division by zero of a refused raising advance (workflow-advance-lone.ts), not a lost connection. */
-const isRefusal = (err: unknown): boolean => (err as { code?: unknown } | undefined)?.code === '22012';
-
 export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
   private readonly wf: ReturnType<typeof statements>;
   private readonly advanceStatements: AdvanceStatements;
