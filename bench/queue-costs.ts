@@ -11,9 +11,8 @@
 // node --import ./test/support/register-ts.js bench/queue-costs.ts [N=1000 per chunk]
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { WeftEngine } from '@weft/nest';
-import { queueChunk, type QueueVariant } from './queue-workload.js';
-import { round, silent, StatementCounter, ThreeNoops, withFreshDatabase } from './support.js';
+import { queueBenchEngine, queueChunk, type QueueVariant } from './queue-workload.js';
+import { round, StatementCounter, withFreshDatabase } from './support.js';
 
 type Variant = QueueVariant;
 const counter = new StatementCounter(true).install();
@@ -41,15 +40,7 @@ async function main() {
     await setup.connect();
     await setup.query(`ALTER DATABASE "${name}" SET track_functions = 'pl'`);
     await setup.end();
-    const engine = await WeftEngine.create({
-      database: { url, poolSize: 20 },
-      schema: 'weft',
-      logger: silent,
-      ownership: 'workflow-lease',
-      queues: { fifty: { concurrency: 50 }, parts: { concurrency: 50, partition: { concurrency: 2 } } },
-    });
-    engine.register('noop3', ThreeNoops);
-    await engine.bootstrap();
+    const engine = await queueBenchEngine(url);
     // Each admission call, timed as the engine waits for it.
     const calls: { ms: number; admitted: number }[] = [];
     const queues = engine.store.queues;

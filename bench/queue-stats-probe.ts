@@ -8,22 +8,13 @@
 // STATUS_NO_STATS=1 sets the status column's statistics target to 0 first (the remedy measured in
 // 0052, not taken: it costs lists by a common status their plans). Not in `npm run bench`.
 // node --import ./test/support/register-ts.js bench/queue-stats-probe.ts [rounds, default 12]
-import { WeftEngine } from '@weft/nest';
 import pg from 'pg';
-import { queueChunk } from './queue-workload.js';
-import { autovacuumLike, silent, ThreeNoops, withFreshDatabase } from './support.js';
+import { queueBenchEngine, queueChunk } from './queue-workload.js';
+import { autovacuumLike, withFreshDatabase } from './support.js';
 
 const rounds = Number(process.argv[2] ?? 12);
 await withFreshDatabase(async (url) => {
-  const engine = await WeftEngine.create({
-    database: { url, poolSize: 20 },
-    schema: 'weft',
-    logger: silent,
-    ownership: 'workflow-lease',
-    queues: { fifty: { concurrency: 50 }, parts: { concurrency: 50, partition: { concurrency: 2 } } },
-  });
-  engine.register('noop3', ThreeNoops);
-  await engine.bootstrap();
+  const engine = await queueBenchEngine(url);
   const probe = new pg.Client({ connectionString: url });
   probe.on('error', () => undefined);
   await probe.connect();

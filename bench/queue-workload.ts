@@ -2,7 +2,8 @@
 // through a queue at concurrency 50 ('fifty'), a partitioned one with 100 keys ('parts'), or
 // without a queue at 50 in flight ('plain'). The queued ones are started at once and their handles
 // awaited, as an application does with a backlog.
-import type { WeftEngine } from '@weft/nest';
+import { WeftEngine } from '@weft/nest';
+import { silent, ThreeNoops } from './support.js';
 
 export type QueueVariant = 'plain' | 'fifty' | 'parts';
 
@@ -22,4 +23,18 @@ export async function queueChunk(engine: WeftEngine, n: number, variant: QueueVa
     );
   }
   return n / ((performance.now() - t0) / 1000);
+}
+
+/** An engine with the queues of the variants ('fifty', 'parts') and the three-step type, bootstrapped. */
+export async function queueBenchEngine(url: string): Promise<WeftEngine> {
+  const engine = await WeftEngine.create({
+    database: { url, poolSize: 20 },
+    schema: 'weft',
+    logger: silent,
+    ownership: 'workflow-lease',
+    queues: { fifty: { concurrency: 50 }, parts: { concurrency: 50, partition: { concurrency: 2 } } },
+  });
+  engine.register('noop3', ThreeNoops);
+  await engine.bootstrap();
+  return engine;
 }

@@ -132,6 +132,25 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
       [id, key],
     );
 
+  /**
+   * A reader engine that registers nothing (it never runs a step body a second time, at least
+   * once, beside the writer), whose stream reads find no entries while blind: only the notices
+   * can give them then. `reads`: how many reads it made.
+   */
+  const blindableReader = async () => {
+    const b = await env.pool.create({});
+    await b.bootstrap();
+    let reads = 0;
+    let blinded = false;
+    const read = b.store.streams.read.bind(b.store.streams);
+    b.store.streams.read = async (...args: Parameters<typeof read>) => {
+      reads++;
+      const r = await read(...args);
+      return blinded && r ? { ...r, entries: [] } : r;
+    };
+    return { b, reads: () => reads, blind: (on: boolean) => void (blinded = on) };
+  };
+
   it('workflow code: a reader on another engine follows the entries as they commit and ends at the close', async () => {
     const a = await engine();
     const b = await engine();
@@ -234,29 +253,18 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
 
   it('a reader yields the entry its notice carries before reading; a value too long for a notice is read', async () => {
     const a = await engine();
-    // A reader that registers nothing: it never runs the step body a second time (at least once) beside a.
-    const b = await env.pool.create({});
-    await b.bootstrap();
-    // While blind, b's reads find no entries: only the notices can give them.
-    let reads = 0;
-    let blind = false;
-    const read = b.store.streams.read.bind(b.store.streams);
-    b.store.streams.read = async (...args: Parameters<typeof read>) => {
-      reads++;
-      const r = await read(...args);
-      return blind && r ? { ...r, entries: [] } : r;
-    };
+    const { b, reads, blind } = await blindableReader();
     const h = await a.start('notices', {}, { workflowId: 'notices-1' });
     const it = b.readStream(h.workflowId, 's')[Symbol.asyncIterator]();
     const first = it.next();
-    await waitFor(() => reads >= 1, 'the reader waiting after its first read');
-    blind = true;
+    await waitFor(() => reads() >= 1, 'the reader waiting after its first read');
+    blind(true);
     await h.signal('go');
     const hi = (await first).value as StreamEntry;
     expect([hi.offset, hi.value, hi.attempt, hi.at instanceof Date && !Number.isNaN(hi.at.getTime())]).toEqual([0, 'hi', null, true]);
     const tok = (await it.next()).value as StreamEntry;
     expect([tok.offset, tok.value, tok.attempt]).toEqual([1, { t: 'tok' }, 1]);
-    blind = false;
+    blind(false);
     await h.signal('end');
     const long = (await it.next()).value as StreamEntry;
     expect([long.offset, long.value]).toEqual([2, 'x'.repeat(NOTICE_VALUE_BYTES + 10)]);
@@ -266,16 +274,7 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
 
   it('notices that arrive together (one read off the socket) are all yielded, in order, with no read', async () => {
     const a = await engine();
-    const b = await env.pool.create({});
-    await b.bootstrap();
-    let reads = 0;
-    let blind = false;
-    const read = b.store.streams.read.bind(b.store.streams);
-    b.store.streams.read = async (...args: Parameters<typeof read>) => {
-      reads++;
-      const r = await read(...args);
-      return blind && r ? { ...r, entries: [] } : r;
-    };
+    const { b, reads, blind } = await blindableReader();
     // b's notices of this stream are held until both entries' have come, then handed on in one
     // go: what a reader sees when two NOTIFYs arrive in one TCP read before it wakes.
     const waiters = (b as unknown as { waiters: { notified(n: TalkNotice): void } }).waiters;
@@ -289,15 +288,15 @@ describe('ctx.writeStream and engine.readStream (real PostgreSQL)', () => {
     const h = await a.start('notices', {}, { workflowId: 'burst-1' });
     const it = b.readStream(h.workflowId, 's')[Symbol.asyncIterator]();
     const first = it.next();
-    await waitFor(() => reads >= 1, 'the reader waiting after its first read');
-    blind = true;
+    await waitFor(() => reads() >= 1, 'the reader waiting after its first read');
+    blind(true);
     await h.signal('go');
     const got = [(await first).value as StreamEntry, (await it.next()).value as StreamEntry];
     expect(got.map((e) => [e.offset, e.value])).toEqual([
       [0, 'hi'],
       [1, { t: 'tok' }],
     ]);
-    blind = false;
+    blind(false);
     await h.signal('end');
     expect(((await it.next()).value as StreamEntry).offset).toBe(2);
     expect((await it.next()).done).toBe(true);

@@ -145,6 +145,23 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     }
   });
 
+  /**
+   * The generic plan of the end commit of the plain queue's running workflow, handing its slot on
+   * (the statement whose scans include the CTE `cte`), in a transaction rolled back after.
+   */
+  async function endCommitPlan(cte: string): Promise<Node> {
+    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
+    const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
+    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
+    await db.query('BEGIN');
+    try {
+      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      return await planOf(cte, () => db.query({ name: statementName(sql), text: sql, values: params }));
+    } finally {
+      await db.query('ROLLBACK');
+    }
+  }
+
   /** The directions of the scans of weft_workflows_enqueued_idx over a queue's whole range (no priority bound). */
   const wholeRange = (plan: Node) =>
     nodes(plan)
@@ -157,30 +174,12 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
   it('whether work is left is counted from the newest end of the backlog (admission and hand-off)', async () => {
     const admission = wholeRange(await planOf('upd', () => admit('plain', false)));
     expect(backwardOnly(admission), admission.join(', ')).toBe(true);
-    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
-    const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
-    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
-    await db.query('BEGIN');
-    try {
-      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      const plan = await planOf('ho_left', () => db.query({ name: statementName(sql), text: sql, values: params }));
-      expect(backwardOnly(wholeRange(plan)), wholeRange(plan).join(', ')).toBe(true);
-    } finally {
-      await db.query('ROLLBACK');
-    }
+    const plan = await endCommitPlan('ho_left');
+    expect(backwardOnly(wholeRange(plan)), wholeRange(plan).join(', ')).toBe(true);
   });
 
   it("the hand-off's UPDATE in an end commit finds the picked rows by id", async () => {
-    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
-    const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
-    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
-    await db.query('BEGIN');
-    try {
-      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      const plan = await planOf('ho_upd', () => db.query({ name: statementName(sql), text: sql, values: params }));
-      expect(byIdOnly(scansUnder(plan, 'ho_upd')), scansUnder(plan, 'ho_upd').join(', ')).toBe(true);
-    } finally {
-      await db.query('ROLLBACK');
-    }
+    const plan = await endCommitPlan('ho_upd');
+    expect(byIdOnly(scansUnder(plan, 'ho_upd')), scansUnder(plan, 'ho_upd').join(', ')).toBe(true);
   });
 });
