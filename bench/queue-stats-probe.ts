@@ -1,12 +1,11 @@
-// bench/queue-stats-probe (docs/decisions/0052): a partitioned queue's chunks after an ANALYZE
-// that saw no enqueued workflow. Per round: autovacuum's default rules applied (as bench/queues.ts
-// does; NOVAC=1 skips them), a chunk of 1,000 three-step workflows without a queue, one through
-// the queue at concurrency 50, then one through the partitioned queue (100 keys, 2 per key),
-// printing the chunks' times and the longest gap between two ends of the partitioned one. With
-// autovacuum's rules the partitioned chunk takes about twice its time without them: the generic
-// plans of the admission read every enqueued row through weft_workflows_status_type_idx.
-// STATUS_NO_STATS=1 sets the status column's statistics target to 0 first (the remedy measured in
-// 0052, not taken: it costs lists by a common status their plans). Not in `npm run bench`.
+// bench/queue-stats-probe (docs/decisions/0052): the queues' chunks with autovacuum's default
+// rules applied before each round (as bench/queues.ts does; NOVAC=1 skips them). Per round: a
+// chunk of 1,000 three-step workflows without a queue, one through the queue at concurrency 50,
+// then one through the partitioned queue (100 keys, 2 per key), printing the chunks' times and the
+// longest gap between two ends of the partitioned one. Before migration 1734352900000 an ANALYZE
+// taken between rounds (nothing enqueued) made the partitioned chunk take about twice its time.
+// STATUS_NO_STATS=1 sets the status column's statistics target to 0 first (the alternative 0052
+// measured and did not take). Not in `npm run bench`.
 // node --import ./test/support/register-ts.js bench/queue-stats-probe.ts [rounds, default 12]
 import pg from 'pg';
 import { queueBenchEngine, queueChunk } from './queue-workload.js';

@@ -2,7 +2,8 @@ import { Column, Entity, Index, PrimaryColumn, VersionColumn } from 'typeorm';
 import type { WorkflowStatus } from '../../common/types.js';
 
 @Entity({ name: 'weft_workflows' })
-@Index('weft_workflows_status_type_idx', ['status', 'type'])
+// Enqueued rows are the queue indexes' (docs/decisions/0052).
+@Index('weft_workflows_status_type_idx', ['status', 'type'], { where: "status <> 'enqueued'" })
 @Index('weft_workflows_parent_idx', ['parentId'], { where: 'parent_id IS NOT NULL' })
 @Index('weft_workflows_created_idx', ['createdAt', 'id'])
 @Index('weft_workflows_ended_idx', ['status', 'completedAt'], { where: 'completed_at IS NOT NULL' })

@@ -25,6 +25,7 @@ import { queueAdmitTimersMigration } from './1734351700000-queue-admit-timers.js
 import { queueAdmitSeeksMigration } from './1734352100000-queue-admit-seeks.js';
 import { queueAdmitLaunchMigration } from './1734352500000-queue-admit-launch.js';
 import { queueAdmitKeyLimitsMigration } from './1734352700000-queue-admit-key-limits.js';
+import { statusIndexWithoutEnqueuedMigration } from './1734352900000-status-index-without-enqueued.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -55,5 +56,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734352100000, migration: queueAdmitSeeksMigration(schema) },
     { id: 1734352500000, migration: queueAdmitLaunchMigration(schema) },
     { id: 1734352700000, migration: queueAdmitKeyLimitsMigration(schema) },
+    { id: 1734352900000, migration: statusIndexWithoutEnqueuedMigration(schema) },
   ];
 }
