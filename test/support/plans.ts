@@ -1,4 +1,5 @@
 // EXPLAIN (FORMAT JSON) plans, for the specs that check which indexes a hot statement reaches.
+import type pg from 'pg';
 
 /** A node of a JSON plan, as far as the plan specs read it. */
 export interface PlanNode {
@@ -11,4 +12,21 @@ export interface PlanNode {
 /** Every node of a plan, the root first. */
 export function planNodes(root: PlanNode): PlanNode[] {
   return [root, ...(root.Plans ?? []).flatMap(planNodes)];
+}
+
+/**
+ * Has auto_explain report, on `db`'s session, the plan of every statement it runs, nested ones
+ * included (PL/pgSQL's statements are not reachable by EXPLAIN), into the returned array: the
+ * plans as run, generic ones where the session runs them so.
+ */
+export async function capturePlans<T extends PlanNode = PlanNode>(db: pg.Client): Promise<T[]> {
+  const plans: T[] = [];
+  await db.query(`LOAD 'auto_explain'`);
+  for (const set of ['log_min_duration = 0', 'log_nested_statements = on', 'log_format = json', 'log_level = notice'])
+    await db.query(`SET auto_explain.${set}`);
+  db.on('notice', (m) => {
+    const at = m.message?.indexOf('{') ?? -1;
+    if (at >= 0) plans.push((JSON.parse(m.message!.slice(at)) as { Plan: T }).Plan);
+  });
+  return plans;
 }

@@ -7,6 +7,7 @@
 // queue has it: analyzed while its backlog was small, then filled. Plans are judged here, read
 // through auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN).
 import pg from 'pg';
+import { capturePlans } from '../../../../test/support/plans.js';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase } from './data-source.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
@@ -39,7 +40,7 @@ const byIdOnly = (scans: string[]) =>
 describe('queue admission plans: by id, and seeks past the cursor (real PostgreSQL)', () => {
   let tdb: TestDatabase;
   let db: pg.Client;
-  const plans: Node[] = [];
+  let plans: Node[] = [];
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
@@ -61,13 +62,7 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     await insert(6, 3000, 'enqueued', 'plain', null);
     await insert(6, 3000, 'enqueued', 'parts', 'tenant-');
     await insert(1, 1, 'running', 'plain', null);
-    await db.query(`LOAD 'auto_explain'`);
-    for (const set of ['log_min_duration = 0', 'log_nested_statements = on', 'log_format = json', 'log_level = notice'])
-      await db.query(`SET auto_explain.${set}`);
-    db.on('notice', (m) => {
-      const at = m.message?.indexOf('{') ?? -1;
-      if (at >= 0) plans.push((JSON.parse(m.message!.slice(at)) as { Plan: Node }).Plan);
-    });
+    plans = await capturePlans<Node>(db);
   });
 
   afterAll(async () => {

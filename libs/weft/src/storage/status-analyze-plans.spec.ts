@@ -7,6 +7,7 @@
 // through auto_explain, as queue-admit-plans.spec.ts does (PL/pgSQL's statements are not
 // reachable by EXPLAIN).
 import pg from 'pg';
+import { capturePlans } from '../../../../test/support/plans.js';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
 import { openDatabase } from './data-source.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
@@ -27,7 +28,7 @@ const indexes = (plan: Node) => [
 describe('admission plans after an ANALYZE that saw no enqueued workflow (real PostgreSQL)', () => {
   let tdb: TestDatabase;
   let db: pg.Client;
-  const plans: Node[] = [];
+  let plans: Node[] = [];
 
   beforeAll(async () => {
     tdb = await createTestDatabase();
@@ -54,13 +55,7 @@ describe('admission plans after an ANALYZE that saw no enqueued workflow (real P
     await insert(1000, 'enqueued', 'parts', true);
     await insert(1000, 'enqueued', 'plain', false);
     await insert(1, 'running', 'plain', false);
-    await db.query(`LOAD 'auto_explain'`);
-    for (const set of ['log_min_duration = 0', 'log_nested_statements = on', 'log_format = json', 'log_level = notice'])
-      await db.query(`SET auto_explain.${set}`);
-    db.on('notice', (m) => {
-      const at = m.message?.indexOf('{') ?? -1;
-      if (at >= 0) plans.push((JSON.parse(m.message!.slice(at)) as { Plan: Node }).Plan);
-    });
+    plans = await capturePlans<Node>(db);
   });
 
   afterAll(async () => {
