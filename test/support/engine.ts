@@ -1,6 +1,6 @@
 import { WeftEngine } from '../../libs/weft/src/engine/engine.js';
 import type { WeftEngineOptions } from '../../libs/weft/src/engine/options.js';
-import type { WeftLogger } from '../../libs/weft/src/common/types.js';
+import type { WeftLogger, WorkflowContext } from '../../libs/weft/src/common/types.js';
 import { createTestDatabase, TestDatabase } from './database.js';
 
 export const quietLogger = (): WeftLogger & { lines: string[] } => {
@@ -96,4 +96,25 @@ export async function codeOf(call: Promise<unknown> | (() => unknown)): Promise<
     return { code: (err as { code?: string }).code, message: (err as Error).message, err };
   }
   return null;
+}
+
+/**
+ * A workflow type (`Held`) whose one step ('hold') holds until the test calls `release()`: it
+ * keeps a queue's slot. `began` turns true once that step runs; a test resets it before starting one.
+ */
+export function heldWorkflow(): { Held: new () => { run(ctx: WorkflowContext): Promise<void> }; began: boolean; release(): void } {
+  const held = {
+    began: false,
+    release: (): void => undefined,
+    Held: class {
+      async run(ctx: WorkflowContext) {
+        const gate = new Promise<void>((r) => (held.release = r));
+        await ctx.step('hold', async () => {
+          held.began = true;
+          await gate;
+        });
+      }
+    },
+  };
+  return held;
 }

@@ -1,4 +1,4 @@
-import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
+import { heldWorkflow, useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import { InvalidArgumentError } from '../common/errors.js';
 import type { WorkflowContext } from '../common/types.js';
 import { attributeQuery, parseWhere, textValues } from './attribute-filter.js';
@@ -46,18 +46,7 @@ class OneMore {
 }
 const oneMore = { name: 'one-more', factory: () => new OneMore() as never, queryHandlers: { outcome: 'answer' } };
 
-let began = false;
-let release: () => void = () => undefined;
-/** Holds its queue's one slot until the test releases it. */
-class Held {
-  async run(ctx: WorkflowContext) {
-    const gate = new Promise<void>((r) => (release = r));
-    await ctx.step('hold', async () => {
-      began = true;
-      await gate;
-    });
-  }
-}
+const held = heldWorkflow();
 
 describe('attribute filters, parsed and checked', () => {
   it('text values: a number or boolean matches its text too, a JSON string only itself', () => {
@@ -148,16 +137,16 @@ describe('start attributes and list by attribute (real PostgreSQL)', () => {
   it('a queued run counts its start attributes in the bound, admitted by a pass or handed a slot by an end', async () => {
     // Polling every 60 s: the first is admitted by the pass the held run's end nudges, the others by hand-offs.
     const slow = { timerPollInterval: '60s', ownership: 'workflow-lease', queues: { q: { concurrency: 1 } } } as const;
-    const a = await env.pool.create(slow, (x: WeftEngine) => x.register('held', Held).register(oneMore));
+    const a = await env.pool.create(slow, (x: WeftEngine) => x.register('held', held.Held).register(oneMore));
     const starter = await env.pool.create({ ...slow, backgroundTasks: 'manual' }, (x: WeftEngine) => x.register(oneMore));
     await a.bootstrap();
     await starter.bootstrap();
-    began = false;
+    held.began = false;
     await a.start('held', {}, { workflowId: 'held-1', queue: 'q' });
-    await waitFor(() => began, 'the held run');
+    await waitFor(() => held.began, 'the held run');
     const ids = ['queued-1', 'queued-2', 'queued-3'];
     for (const id of ids) await starter.start('one-more', {}, { workflowId: id, queue: 'q', attributes: full });
-    release();
+    held.release();
     await agreeOnTheBound(a, ids);
   });
 
