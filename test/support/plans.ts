@@ -1,5 +1,7 @@
 // EXPLAIN (FORMAT JSON) plans, for the specs that check which indexes a hot statement reaches.
-import type pg from 'pg';
+import pg from 'pg';
+import { openDatabase } from '../../libs/weft/src/storage/data-source.js';
+import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** A node of a JSON plan, as far as the plan specs read it. */
 export interface PlanNode {
@@ -29,4 +31,24 @@ export async function capturePlans<T extends PlanNode = PlanNode>(db: pg.Client)
     if (at >= 0) plans.push((JSON.parse(m.message!.slice(at)) as { Plan: T }).Plan);
   });
   return plans;
+}
+
+/**
+ * A plan spec's database: fresh and migrated (schema `weft`) before the file's tests, with one
+ * client on it for the spec's statements and EXPLAINs (and capturePlans); both gone after them.
+ */
+export function usePlanDatabase(): { tdb: TestDatabase; db: pg.Client } {
+  const env = {} as { tdb: TestDatabase; db: pg.Client };
+  beforeAll(async () => {
+    env.tdb = await createTestDatabase();
+    await (await openDatabase({ database: { url: env.tdb.url }, schema: 'weft' })).close();
+    env.db = new pg.Client({ connectionString: env.tdb.url });
+    env.db.on('error', () => undefined);
+    await env.db.connect();
+  });
+  afterAll(async () => {
+    await env.db?.end();
+    await env.tdb?.drop();
+  });
+  return env;
 }

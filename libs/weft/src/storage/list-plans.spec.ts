@@ -1,10 +1,7 @@
 // list({ attributes }) reaches its rows through the GIN index on weft_workflows.attributes (the
 // partial index of migration 1734177840000), in the plan a pooled connection runs: custom and
 // generic. With 50,000 workflows of 5,000 tenants a sequential scan would read every row per page.
-import pg from 'pg';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { planNodes, type PlanNode } from '../../../../test/support/plans.js';
-import { openDatabase } from './data-source.js';
+import { planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
 import { listStatement } from './repositories/workflow-list.js';
 import { attributeQuery, parseWhere } from '../engine/attribute-filter.js';
 import type { AttributeFilter } from '../common/types.js';
@@ -12,31 +9,21 @@ import type { AttributeFilter } from '../common/types.js';
 const ROWS = 50_000;
 
 describe('list by attribute: the plan uses the GIN index (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let db: pg.Client;
+  const env = usePlanDatabase();
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    await (await openDatabase({ database: { url: tdb.url }, schema: 'weft' })).close();
-    db = new pg.Client({ connectionString: tdb.url });
-    await db.connect();
-    await db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, attributes, created_at)
+    await env.db.query(`INSERT INTO weft.weft_workflows (id, type, status, input, version, attributes, created_at)
                     SELECT 'w' || g, 'order', CASE WHEN g % 4 = 0 THEN 'failed' ELSE 'completed' END, 'null', 1,
                            jsonb_build_object('tenant', g % 5000, 'amount', g % 1000),
                            now() - (g || ' seconds')::interval
                     FROM generate_series(1, ${ROWS}) g`);
-    await db.query('ANALYZE');
-  });
-
-  afterAll(async () => {
-    await db?.end();
-    await tdb?.drop();
+    await env.db.query('ANALYZE');
   });
 
   const plan = async (filter: AttributeFilter, generic: boolean, extra: { statuses?: string[]; newest?: boolean } = {}) => {
     const { sql, params } = listStatement('weft', { attributes: attributeQuery(filter), limit: 101, ...extra } as never);
-    await db.query(`SET plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
-    const res = await db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+    await env.db.query(`SET plan_cache_mode = ${generic ? 'force_generic_plan' : 'force_custom_plan'}`);
+    const res = await env.db.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode }> }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
     return planNodes(res.rows[0]['QUERY PLAN'][0].Plan);
   };
 

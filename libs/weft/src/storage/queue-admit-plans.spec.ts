@@ -6,10 +6,7 @@
 // with the backlog (docs/decisions/0045-admission-reads-no-backlog.md). The table is as a busy
 // queue has it: analyzed while its backlog was small, then filled. Plans are judged here, read
 // through auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN).
-import pg from 'pg';
-import { capturePlans } from '../../../../test/support/plans.js';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { openDatabase } from './data-source.js';
+import { capturePlans, usePlanDatabase } from '../../../../test/support/plans.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
 import { statementName } from './sql-client.js';
 
@@ -38,17 +35,12 @@ const byIdOnly = (scans: string[]) =>
   scans.some((s) => s.endsWith('weft_workflows_pkey')) && scans.every((s) => s === 'Bitmap Heap Scan' || s.endsWith('weft_workflows_pkey'));
 
 describe('queue admission plans: by id, and seeks past the cursor (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let db: pg.Client;
+  const env = usePlanDatabase();
   let plans: Node[] = [];
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    await (await openDatabase({ database: { url: tdb.url }, schema: 'weft' })).close();
-    db = new pg.Client({ connectionString: tdb.url });
-    await db.connect();
     const insert = (from: number, to: number, status: string, queue: string, key: string | null) =>
-      db.query(
+      env.db.query(
         `INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, created_at)
          SELECT $3 || '-' || $4 || g, 't', $3, 'null', 1, $4, CASE WHEN $5::text IS NULL THEN NULL ELSE $5 || (g % 100) END,
                 now() + (g || ' milliseconds')::interval
@@ -58,16 +50,11 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     await insert(1, 3000, 'completed', 'plain', null);
     await insert(1, 5, 'enqueued', 'plain', null);
     await insert(1, 5, 'enqueued', 'parts', 'tenant-');
-    await db.query('ANALYZE weft.weft_workflows');
+    await env.db.query('ANALYZE weft.weft_workflows');
     await insert(6, 3000, 'enqueued', 'plain', null);
     await insert(6, 3000, 'enqueued', 'parts', 'tenant-');
     await insert(1, 1, 'running', 'plain', null);
-    plans = await capturePlans<Node>(db);
-  });
-
-  afterAll(async () => {
-    await db?.end();
-    await tdb?.drop();
+    plans = await capturePlans<Node>(env.db);
   });
 
   /** The plan of the statement whose scans include the CTE `cte`, among those `run` produced. */
@@ -80,7 +67,7 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
   }
 
   const admit = (queue: string, partitioned: boolean) =>
-    db.query(
+    env.db.query(
       `SELECT * FROM weft.weft_queue_admit($1, 4, 50, NULL, NULL, NULL, 0, ARRAY['t'], NULL, NULL, NULL, NULL, NULL, $2, $3, NULL, 0)`,
       [queue, partitioned, partitioned ? 2 : null],
     );
@@ -99,12 +86,12 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
 
   /** `run` with auto_explain reporting executed loops (no timing). */
   async function analyzed<T>(run: () => Promise<T>): Promise<T> {
-    await db.query('SET auto_explain.log_analyze = on');
-    await db.query('SET auto_explain.log_timing = off');
+    await env.db.query('SET auto_explain.log_analyze = on');
+    await env.db.query('SET auto_explain.log_timing = off');
     try {
       return await run();
     } finally {
-      await db.query('SET auto_explain.log_analyze = off');
+      await env.db.query('SET auto_explain.log_analyze = off');
     }
   }
   /** The scans of weft_workflows_partition_admitted_idx under key_room. */
@@ -116,7 +103,7 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
   // docs/decisions/0048: the walk read every admission each key ever had, with or without a
   // per-key rate limit (an operator evaluates both sides; the window's volatile bound was a filter).
   it('a partitioned admission reads no admission history without a per-key rate limit, and seeks its window with one', async () => {
-    await db.query(
+    await env.db.query(
       `INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, admitted_at)
        SELECT 'hist-' || g, 't', 'completed', 'null', 1, 'parts', 'tenant-' || (g % 100), now() - interval '1 hour'
        FROM generate_series(1, 2000) g`,
@@ -126,7 +113,7 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     expect(admittedScans(none).map((n) => n['Actual Loops'])).toEqual(admittedScans(none).map(() => 0));
     const limited = await analyzed(() =>
       planOf('key_room', () =>
-        db.query(
+        env.db.query(
           `SELECT * FROM weft.weft_queue_admit('parts', 4, 50, NULL, NULL, NULL, 0, ARRAY['t'], NULL, NULL, NULL, NULL, NULL,
                                                 true, 2, 100, 60000)`,
         ),
@@ -148,12 +135,12 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
     const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
     const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
-    await db.query('BEGIN');
+    await env.db.query('BEGIN');
     try {
-      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      return await planOf(cte, () => db.query({ name: statementName(sql), text: sql, values: params }));
+      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      return await planOf(cte, () => env.db.query({ name: statementName(sql), text: sql, values: params }));
     } finally {
-      await db.query('ROLLBACK');
+      await env.db.query('ROLLBACK');
     }
   }
 

@@ -6,10 +6,7 @@
 // enqueued row since (docs/decisions/0052-admission-plans-after-an-empty-analyze.md). Plans read
 // through auto_explain, as queue-admit-plans.spec.ts does (PL/pgSQL's statements are not
 // reachable by EXPLAIN).
-import pg from 'pg';
-import { capturePlans } from '../../../../test/support/plans.js';
-import { createTestDatabase, TestDatabase } from '../../../../test/support/database.js';
-import { openDatabase } from './data-source.js';
+import { capturePlans, usePlanDatabase } from '../../../../test/support/plans.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
 import { statementName } from './sql-client.js';
 
@@ -26,18 +23,12 @@ const indexes = (plan: Node) => [
 ];
 
 describe('admission plans after an ANALYZE that saw no enqueued workflow (real PostgreSQL)', () => {
-  let tdb: TestDatabase;
-  let db: pg.Client;
+  const env = usePlanDatabase();
   let plans: Node[] = [];
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    await (await openDatabase({ database: { url: tdb.url }, schema: 'weft' })).close();
-    db = new pg.Client({ connectionString: tdb.url });
-    db.on('error', () => undefined);
-    await db.connect();
     const insert = (n: number, status: string, queue: string, keyed: boolean) =>
-      db.query(
+      env.db.query(
         `INSERT INTO weft.weft_workflows (id, type, status, input, version, queue, partition_key, created_at)
          SELECT $2 || '-' || $3 || '-' || g, 't', $2, 'null', 1, $3, CASE WHEN $4 THEN 'tenant-' || (g % 100) END,
                 now() + (g || ' milliseconds')::interval
@@ -49,18 +40,13 @@ describe('admission plans after an ANALYZE that saw no enqueued workflow (real P
     for (let burst = 0; burst < 3; burst++) {
       await insert(3000, 'enqueued', 'parts', true);
       await insert(3000, 'enqueued', 'plain', false);
-      await db.query(`UPDATE weft.weft_workflows SET status = 'completed', id = $1 || id WHERE status = 'enqueued'`, [`done${burst}-`]);
-      await db.query('VACUUM ANALYZE weft.weft_workflows');
+      await env.db.query(`UPDATE weft.weft_workflows SET status = 'completed', id = $1 || id WHERE status = 'enqueued'`, [`done${burst}-`]);
+      await env.db.query('VACUUM ANALYZE weft.weft_workflows');
     }
     await insert(1000, 'enqueued', 'parts', true);
     await insert(1000, 'enqueued', 'plain', false);
     await insert(1, 'running', 'plain', false);
-    plans = await capturePlans<Node>(db);
-  });
-
-  afterAll(async () => {
-    await db?.end();
-    await tdb?.drop();
+    plans = await capturePlans<Node>(env.db);
   });
 
   /** Every index of weft_workflows the plans of `run`'s statements read. */
@@ -72,19 +58,19 @@ describe('admission plans after an ANALYZE that saw no enqueued workflow (real P
   }
 
   const admit = (queue: string, partitioned: boolean) =>
-    db.query(
+    env.db.query(
       `SELECT * FROM weft.weft_queue_admit($1, 12, 50, NULL, NULL, NULL, 0, ARRAY['t'], NULL, NULL, NULL, NULL, NULL, $2, $3, NULL, 0)`,
       [queue, partitioned, partitioned ? 2 : null],
     );
 
   it.each([true, false])('the admission (partitioned: %s) reads the queue indexes, not status_type_idx', async (partitioned) => {
-    await db.query('BEGIN');
+    await env.db.query('BEGIN');
     try {
       const used = await indexesOf(() => admit(partitioned ? 'parts' : 'plain', partitioned));
       expect(used).not.toContain('weft_workflows_status_type_idx');
       expect(used).toContain(partitioned ? 'weft_workflows_partition_enqueued_idx' : 'weft_workflows_enqueued_idx');
     } finally {
-      await db.query('ROLLBACK');
+      await env.db.query('ROLLBACK');
     }
   });
 
@@ -92,14 +78,14 @@ describe('admission plans after an ANALYZE that saw no enqueued workflow (real P
     const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
     const end = { workflowId: 'running-plain-1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
     const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
-    await db.query('BEGIN');
+    await env.db.query('BEGIN');
     try {
-      await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      const used = await indexesOf(() => db.query({ name: statementName(sql), text: sql, values: params }));
+      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      const used = await indexesOf(() => env.db.query({ name: statementName(sql), text: sql, values: params }));
       expect(used).not.toContain('weft_workflows_status_type_idx');
       expect(used).toContain('weft_workflows_enqueued_idx');
     } finally {
-      await db.query('ROLLBACK');
+      await env.db.query('ROLLBACK');
     }
   });
 });
