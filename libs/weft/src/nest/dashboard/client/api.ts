@@ -16,22 +16,31 @@ export class ApiError extends Error {
   }
 }
 
+/** How long a call may take, its body included: past it the call fails and the live refresh goes on (a hung request held it forever). */
+export const API_DEADLINE_MS = 30000;
+
 export async function api(path, options) {
   const o = options || {};
+  const deadlineMs = o.timeoutMs || API_DEADLINE_MS;
   // x-weft-csrf: the API refuses a bodiless POST without it (a page of another origin cannot send it unasked).
   const headers = { accept: 'application/json', 'x-weft-csrf': '1' };
-  const init = { method: o.method || 'GET', credentials: 'same-origin', headers };
+  const init = { method: o.method || 'GET', credentials: 'same-origin', headers, signal: AbortSignal.timeout(deadlineMs) };
   if (o.body !== undefined) {
     init.headers['content-type'] = 'application/json';
     init.body = JSON.stringify(o.body);
   }
   let res;
+  let text;
   try {
     res = await fetch(API_BASE + path, init);
+    text = await res.text();
   } catch (err) {
+    if (err && err.name === 'TimeoutError') {
+      const after = init.method === 'GET' ? '' : '; the action may still have been applied: refresh before you repeat it';
+      throw new ApiError(0, 'TIMEOUT', 'The server did not answer within ' + deadlineMs / 1000 + ' s' + after);
+    }
     throw new ApiError(0, 'NETWORK', 'The server did not answer (' + (err && err.message ? err.message : err) + ')');
   }
-  const text = await res.text();
   let body = null;
   try {
     body = text ? JSON.parse(text) : null;
