@@ -77,16 +77,6 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
     expect(byIdOnly(scansUnder(plan, 'upd')), scansUnder(plan, 'upd').join(', ')).toBe(true);
   });
 
-  // The walk's CTEs were planned (again after each ANALYZE) and started up on every unpartitioned
-  // call, though none of them ran there (docs/decisions/0053).
-  it('an unpartitioned admission plans none of the partitioned walk; a partitioned one still does', async () => {
-    const ctes = (p: Node) => nodes(p).flatMap((n) => (n['Subplan Name']?.startsWith('CTE ') ? [n['Subplan Name'].slice(4)] : []));
-    const plain = ctes(await planOf('upd', () => admit('plain', false)));
-    expect(plain).toContain('plain');
-    expect(plain.filter((c) => ['keys_after', 'keys_before', 'walked', 'key_room', 'cand', 'part'].includes(c))).toEqual([]);
-    expect(ctes(await planOf('upd', () => admit('parts', true)))).toEqual(expect.arrayContaining(['keys_after', 'keys_before', 'cand']));
-  });
-
   it("a partitioned admission's walk seeks its keys past the cursor, reading none before it", async () => {
     await admit('parts', true); // sets the cursor
     const plan = await planOf('keys_after', () => admit('parts', true));

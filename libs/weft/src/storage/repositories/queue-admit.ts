@@ -25,8 +25,6 @@ function admitQuery(
   seeks: boolean,
   launch: boolean,
   keyLimits: boolean,
-  /** False: the unpartitioned admission alone, without the partitioned walk's CTEs (`split`). */
-  partitioned = true,
 ): string {
   const wf = qualify(schema, 'weft_workflows');
   const queues = qualify(schema, 'weft_queues');
@@ -34,7 +32,12 @@ function admitQuery(
   const msgs = qualify(schema, 'weft_messages');
   const lease = qualify(schema, 'weft_global_lease');
   const ms = `* interval '1 millisecond'`;
-  const enqueued = ENQUEUED;
+  const enqueued = `w.queue = $1 AND w.status = 'enqueued'`;
+  /** The next key with work after `after` (a condition on w.partition_key), by the partition index. */
+  const nextKey = (after: string) =>
+    `SELECT w.partition_key FROM ${wf} w WHERE ${enqueued} AND w.partition_key IS NOT NULL AND ${after}
+     ORDER BY w.partition_key LIMIT 1`;
+  const cursor = '(SELECT cursor FROM q)';
   // A parked run of a releaseWhileWaiting queue gave its slot back; one woken since wants it again
   // and goes before fresh admissions, so it still counts here (docs/decisions/0040).
   const holds = (w: string) => (slots ? ` AND (${w}.slot_released_at IS NULL OR ${w}.slot_wanted_at IS NOT NULL)` : '');
@@ -95,7 +98,59 @@ function admitQuery(
       WHERE p.priority IS NOT NULL
       LIMIT (SELECT n FROM room)
     ),
-${partitioned ? partitionWalk(wf, seeks, keyLimits, keyRoomLazy, keyRoomEager) : NO_PARTITION_WALK}    picked AS (
+    -- Partitioned: the keys with work, by skipping through weft_workflows_partition_enqueued_idx,
+    -- first those after the key the last pass ended on, then from the first key up to it.
+    keys_after AS (
+      SELECT (${
+        seeks
+          ? // Each branch a seek in the index: with the OR, the walk read every key before the cursor first.
+            `CASE WHEN ${cursor} IS NULL THEN (${nextKey('true')}) ELSE (${nextKey(`w.partition_key > ${cursor}`)}) END`
+          : nextKey(`(${cursor} IS NULL OR w.partition_key > ${cursor})`)
+      }) AS k, 1 AS i
+      WHERE $14::boolean AND (SELECT n FROM room) > 0
+      UNION ALL
+      SELECT (${nextKey('w.partition_key > a.k')}), a.i + 1 FROM keys_after a WHERE a.k IS NOT NULL AND a.i < ${MAX_KEYS_WALKED}
+    ),
+    keys_before AS (
+      SELECT (${nextKey(`w.partition_key <= ${cursor}`)}) AS k, ${MAX_KEYS_WALKED + 1} AS i
+      WHERE $14::boolean AND (SELECT n FROM room) > 0 AND ${cursor} IS NOT NULL
+      UNION ALL
+      SELECT (${nextKey(`w.partition_key > b.k AND w.partition_key <= ${cursor}`)}), b.i + 1 FROM keys_before b
+      WHERE b.k IS NOT NULL AND b.i < ${2 * MAX_KEYS_WALKED}
+    ),
+    walked AS (
+      SELECT k, i FROM keys_after WHERE k IS NOT NULL
+      UNION ALL
+      SELECT k, i FROM keys_before WHERE k IS NOT NULL
+    ),
+    -- Each key's room under its own limits (its running rows, its admissions in the window),
+    -- counted from weft_workflows; the walk stops at as many keys with room as the batch holds.
+    key_room AS (
+      SELECT wk.k, wk.i, r.n FROM walked wk, LATERAL (
+        SELECT LEAST((SELECT n FROM room), ${keyLimits ? keyRoomLazy : keyRoomEager}) AS n
+      ) r
+      WHERE r.n > 0
+      LIMIT (SELECT n FROM room)
+    ),
+    -- Every key takes an even share of the batch from its highest priority, FIFO; across keys,
+    -- rank by rank (everyone's first, then everyone's second), so a flooding key cannot hold back
+    -- a small one. What a short key (or priority) leaves unused goes to the next pass.
+    cand AS (
+      SELECT c.id, kr.k, kr.i, row_number() OVER (PARTITION BY kr.k ORDER BY c.created_at, c.id) AS rank
+      FROM key_room kr, LATERAL (
+        SELECT w.id, w.created_at FROM ${wf} w
+        WHERE ${enqueued} AND w.partition_key = kr.k AND w.type = ANY($8::varchar[])
+          AND w.priority = (SELECT x.priority FROM ${wf} x WHERE x.queue = $1 AND x.status = 'enqueued' AND x.partition_key = kr.k
+                            ORDER BY x.priority DESC LIMIT 1)
+        ORDER BY w.created_at, w.id
+        LIMIT LEAST(kr.n, ceil((SELECT n FROM room)::numeric / GREATEST(1, (SELECT count(*) FROM key_room)))::int)
+        FOR UPDATE OF w SKIP LOCKED
+      ) c
+    ),
+    part AS (
+      SELECT id, k AS pkey, rank, i FROM cand ORDER BY rank, i LIMIT (SELECT n FROM room)
+    ),
+    picked AS (
       SELECT id, pkey, rank, i FROM plain UNION ALL SELECT id, pkey, rank, i FROM part
     ),
     upd AS (
@@ -150,75 +205,6 @@ ${partitioned ? partitionWalk(wf, seeks, keyLimits, keyRoomLazy, keyRoomEager) :
     ORDER BY upd.rank, upd.i, upd.priority DESC, upd.created_at, upd.id`;
 }
 
-const ENQUEUED = `w.queue = $1 AND w.status = 'enqueued'`;
-
-/** An unpartitioned admission's `part`: no row, and none of the walk below planned or started up. */
-const NO_PARTITION_WALK = `part AS (SELECT NULL::varchar AS id, NULL::text AS pkey, 0::bigint AS rank, 0 AS i WHERE false),
-`;
-
-/** The partitioned admission's CTEs, down to `part` (its picks); `keyRoom*`: a key's room under its own limits. */
-function partitionWalk(wf: string, seeks: boolean, keyLimits: boolean, keyRoomLazy: string, keyRoomEager: string): string {
-  const enqueued = ENQUEUED;
-  /** The next key with work after `after` (a condition on w.partition_key), by the partition index. */
-  const nextKey = (after: string) =>
-    `SELECT w.partition_key FROM ${wf} w WHERE ${enqueued} AND w.partition_key IS NOT NULL AND ${after}
-     ORDER BY w.partition_key LIMIT 1`;
-  const cursor = '(SELECT cursor FROM q)';
-  return `-- Partitioned: the keys with work, by skipping through weft_workflows_partition_enqueued_idx,
-    -- first those after the key the last pass ended on, then from the first key up to it.
-    keys_after AS (
-      SELECT (${
-        seeks
-          ? // Each branch a seek in the index: with the OR, the walk read every key before the cursor first.
-            `CASE WHEN ${cursor} IS NULL THEN (${nextKey('true')}) ELSE (${nextKey(`w.partition_key > ${cursor}`)}) END`
-          : nextKey(`(${cursor} IS NULL OR w.partition_key > ${cursor})`)
-      }) AS k, 1 AS i
-      WHERE $14::boolean AND (SELECT n FROM room) > 0
-      UNION ALL
-      SELECT (${nextKey('w.partition_key > a.k')}), a.i + 1 FROM keys_after a WHERE a.k IS NOT NULL AND a.i < ${MAX_KEYS_WALKED}
-    ),
-    keys_before AS (
-      SELECT (${nextKey(`w.partition_key <= ${cursor}`)}) AS k, ${MAX_KEYS_WALKED + 1} AS i
-      WHERE $14::boolean AND (SELECT n FROM room) > 0 AND ${cursor} IS NOT NULL
-      UNION ALL
-      SELECT (${nextKey(`w.partition_key > b.k AND w.partition_key <= ${cursor}`)}), b.i + 1 FROM keys_before b
-      WHERE b.k IS NOT NULL AND b.i < ${2 * MAX_KEYS_WALKED}
-    ),
-    walked AS (
-      SELECT k, i FROM keys_after WHERE k IS NOT NULL
-      UNION ALL
-      SELECT k, i FROM keys_before WHERE k IS NOT NULL
-    ),
-    -- Each key's room under its own limits (its running rows, its admissions in the window),
-    -- counted from weft_workflows; the walk stops at as many keys with room as the batch holds.
-    key_room AS (
-      SELECT wk.k, wk.i, r.n FROM walked wk, LATERAL (
-        SELECT LEAST((SELECT n FROM room), ${keyLimits ? keyRoomLazy : keyRoomEager}) AS n
-      ) r
-      WHERE r.n > 0
-      LIMIT (SELECT n FROM room)
-    ),
-    -- Every key takes an even share of the batch from its highest priority, FIFO; across keys,
-    -- rank by rank (everyone's first, then everyone's second), so a flooding key cannot hold back
-    -- a small one. What a short key (or priority) leaves unused goes to the next pass.
-    cand AS (
-      SELECT c.id, kr.k, kr.i, row_number() OVER (PARTITION BY kr.k ORDER BY c.created_at, c.id) AS rank
-      FROM key_room kr, LATERAL (
-        SELECT w.id, w.created_at FROM ${wf} w
-        WHERE ${enqueued} AND w.partition_key = kr.k AND w.type = ANY($8::varchar[])
-          AND w.priority = (SELECT x.priority FROM ${wf} x WHERE x.queue = $1 AND x.status = 'enqueued' AND x.partition_key = kr.k
-                            ORDER BY x.priority DESC LIMIT 1)
-        ORDER BY w.created_at, w.id
-        LIMIT LEAST(kr.n, ceil((SELECT n FROM room)::numeric / GREATEST(1, (SELECT count(*) FROM key_room)))::int)
-        FOR UPDATE OF w SKIP LOCKED
-      ) c
-    ),
-    part AS (
-      SELECT id, k AS pkey, rank, i FROM cand ORDER BY rank, i LIMIT (SELECT n FROM room)
-    ),
-`;
-}
-
 // What the start stored that its run begins with, NULL when the start had none (docs/decisions/0046):
 // the engine launches the run from these, as a direct start's, without reading its row again.
 const LAUNCH_RETURNING = ', w.headers, w.attributes, w.trace_context';
@@ -243,9 +229,7 @@ export const admitFunction = (schema: string): string => qualify(schema, 'weft_q
  * over the keys seek in their indexes instead of reading the backlog, as 1734352100000 made it. `launch`:
  * it also returns the start's headers, attributes and trace context, as 1734352500000 made it;
  * `keyLimits`: a partitioned walk counts a key's rows only for the per-key limits set, and its rate
- * window by an index seek, as 1734352700000 made it; `split`: an unpartitioned queue runs a query
- * without the partitioned walk's CTEs, which it planned (again after each ANALYZE) and started up on
- * every call, as 1734353100000 made it (docs/decisions/0053). Each migration keeps its own text.
+ * window by an index seek, as 1734352700000 made it. Each migration keeps its own text.
  */
 export function admitFunctionSql(
   schema: string,
@@ -255,7 +239,6 @@ export function admitFunctionSql(
   seeks = false,
   launch = false,
   keyLimits = false,
-  split = false,
 ): string {
   const queues = qualify(schema, 'weft_queues');
   return `
@@ -269,15 +252,7 @@ export function admitFunctionSql(
     BEGIN
       -- Creates the row if absent and locks it: admissions to one queue take turns here.
       INSERT INTO ${queues} AS q (name) VALUES ($1) ON CONFLICT (name) DO UPDATE SET updated_at = clock_timestamp();
-      ${
-        split
-          ? `IF $14 THEN
-        RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch, keyLimits)};
-      ELSE
-        RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch, keyLimits, false)};
-      END IF;`
-          : `RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch, keyLimits)};`
-      }
+      RETURN QUERY ${admitQuery(schema, slots, byId, timers, seeks, launch, keyLimits)};
     END
     $fn$`;
 }
