@@ -1,19 +1,22 @@
-// A queue's running counts seek the queue's running rows whatever weft_workflows looked like at its
-// last ANALYZE. Analyzed between bursts, with no workflow running, the planner took 'running' for
-// absent, and the generic plans of the admission function and of the queue gauges counted a
-// queue's (and each partition key's) running workflows by reading every running workflow of every
-// queue and type through weft_workflows_status_type_idx, a heap visit each, once per key of a
-// partitioned walk (docs/decisions/0056-running-counts-after-an-empty-analyze.md). Plans read
-// through auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN).
+// Statements about running workflows reach them by their queue's running indexes or by key,
+// whatever weft_workflows looked like at its last ANALYZE. Analyzed between bursts, with no
+// workflow running, the planner took 'running' for absent, and generic plans read every running
+// workflow of every queue and type through weft_workflows_status_type_idx, a heap visit each:
+// once per key of a partitioned admission's walk, for the queue gauges, for each ending workflow
+// of an end commit's hand-off, and for each waiting message of the owner-side poll
+// (docs/decisions/0056-running-workflows-after-an-empty-analyze.md). Plans read through
+// auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN) or EXPLAIN of the generic plan.
 import { capturePlans, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
+import { AdvanceStatements } from './repositories/advance-statements.js';
+import { MessageRepository } from './repositories/message.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
-import type { SqlClient } from './sql-client.js';
+import { type SqlClient, statementName } from './sql-client.js';
 
 /** The indexes of weft_workflows a plan reads. */
 const indexes = (plan: PlanNode) =>
   planNodes(plan).flatMap((n) => (n['Index Name']?.startsWith('weft_workflows') ? [n['Index Name']] : []));
 
-describe('running counts after an ANALYZE that saw no running workflow (real PostgreSQL)', () => {
+describe('running workflows after an ANALYZE that saw no running workflow (real PostgreSQL)', () => {
   const env = usePlanDatabase();
   let plans: PlanNode[] = [];
 
@@ -39,6 +42,8 @@ describe('running counts after an ANALYZE that saw no running workflow (real Pos
     await insert(100, 'running', 'parts', true);
     await insert(40, 'running', 'plain', false);
     await insert(1000, 'running', null, false, 'other'); // long waits of a type without a queue
+    await env.db.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name) SELECT 'running-none-other-' || g, 'signal', 's'
+                        FROM generate_series(1, 1000, 50) g`);
     plans = await capturePlans(env.db);
   });
 
@@ -66,22 +71,54 @@ describe('running counts after an ANALYZE that saw no running workflow (real Pos
     expect(used).toContain(partitioned ? 'weft_workflows_partition_running_idx' : 'weft_workflows_queue_running_idx');
   });
 
-  it("the queue gauges' generic plan counts through queue_running_idx", async () => {
-    // The statement as the repository sends it, prepared and explained (its generic plan).
-    let text = '';
-    const db = { manager: {}, query: async (sql: string) => ((text = sql), []) } as unknown as SqlClient;
-    await new QueueRepository(db, 'weft').stats(['parts', 'plain']);
+  /** The indexes of weft_workflows in the generic plan of `text` (a repository's statement) with `values`. */
+  async function genericIndexes(text: string, types: string, values: string): Promise<string[]> {
     await env.db.query('BEGIN');
     try {
       await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      await env.db.query(`PREPARE gauges(varchar[], int) AS ${text}`);
-      const [row] = (await env.db.query(`EXPLAIN (FORMAT JSON) EXECUTE gauges('{parts,plain}', 10000)`)).rows;
-      const used = indexes((row['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan);
-      expect(used).not.toContain('weft_workflows_status_type_idx');
-      expect(used).toContain('weft_workflows_queue_running_idx');
+      await env.db.query(`PREPARE probe(${types}) AS ${text}`);
+      const [row] = (await env.db.query(`EXPLAIN (FORMAT JSON) EXECUTE probe(${values})`)).rows;
+      return [...new Set(indexes((row['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0].Plan))].sort();
     } finally {
       await env.db.query('ROLLBACK');
       await env.db.query('DEALLOCATE ALL');
     }
+  }
+
+  /** The text a repository sends for `call`, read through a client that only records it. */
+  function textOf(call: (db: SqlClient) => Promise<unknown>): Promise<string> {
+    let text = '';
+    return call({ manager: {}, query: async (sql: string) => ((text = sql), []) } as unknown as SqlClient).then(() => text);
+  }
+
+  it("the queue gauges' generic plan counts through queue_running_idx", async () => {
+    const text = await textOf((db) => new QueueRepository(db, 'weft').stats(['parts', 'plain']));
+    const used = await genericIndexes(text, 'varchar[], int', `'{parts,plain}', 10000`);
+    expect(used).not.toContain('weft_workflows_status_type_idx');
+    expect(used).toContain('weft_workflows_queue_running_idx');
+  });
+
+  it.each([false, true])("the owner-side poll's generic plan (owned: %s) probes the workflows by key", async (owned) => {
+    const text = await textOf((db) => new MessageRepository(db, 'weft').poll(owned ? 'e' : null, ['other'], 100));
+    const used = await genericIndexes(text, owned ? 'text[], int, text' : 'text[], int', `'{other,t}', 100${owned ? ", 'e'" : ''}`);
+    expect(used).toEqual(['weft_workflows_pkey']);
+  });
+
+  it("an end commit's hand-off, a batch of three, reads the ending workflows by key", async () => {
+    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
+    const end = (n: number) => ({
+      workflowId: `running-plain-t-${n}`,
+      expectedVersion: 1,
+      status: 'completed' as const,
+      completed: true,
+      handoff,
+    });
+    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end(1), end(2), end(3)]);
+    const used = await indexesOf(async () => {
+      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      await env.db.query({ name: statementName(sql), text: sql, values: params });
+    });
+    expect(used).not.toContain('weft_workflows_status_type_idx');
+    expect(used).toContain('weft_workflows_pkey');
   });
 });
