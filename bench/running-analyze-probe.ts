@@ -37,7 +37,13 @@ try {
     await insert(2000 * scale, 'running', 'plain', false);
     await insert(2000 * scale, 'running', null, false, 'other');
     await db.query(`UPDATE weft.weft_workflows SET status = 'completed', id = $1 || id WHERE status = 'running'`, [`done${burst}-`]);
-    await db.query('VACUUM ANALYZE weft.weft_workflows');
+    // Each took a signal on its way.
+    await db.query(
+      `INSERT INTO weft.weft_messages (workflow_id, kind, name, consumed_seq, status)
+       SELECT id, 'signal', 's', 0, 'consumed' FROM weft.weft_workflows WHERE id LIKE $1`,
+      [`done${burst}-%`],
+    );
+    await db.query('VACUUM ANALYZE weft.weft_workflows, weft.weft_messages');
   }
   await insert(1000, 'enqueued', 'parts', true);
   await insert(1000, 'enqueued', 'plain', false);
@@ -76,8 +82,32 @@ try {
     poll: () => db.query({ name: 'poll', text: pollText, values: [['other', 't'], 100] }),
     'end commit, 20 with hand-off': () => db.query({ name: statementName(ends.sql), text: ends.sql, values: ends.params }),
   };
+  // Consumption by a batch of three, once 5,000 messages wait (measured last: the poll's 100 are above).
+  const consume = async () => {
+    const waiting = await db.query<{ id: string; workflow_id: string }>(
+      `SELECT min(id)::text AS id, workflow_id FROM weft.weft_messages
+       WHERE workflow_id IN ('running-none-other-1', 'running-none-other-11', 'running-none-other-21') GROUP BY workflow_id`,
+    );
+    const op = { seq: 0, kind: 'waitForSignal' as const, name: 's', status: 'completed' as const, result: 1 };
+    const batch = waiting.rows.map((m) => ({
+      workflowId: m.workflow_id,
+      expectedVersion: 1,
+      operations: [op],
+      consume: [{ id: m.id, seq: 0 }],
+    }));
+    const { sql, params } = new AdvanceStatements('weft', () => 0).for(batch);
+    return () => db.query({ name: statementName(sql), text: sql, values: params });
+  };
+  const setups: Record<string, () => Promise<() => Promise<unknown>>> = {
+    'consumption, batch of 3, 5,000 waiting': async () => {
+      await db.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name)
+                      SELECT 'running-none-other-' || (g % 1000 + 1), 'signal', 's' FROM generate_series(1, 4900) g`);
+      return consume();
+    },
+  };
   const out: Record<string, number> = {};
-  for (const [k, f] of Object.entries(cases)) {
+  for (const [k, given] of [...Object.entries(cases), ...Object.entries(setups)]) {
+    const f = k in setups ? await (given as () => Promise<() => Promise<unknown>>)() : (given as () => Promise<unknown>);
     const times: number[] = [];
     for (let i = 0; i < 25; i++) {
       await db.query('BEGIN');

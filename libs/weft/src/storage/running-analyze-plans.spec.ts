@@ -4,7 +4,9 @@
 // workflow of every queue and type through weft_workflows_status_type_idx, a heap visit each:
 // once per key of a partitioned admission's walk, for the queue gauges, for each ending workflow
 // of an end commit's hand-off, and for each waiting message of the owner-side poll
-// (docs/decisions/0056-running-workflows-after-an-empty-analyze.md). Plans read through
+// (docs/decisions/0056-running-workflows-after-an-empty-analyze.md). Likewise a batched advance's
+// consumption, after an ANALYZE that saw no unconsumed message, read every unconsumed message
+// through weft_messages_pending_kind_idx (since dropped) instead of its own. Plans read through
 // auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN) or EXPLAIN of the generic plan.
 import { capturePlans, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
@@ -35,7 +37,13 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
       await insert(2000, 'running', 'plain', false);
       await insert(2000, 'running', null, false, 'other');
       await env.db.query(`UPDATE weft.weft_workflows SET status = 'completed', id = $1 || id WHERE status = 'running'`, [`done${burst}-`]);
-      await env.db.query('VACUUM ANALYZE weft.weft_workflows');
+      // Each took a signal on its way.
+      await env.db.query(
+        `INSERT INTO weft.weft_messages (workflow_id, kind, name, consumed_seq, status)
+         SELECT id, 'signal', 's', 0, 'consumed' FROM weft.weft_workflows WHERE id LIKE $1`,
+        [`done${burst}-%`],
+      );
+      await env.db.query('VACUUM ANALYZE weft.weft_workflows, weft.weft_messages');
     }
     await insert(1000, 'enqueued', 'parts', true);
     await insert(1000, 'enqueued', 'plain', false);
@@ -43,7 +51,7 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
     await insert(40, 'running', 'plain', false);
     await insert(1000, 'running', null, false, 'other'); // long waits of a type without a queue
     await env.db.query(`INSERT INTO weft.weft_messages (workflow_id, kind, name) SELECT 'running-none-other-' || g, 'signal', 's'
-                        FROM generate_series(1, 1000, 50) g`);
+                        FROM generate_series(1, 1000) g`);
     plans = await capturePlans(env.db);
   });
 
@@ -120,5 +128,33 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
     });
     expect(used).not.toContain('weft_workflows_status_type_idx');
     expect(used).toContain('weft_workflows_pkey');
+  });
+  it("a batched advance's consumption seeks the batch's messages", async () => {
+    const ids = await env.db.query<{ id: string; workflow_id: string }>(
+      `SELECT id::text, workflow_id FROM weft.weft_messages WHERE workflow_id IN ('running-none-other-1', 'running-none-other-2', 'running-none-other-3')`,
+    );
+    expect(ids.rows).toHaveLength(3);
+    const commands = ids.rows.map((m) => ({
+      workflowId: m.workflow_id,
+      expectedVersion: 1,
+      operations: [{ seq: 0, kind: 'waitForSignal' as const, name: 's', status: 'completed' as const, result: 1 }],
+      consume: [{ id: m.id, seq: 0 }],
+    }));
+    const { sql, params } = new AdvanceStatements('weft', () => 0).for(commands);
+    await env.db.query('BEGIN');
+    try {
+      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+      plans.length = 0;
+      const done = await env.db.query({ name: statementName(sql), text: sql, values: params });
+      expect(done.rowCount).toBe(3);
+      const used = [
+        ...new Set(
+          plans.flatMap((p) => planNodes(p).flatMap((n) => (n['Index Name']?.startsWith('weft_messages') ? [n['Index Name']] : []))),
+        ),
+      ];
+      expect(used).toEqual(['weft_messages_unconsumed_idx']);
+    } finally {
+      await env.db.query('ROLLBACK');
+    }
   });
 });
