@@ -6,7 +6,6 @@ export type MessageKind = 'signal' | 'update' | 'child' | 'cancel';
 /** Signals, update requests and child-completion notices; `id` is the arrival order. */
 @Entity({ name: 'weft_messages' })
 @Index('weft_messages_unconsumed_idx', ['workflowId', 'id'], { where: 'consumed_seq IS NULL' })
-@Index('weft_messages_pending_kind_idx', ['kind', 'workflowId'], { where: 'consumed_seq IS NULL' })
 @Index('weft_messages_workflow_idx', ['workflowId'])
 export class MessageEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })

@@ -10,11 +10,14 @@ import type { WorkflowStatus } from '../../common/types.js';
 @Index('weft_workflows_enqueued_idx', ['queue', 'priority', 'createdAt', 'id'], { where: "status = 'enqueued'" })
 // GIN with jsonb_path_ops, which TypeORM cannot declare: the migration creates it (migration 1734177840000).
 @Index('weft_workflows_attributes_idx', { synchronize: false })
-@Index('weft_workflows_queue_running_idx', ['queue'], { where: "status = 'running' AND queue IS NOT NULL" })
+// The running indexes lead with status, which stays an index condition (docs/decisions/0056).
+@Index('weft_workflows_queue_running_idx', ['status', 'queue'], { where: "status IN ('running', 'suspended') AND queue IS NOT NULL" })
 @Index('weft_workflows_partition_enqueued_idx', ['queue', 'partitionKey', 'priority', 'createdAt', 'id'], {
   where: "status = 'enqueued' AND partition_key IS NOT NULL",
 })
-@Index('weft_workflows_partition_running_idx', ['queue', 'partitionKey'], { where: "status = 'running' AND partition_key IS NOT NULL" })
+@Index('weft_workflows_partition_running_idx', ['status', 'queue', 'partitionKey'], {
+  where: "status IN ('running', 'suspended') AND partition_key IS NOT NULL",
+})
 @Index('weft_workflows_singleton_idx', ['type', 'singletonKey'], {
   unique: true,
   where: "singleton_key IS NOT NULL AND status IN ('pending', 'enqueued', 'running', 'suspended')",

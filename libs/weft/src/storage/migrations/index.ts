@@ -26,6 +26,8 @@ import { queueAdmitSeeksMigration } from './1734352100000-queue-admit-seeks.js';
 import { queueAdmitLaunchMigration } from './1734352500000-queue-admit-launch.js';
 import { queueAdmitKeyLimitsMigration } from './1734352700000-queue-admit-key-limits.js';
 import { statusIndexWithoutEnqueuedMigration } from './1734352900000-status-index-without-enqueued.js';
+import { runningIndexesLeadWithStatusMigration } from './1734353700000-running-indexes-lead-with-status.js';
+import { messagesWithoutPendingKindIndexMigration } from './1734353710000-messages-without-pending-kind-index.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -57,5 +59,7 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734352500000, migration: queueAdmitLaunchMigration(schema) },
     { id: 1734352700000, migration: queueAdmitKeyLimitsMigration(schema) },
     { id: 1734352900000, migration: statusIndexWithoutEnqueuedMigration(schema) },
+    { id: 1734353700000, migration: runningIndexesLeadWithStatusMigration(schema) },
+    { id: 1734353710000, migration: messagesWithoutPendingKindIndexMigration(schema) },
   ];
 }

@@ -505,7 +505,7 @@ export const ADVANCE_PARTS = {
           handoff_notifier: h.notifier,
         });
     },
-    writes: ({ schema, ids }) => handoffWrites(schema, ids),
+    writes: ({ schema }) => handoffWrites(schema),
     returns: `, (SELECT o.ho_json FROM ho_out o WHERE o.from_id = c.id) AS handoff,
       (SELECT l.more FROM ho_left l JOIN ho_from f ON f.q = l.q WHERE f.id = c.id) AS handoff_more, (SELECT n FROM ho_notified) AS ho_notified`,
   },
@@ -605,18 +605,21 @@ function loneOf(k: AdvancePartName): LoneParams {
 }
 
 /** The hand-off part's CTEs (see ADVANCE_PARTS.handoff). */
-function handoffWrites(schema: string, ids: string): string[] {
+function handoffWrites(schema: string): string[] {
   const wf = qualify(schema, 'weft_workflows');
   const claims = qualify(schema, 'weft_workflow_claims');
   const ms = `* interval '1 millisecond'`;
   return [
-    // The ending rows as they were before this statement: running in the queue that hands off.
+    // The ending rows as they were before this statement: running in the queue that hands off. A
+    // probe by key: as a join on the status, a generic plan made after an ANALYZE that saw no
+    // running workflow read every running workflow for each ending one (docs/decisions/0056).
     `ho_from AS (
       SELECT ok.id, ok.handoff_queue AS q, ok.handoff_pick AS pick, ok.handoff_types AS types, ok.handoff_engine AS engine,
              ok.handoff_ttl AS ttl, ok.handoff_grace AS grace, ok.handoff_notifier AS notifier,
              row_number() OVER (PARTITION BY ok.handoff_queue ORDER BY ok.id) AS rn
-      FROM ok JOIN ${wf} x ON x.id = ok.id AND x.queue = ok.handoff_queue AND x.status = 'running'
-      WHERE x.id ${ids} AND ok.handoff_queue IS NOT NULL AND ok.status IN ('completed', 'failed', 'cancelled', 'timed_out'))`,
+      FROM ok
+      WHERE ok.handoff_queue IS NOT NULL AND ok.status IN ('completed', 'failed', 'cancelled', 'timed_out')
+        AND (SELECT x.queue = ok.handoff_queue AND x.status = 'running' FROM ${wf} x WHERE x.id = ok.id))`,
     `ho_need AS (
       SELECT DISTINCT ON (q) q, pick, types, engine, ttl, grace, notifier, count(*) OVER (PARTITION BY q) AS n FROM ho_from ORDER BY q)`,
     // The queue's highest priority with work (a backward probe of weft_workflows_enqueued_idx), FIFO inside it.

@@ -13,11 +13,15 @@ import { Payloads } from '../payloads.js';
 /** LISTEN/NOTIFY channel of one schema; the payload is the workflow id. Fits 63 bytes: see validateSchemaName. */
 export const notifyChannel = (schema: string) => `${NOTIFY_CHANNEL_PREFIX}${schema}`;
 
-/** The owner-side poll's text; `owned` adds the holder filter (pollOwned). */
+/**
+ * The owner-side poll's text; `owned` adds the holder filter (pollOwned). The workflow is probed by
+ * key: as a join on its status, a generic plan made after an ANALYZE that saw no running workflow
+ * read every running workflow for each waiting message (docs/decisions/0056).
+ */
 const pollSql = (msgs: string, wf: string, owned: string) => `
       SELECT m.workflow_id, max(m.id)::text AS last_id, count(*)::int AS pending FROM ${msgs} m
-      JOIN ${wf} w ON w.id = m.workflow_id AND w.status = 'running' AND w.type = ANY($1::text[])
-      WHERE m.consumed_seq IS NULL AND m.status = 'pending' ${owned}
+      WHERE m.consumed_seq IS NULL AND m.status = 'pending'
+        AND (SELECT w.status = 'running' AND w.type = ANY($1::text[]) FROM ${wf} w WHERE w.id = m.workflow_id) ${owned}
       GROUP BY m.workflow_id LIMIT $2`;
 
 /** Every insert notifies in the same statement (same transaction). */
