@@ -7,7 +7,8 @@
 // plain, fifty, parts). Not a ratio bench: figures of one variant at a time, for a profile.
 // `admissionCalls`: the calls of weft_queue_admit per chunk, those that admitted nothing, their
 // round trip as the engine waited for it (p50, p90 ms) and the server's time per call
-// (pg_stat_user_functions, track_functions = 'pl' set on the bench's database).
+// (pg_stat_user_functions, track_functions = 'pl' set on the bench's database; its time per call
+// includes the calls a partitioned queue's end commits make, `inEndCommitsPerChunk`).
 // node --import ./test/support/register-ts.js bench/queue-costs.ts [N=1000 per chunk]
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -101,6 +102,8 @@ async function main() {
               calls.length && fnAfter.calls > fnBefore.calls
                 ? round((fnAfter.ms - fnBefore.ms) / (fnAfter.calls - fnBefore.calls), 2)
                 : null,
+            // The calls end commits made (docs/decisions/0054): the server's count beyond the passes'.
+            inEndCommitsPerChunk: round(Math.max(0, fnAfter.calls - fnBefore.calls - calls.length) / rounds, 1),
           },
         };
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
