@@ -718,6 +718,6 @@ function endAdmitWrites(schema: string, ids: string): string[] {
                ${a(5, 'int')}, ${a(6, 'float8')}, ARRAY(SELECT json_array_elements_text(g.a->7))::varchar[], g.a->>8, ${a(9, 'float8')},
                ${a(10, 'float8')}, g.a->>11, ${a(12, 'bigint')}, ${a(13, 'boolean')}, ${a(14, 'int')}, ${a(15, 'int')}, ${a(16, 'float8')}) r) AS answer
       FROM (SELECT f.q, count(*)::int AS n, min(f.id) AS first, (array_agg(f.a))[1] AS a FROM ea_from f GROUP BY f.q) g
-      CROSS JOIN LATERAL (SELECT qu.name FROM ${qualify(schema, 'weft_queues')} qu WHERE qu.name = g.q FOR UPDATE SKIP LOCKED) lk)`,
+      CROSS JOIN LATERAL (SELECT qu.name FROM ${qualify(schema, 'weft_queues')} qu WHERE qu.name = g.q FOR UPDATE) lk)`,
   ];
 }
