@@ -7,8 +7,7 @@
 // plain, fifty, parts). Not a ratio bench: figures of one variant at a time, for a profile.
 // `admissionCalls`: the calls of weft_queue_admit per chunk, those that admitted nothing, their
 // round trip as the engine waited for it (p50, p90 ms) and the server's time per call
-// (pg_stat_user_functions, track_functions = 'pl' set on the bench's database; its time per call
-// includes the calls a partitioned queue's end commits make, `inEndCommitsPerChunk`).
+// (pg_stat_user_functions, track_functions = 'pl' set on the bench's database).
 // node --import ./test/support/register-ts.js bench/queue-costs.ts [N=1000 per chunk]
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
@@ -52,20 +51,6 @@ async function main() {
       calls.push({ ms: performance.now() - t0, admitted: res.admitted.length });
       return res;
     };
-    // The ends whose commit asked to run the queue's admission, and those whose commit ran it (docs/decisions/0054).
-    const ends = { asked: 0, ran: 0, admitted: 0 };
-    const workflows = engine.store.workflows;
-    const advanceMany = workflows.advanceMany.bind(workflows);
-    workflows.advanceMany = async (commands) => {
-      const out = await advanceMany(commands);
-      ends.asked += commands.filter((c) => c.endAdmit).length;
-      for (const o of out)
-        if (o.ok && o.endAdmit) {
-          ends.ran++;
-          ends.admitted += o.endAdmit.result?.admitted.length ?? 0;
-        }
-      return out;
-    };
     const fnStat =
       'SELECT coalesce(sum(calls), 0)::float8 AS calls, coalesce(sum(total_time), 0)::float8 AS ms FROM pg_stat_user_functions WHERE funcname = $1';
     const admin = new pg.Client({ connectionString: url });
@@ -82,7 +67,6 @@ async function main() {
         await admin.query('SELECT pg_stat_clear_snapshot()');
         const fnBefore = (await admin.query<{ calls: number; ms: number }>(fnStat, ['weft_queue_admit'])).rows[0]!;
         calls.length = 0;
-        Object.assign(ends, { asked: 0, ran: 0, admitted: 0 });
         const [texts, trips, commits, cpu] = [counter.texts(name), counter.roundTrips(name), counter.commits(name), process.cpuUsage()];
         let rate = 0;
         for (let i = 0; i < rounds; i++) rate += await queueChunk(engine, n, v);
@@ -117,12 +101,7 @@ async function main() {
               calls.length && fnAfter.calls > fnBefore.calls
                 ? round((fnAfter.ms - fnBefore.ms) / (fnAfter.calls - fnBefore.calls), 2)
                 : null,
-            // The calls end commits made (docs/decisions/0054): the server's count beyond the passes'.
-            inEndCommitsPerChunk: round(Math.max(0, fnAfter.calls - fnBefore.calls - calls.length) / rounds, 1),
-            admittedPerChunk: round(calls.reduce((sum, c) => sum + c.admitted, 0) / rounds, 1),
           },
-          // Per chunk: ends that asked their commit to admit, those whose commit got the queue's lock and did, and what those admitted.
-          endCommitAdmission: { asked: round(ends.asked / rounds, 1), ran: round(ends.ran / rounds, 1), admitted: round(ends.admitted / rounds, 1) },
         };
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
       }

@@ -114,8 +114,6 @@ export function wireEngine(database: OpenedDatabase, options: WeftEngineOptions,
     handoff: {
       request: (queue) => queues.handoffRequest(queue),
       ended: (queue, fromId, h, sentAt) => queues.endCommitted(queue, fromId, h, sentAt),
-      endAdmitted: (queue, fromId, a, sentAt) => queues.endAdmitted(queue, fromId, a, sentAt),
-      endAdmitSettled: (queue) => queues.endAdmitSettled(queue),
     },
   });
   const transitions: Transitions = new Transitions({

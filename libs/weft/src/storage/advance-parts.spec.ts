@@ -45,10 +45,6 @@ const uses: Record<AdvancePartName, Omit<AdvanceCommand, 'workflowId' | 'expecte
     status: 'completed',
     handoff: { queue: 'q', pick: true, notifier: 'engine-a', types: ['t'], engineId: 'engine-a', ttlMs: 30_000, graceMs: 5_000 },
   },
-  endAdmit: {
-    status: 'completed',
-    endAdmit: { queue: 'q', args: ['q', 0, 50, null, null, null, 0, ['t'], 'engine-a', 30_000, 5_000, null, null, true, 2, null, 0] },
-  },
   streams: {
     streams: [
       { key: 'tokens', value: 'a' },

@@ -96,8 +96,6 @@ export interface AdvanceCommand {
   updateResults?: UpdateResultWrite[];
   /** A queued run's end hands its slot to the queue's next enqueued workflow, in the same statement (docs/decisions/0042). */
   handoff?: HandoffRequest;
-  /** A partitioned queue's end runs the queue's admission in its own commit (docs/decisions/0054). */
-  endAdmit?: EndAdmitRequest;
 }
 
 /**
@@ -113,41 +111,6 @@ export interface HandoffRequest {
   engineId: string | null;
   ttlMs: number | null;
   graceMs: number | null;
-}
-
-/**
- * A partitioned queue's end: its commit calls the admission function for `queue` (at most as many as
- * the statement ends there), if it gets the queue's row lock without waiting. `args` are the
- * function's arguments in its order (QueueRepository's admitParams; the queue and the most to
- * admit are the statement's).
- */
-export interface EndAdmitRequest {
-  queue: string;
-  args: unknown[];
-}
-
-/**
- * What a partitioned queue's end commit admitted: `result` the admission's answer (on one ending
- * command of the queue per statement; null on the others, which it covered too). Absent from the
- * outcome when the commit did not admit (the queue's lock was busy): a pass follows the end.
- */
-export interface EndAdmitOutcome {
-  result: AdmitResult | null;
-}
-
-/** What one call of the admission function answered (QueueRepository.admit, or an end commit's). */
-export interface AdmitResult {
-  admitted: AdmittedWorkflow[];
-  /** Running in the queue before this admission (all engines). */
-  runningBefore: number;
-  /** Admissions inside the rate limit's window before this one. */
-  recentCount: number;
-  /** How many this admission was allowed (every limit applied). */
-  room: number;
-  /** When the oldest admission in the window leaves it (ms from now); null without a rate limit or admissions. */
-  windowFreesInMs: number | null;
-  /** Whether enqueued work was left after this admission (of any type, any key). */
-  more: boolean;
 }
 
 /** What a queued run's end did with its slot: the workflow it went to (null: freed), and whether the queue has work left. */
@@ -196,7 +159,7 @@ export interface UpdateResultWrite {
  * e.g. an update whose caller gave up).
  */
 export type AdvanceOutcome =
-  | { workflowId: string; ok: true; version: number; handoff?: HandoffOutcome; endAdmit?: EndAdmitOutcome }
+  | { workflowId: string; ok: true; version: number; handoff?: HandoffOutcome }
   | { workflowId: string; ok: false; reason: 'version' | 'fence' | 'consume' };
 
 export interface WorkflowRow {

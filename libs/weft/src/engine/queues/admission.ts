@@ -6,9 +6,8 @@
 import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
-import type { Reservation } from '../../ownership/roles.js';
-import { type AdmitRequest, type AdmitResult, admitParams } from '../../storage/repositories/queue.repository.js';
-import type { AdmittedWorkflow, AdvanceCommand, EndAdmitOutcome, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
+import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
+import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -20,8 +19,6 @@ import type { QueueSlots } from './slots.js';
 /** Admitted per queue per pass: a busy queue cannot hold a pass (and the other queues) for long. */
 export const ADMIT_BATCH = 100;
 const FORGET_AFTER_MS = 60_000;
-/** How long slots freed while a carrier was in flight wait for the next carrier before a pass (docs/decisions/0054). */
-const CARRIER_GRACE_MS = 2;
 
 export interface QueueAdmissionDependencies {
   store: WorkflowStore;
@@ -54,10 +51,6 @@ export class QueueAdmission {
   /** Queues whose last look (the figures or an admission) saw work waiting. */
   private readonly backlog = new Set<string>();
   private readonly loop: TimerLoop;
-  /** Partitioned queues with an end commit carrying their admission in flight, and its claims' room. */
-  private readonly carrying = new Map<string, Reservation>();
-  /** Partitioned queues with a slot freed while a carrier was in flight: the next carrier (or a pass) fills it. */
-  private readonly owed = new Set<string>();
   private figures: QueueFigures = {};
   private figuresAt = -Infinity;
   private turn = 0;
@@ -109,8 +102,6 @@ export class QueueAdmission {
     this.admittedHere.delete(workflowId);
     // Its end commit admitted the next one already (handoff): nothing freed.
     if (this.handedOff.delete(workflowId)) return;
-    // An end commit carrying the queue's admission is in flight: the next one fills this slot.
-    if (this.carrying.has(mine.queue)) return void this.owed.add(mine.queue);
     if (this.backlog.has(mine.queue)) this.nudge(0, mine.queue);
   }
 
@@ -122,34 +113,19 @@ export class QueueAdmission {
    * is may not be the ending run's; not releaseWhileWaiting: woken runs go before fresh work) and
    * the queue is known to have work. Where the backlog is not known, the commit only reports
    * whether work is left. An engine that may not admit (draining, deposed) asks for a pick of no
-   * type: the commit frees the slot and, with work left, announces it to the other engines. A
-   * partitioned queue's end with a known backlog runs the queue's admission in its commit instead
-   * (docs/decisions/0054). Null under backgroundTasks 'manual' (admissions stay with runMaintenance).
+   * type: the commit frees the slot and, with work left, announces it to the other engines. Null
+   * under backgroundTasks 'manual' (admissions stay with runMaintenance).
    */
-  handoffRequest(queue: string): Pick<AdvanceCommand, 'handoff' | 'endAdmit'> | null {
+  handoffRequest(queue: string): HandoffRequest | null {
     const q = this.declared.get(queue);
     if (!this.loop.isRunning || !q) return null;
     const known = this.backlog.has(queue);
     const mayAdmit = this.deps.mayAdmit();
     const swaps = swapKeepsLimits(q);
-    if (mayAdmit && known && admitsAtEnd(q)) {
-      // One end commit at a time carries the queue's admission, for every slot free by then; the
-      // ends committed meanwhile leave theirs to the next one.
-      if (this.carrying.has(queue)) return null;
-      const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
-      if (room.granted <= 0) {
-        room.done();
-        return null;
-      }
-      this.carrying.set(queue, room);
-      this.owed.delete(queue);
-      const args = admitParams(this.admitRequest(q, room.granted, this.deps.registry.names()));
-      return { endAdmit: { queue, args } };
-    }
     // A known backlog that a pass admits anyway: the commit has nothing to add.
     if (mayAdmit && known && !swaps) return null;
     const pick = !mayAdmit || (swaps && known);
-    return { handoff: this.request(queue, pick, pick && mayAdmit ? this.deps.registry.names() : []) };
+    return this.request(queue, pick, pick && mayAdmit ? this.deps.registry.names() : []);
   }
 
   private request(queue: string, pick: boolean, types: string[]): HandoffRequest {
@@ -168,30 +144,6 @@ export class QueueAdmission {
     if (this.admittedHere.has(fromId)) this.handedOff.add(fromId);
     this.deps.options.metrics.queueAdmissions?.(queue, 1);
     this.launch(queue, h.to, sentAt);
-  }
-
-  /**
-   * The end of `fromId` committed with its queue's admission (docs/decisions/0054): its slot needs
-   * no pass; what the admission admitted runs here, and its answer is taken as a pass's would be.
-   * `a.result` is null on the other ends of the queue that the same statement covered.
-   */
-  endAdmitted(queue: string, fromId: string, a: EndAdmitOutcome, sentAt: number): void {
-    if (this.admittedHere.has(fromId)) this.handedOff.add(fromId);
-    const q = this.declared.get(queue);
-    if (!a.result || !q) return;
-    const n = a.result.admitted.length;
-    if (n) this.deps.options.metrics.queueAdmissions?.(queue, n);
-    for (const w of a.result.admitted) this.launch(queue, w, sentAt);
-    // No batch bound of its own: only a batch short of its room (a key's share ran out) asks for a pass.
-    this.afterAdmission(q, Infinity, a.result);
-    if (this.pending.has(queue)) this.nudge();
-  }
-
-  /** The carrier of `queue`'s admission settled: slots freed meanwhile go to a pass unless another carrier goes first. */
-  endAdmitSettled(queue: string): void {
-    this.carrying.get(queue)?.done();
-    this.carrying.delete(queue);
-    if (this.owed.delete(queue) && this.backlog.has(queue)) this.nudge(CARRIER_GRACE_MS, queue);
   }
 
   /** Another engine freed a slot of `queue` with work left (its NOTIFY): a pass here now. */
@@ -229,11 +181,6 @@ export class QueueAdmission {
     const first = names.length ? this.turn++ % names.length : 0;
     for (let i = 0; i < names.length; i++) {
       const q = this.declared.get(names[(first + i) % names.length])!;
-      // An end commit carrying this queue's admission is in flight: it admits for every free slot.
-      if (this.carrying.has(q.name)) {
-        this.owed.add(q.name);
-        continue;
-      }
       const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
       if (room.granted <= 0 || !this.deps.mayAdmit()) {
         room.done();
@@ -268,23 +215,14 @@ export class QueueAdmission {
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
-    const { store, options } = this.deps;
-    const sentAt = performance.now();
-    const res = await store.queues.admit(this.admitRequest(q, room, types));
-    const n = res.admitted.length;
-    if (n) options.metrics.queueAdmissions?.(q.name, n);
-    for (const w of res.admitted) this.launch(q.name, w, sentAt);
-    this.afterAdmission(q, room, res);
-    return n;
-  }
-
-  /** The admission function's terms for this engine and queue q. */
-  private admitRequest(q: ResolvedQueue, max: number, types: string[]): AdmitRequest {
-    const { ownership } = this.deps;
+    const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
-    return {
+    // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
+    const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
+    const sentAt = performance.now();
+    const res = await store.queues.admit({
       queue: q.name,
-      max,
+      max: room,
       concurrency: q.concurrency,
       perEngineConcurrency: q.perEngineConcurrency,
       // Without perEngineConcurrency nothing counts per engine: no claim probe per running row.
@@ -293,9 +231,13 @@ export class QueueAdmission {
       partition: q.partition,
       types,
       claimer,
-      // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
-      leaseFence: ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence,
-    };
+      leaseFence,
+    });
+    const n = res.admitted.length;
+    if (n) options.metrics.queueAdmissions?.(q.name, n);
+    for (const w of res.admitted) this.launch(q.name, w, sentAt);
+    this.afterAdmission(q, room, res);
+    return n;
   }
 
   /**
@@ -395,15 +337,6 @@ function batchAgain(q: ResolvedQueue, room: number, res: AdmitResult): boolean {
 /** A one-for-one swap of an ending run for the next enqueued one keeps every limit and the order of this queue. */
 function swapKeepsLimits(q: ResolvedQueue): boolean {
   return !q.rateLimit && !q.partition && !q.releaseWhileWaiting;
-}
-
-/**
- * An end of this queue runs its admission in the end commit (docs/decisions/0054): partitioned (a
- * swap cannot keep the keys' turns), not releaseWhileWaiting (woken runs retake their slots in a
- * pass, before fresh work).
- */
-function admitsAtEnd(q: ResolvedQueue): boolean {
-  return q.partition !== null && !q.releaseWhileWaiting;
 }
 
 /**

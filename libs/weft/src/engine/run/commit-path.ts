@@ -1,5 +1,5 @@
 import { isTransientDatabaseError } from '../../storage/database-errors.js';
-import type { AdvanceCommand, AdvanceOutcome, EndAdmitOutcome, HandoffOutcome } from '../../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { Queryable } from '../../storage/sql-client.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
 import type { WeftLogger } from '../../common/types.js';
@@ -32,14 +32,10 @@ export interface CommitPathDependencies {
 
 /** The queue admission's side of a hand-off (engine/queues/admission.ts). */
 export interface QueueHandoff {
-  /** What the end commit of a run of `queue` carries (a hand-off, an admission), or null when its end goes through an admission pass. */
-  request(queue: string): Pick<AdvanceCommand, 'handoff' | 'endAdmit'> | null;
+  /** The terms for a run of `queue` that ends now, or null when its end goes through an admission pass. */
+  request(queue: string): HandoffRequest | null;
   /** The end of `fromId` committed: `h.to` was admitted in its place (launch it here), or its slot freed. */
   ended(queue: string, fromId: string, h: HandoffOutcome, sentAt: number): void;
-  /** The end of `fromId` committed with its queue's admission (docs/decisions/0054): launch what it admitted. */
-  endAdmitted(queue: string, fromId: string, a: EndAdmitOutcome, sentAt: number): void;
-  /** The commit that carried `queue`'s admission settled (committed, refused or failed). */
-  endAdmitSettled(queue: string): void;
 }
 
 const ENDS = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
@@ -86,26 +82,21 @@ export class CommitPath {
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
     const handoff = this.handoffOf(exec, command);
     const send = handoff
-      ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, ...handoff })
+      ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, handoff })
       : (c: AdvanceCommand) => this.commitCommand(c, exec.epoch);
     return exec.trace ? exec.trace.commit(command, send) : send(command);
   }
 
-  private handoffOf(exec: Execution, command: AdvanceCommand): Pick<AdvanceCommand, 'handoff' | 'endAdmit'> | null {
+  private handoffOf(exec: Execution, command: AdvanceCommand): HandoffRequest | null {
     if (exec.queue === null || !command.completed || !ENDS.has(command.status ?? '') || !this.deps.handoff) return null;
     return this.deps.handoff.request(exec.queue);
   }
 
   private async commitHandingOff(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
     const sentAt = performance.now();
-    try {
-      const outcome = await this.commitCommand(command, exec.epoch);
-      if (outcome.ok && outcome.handoff) this.deps.handoff!.ended(exec.queue!, exec.workflowId, outcome.handoff, sentAt);
-      if (outcome.ok && outcome.endAdmit) this.deps.handoff!.endAdmitted(exec.queue!, exec.workflowId, outcome.endAdmit, sentAt);
-      return outcome;
-    } finally {
-      if (command.endAdmit) this.deps.handoff!.endAdmitSettled(exec.queue!);
-    }
+    const outcome = await this.commitCommand(command, exec.epoch);
+    if (outcome.ok && outcome.handoff) this.deps.handoff!.ended(exec.queue!, exec.workflowId, outcome.handoff, sentAt);
+    return outcome;
   }
 
   /** See ExecutionHost.onCommitError. */

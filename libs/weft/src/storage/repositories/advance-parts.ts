@@ -12,7 +12,6 @@ import type { AdvanceCommand } from '../types.js';
 import { notifyChannel } from './message.repository.js';
 import { entryNoticeSql, eventNoticeSql, queueNoticeSql, talkNoticeSql } from '../talk-notice.js';
 import { claimFreeSql } from './claim.repository.js';
-import { admitFunction } from './queue-admit.js';
 
 type Json = Record<string, unknown>;
 
@@ -510,26 +509,6 @@ export const ADVANCE_PARTS = {
     returns: `, (SELECT o.ho_json FROM ho_out o WHERE o.from_id = c.id) AS handoff,
       (SELECT l.more FROM ho_left l JOIN ho_from f ON f.q = l.q WHERE f.id = c.id) AS handoff_more, (SELECT n FROM ho_notified) AS ho_notified`,
   },
-  /**
-   * A partitioned queue's end runs the queue's admission in its own commit (docs/decisions/0054):
-   * after the ending rows are written, one call of the admission function per queue, for at most as
-   * many as the statement ends there, if the statement gets the queue's row (the function's
-   * serialisation point) without waiting. The function's statements take fresh snapshots after
-   * that lock and see this statement's writes, so it counts, walks the keys from the cursor and
-   * picks exactly as a pass does. A busy lock (a pass, another end commit) skips it: a pass follows
-   * the end, as before. Its answer rides one ending command's row of the queue.
-   */
-  endAdmit: {
-    columns: 'admit_queue text, admit_args json',
-    declared: 'used',
-    uses: (c) => c.endAdmit !== undefined,
-    toJson: (c, out) => {
-      if (c.endAdmit) Object.assign(out, { admit_queue: c.endAdmit.queue, admit_args: c.endAdmit.args });
-    },
-    writes: ({ schema, ids }) => endAdmitWrites(schema, ids),
-    returns: `, (SELECT CASE WHEN e.first = c.id THEN e.answer ELSE '[]'::json END
-                 FROM ea_from f JOIN ea_run e ON e.q = f.q WHERE f.id = c.id) AS end_admit`,
-  },
 } satisfies Record<string, AdvancePart>;
 
 export type AdvancePartName = keyof typeof ADVANCE_PARTS;
@@ -695,29 +674,5 @@ function handoffWrites(schema: string, ids: string): string[] {
     `ho_notified AS (
       SELECT count(pg_notify('${notifyChannel(schema)}', ${queueNoticeSql('l.q', 'l.notifier')})) AS n FROM ho_left l
       WHERE l.more AND l.freed AND l.pick)`,
-  ];
-}
-
-/** The end admission's CTEs (see ADVANCE_PARTS.endAdmit). */
-function endAdmitWrites(schema: string, ids: string): string[] {
-  const wf = qualify(schema, 'weft_workflows');
-  const a = (i: number, type: string) => `(g.a->>${i})::${type}`;
-  return [
-    // The ending rows as they were before this statement: running in the queue whose admission runs.
-    `ea_from AS (
-      SELECT ok.id, ok.admit_queue AS q, ok.admit_args AS a
-      FROM ok JOIN ${wf} x ON x.id = ok.id AND x.queue = ok.admit_queue AND x.status = 'running'
-      WHERE x.id ${ids} AND ok.admit_queue IS NOT NULL AND ok.status IN ('completed', 'failed', 'cancelled', 'timed_out'))`,
-    // The grouping reads all of ea_from, hence all of ok, hence runs the versioned UPDATE to its end
-    // before the function is called: the function's statements (a fresh snapshot each, after a
-    // command counter increment) count the ending rows as ended. The lock is taken SKIP LOCKED: an
-    // end commit never waits for a pass (nor for another end commit), and holds the row, once
-    // taken, with its workflow rows' locks taken before it, so no lock order can turn around.
-    `ea_run AS MATERIALIZED (
-      SELECT g.q, g.first, (SELECT json_agg(r) FROM ${admitFunction(schema)}(lk.name, GREATEST(g.n, COALESCE(${a(1, 'int')}, 0)), ${a(2, 'int')}, ${a(3, 'int')}, g.a->>4,
-               ${a(5, 'int')}, ${a(6, 'float8')}, ARRAY(SELECT json_array_elements_text(g.a->7))::varchar[], g.a->>8, ${a(9, 'float8')},
-               ${a(10, 'float8')}, g.a->>11, ${a(12, 'bigint')}, ${a(13, 'boolean')}, ${a(14, 'int')}, ${a(15, 'int')}, ${a(16, 'float8')}) r) AS answer
-      FROM (SELECT f.q, count(*)::int AS n, min(f.id) AS first, (array_agg(f.a))[1] AS a FROM ea_from f GROUP BY f.q) g
-      CROSS JOIN LATERAL (SELECT qu.name FROM ${qualify(schema, 'weft_queues')} qu WHERE qu.name = g.q FOR UPDATE SKIP LOCKED) lk)`,
   ];
 }

@@ -9,7 +9,7 @@ import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
 import type { WorkflowAttributes } from '../../common/types.js';
-import type { AdmittedWorkflow, AdmitResult, ClaimFence, InboxMessage } from '../types.js';
+import type { AdmittedWorkflow, ClaimFence, InboxMessage } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import { queueNoticeSql } from '../talk-notice.js';
 import { notifyChannel } from './message.repository.js';
@@ -66,10 +66,23 @@ export interface AdmitRequest {
   leaseFence?: ClaimFence;
 }
 
-export type { AdmittedWorkflow, AdmitResult };
+export type { AdmittedWorkflow };
 
+export interface AdmitResult {
+  admitted: AdmittedWorkflow[];
+  /** Running in the queue before this admission (all engines). */
+  runningBefore: number;
+  /** Admissions inside the rate limit's window before this one. */
+  recentCount: number;
+  /** How many this admission was allowed (every limit applied). */
+  room: number;
+  /** When the oldest admission in the window leaves it (ms from now); null without a rate limit or admissions. */
+  windowFreesInMs: number | null;
+  /** Whether enqueued work was left after this admission (of any type, any key). */
+  more: boolean;
+}
 
-export type AdmitRow = {
+type AdmitRow = {
   running: number;
   recent_count: number;
   room: number;
@@ -133,7 +146,7 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
 const rateParams = (rate: { limit: number; periodMs: number } | null | undefined) => (rate ? [rate.limit, rate.periodMs] : [null, 0]);
 
 /** The admission function's arguments, in its order (queue-admit.ts). */
-export function admitParams(r: AdmitRequest): unknown[] {
+function admitParams(r: AdmitRequest): unknown[] {
   const claim = r.claimer ? [r.claimer.engineId, r.claimer.ttlMs, r.claimer.graceMs] : [null, null, null];
   const fence = r.leaseFence ? [r.leaseFence.engineId, r.leaseFence.epoch] : [null, null];
   const p = r.partition;
@@ -149,7 +162,7 @@ export function admitParams(r: AdmitRequest): unknown[] {
   ];
 }
 
-export function admitResult(rows: AdmitRow[]): AdmitResult {
+function admitResult(rows: AdmitRow[]): AdmitResult {
   // The function always returns a row: the figures, with no workflow when none was admitted.
   const head = rows[0];
   return {

@@ -6,7 +6,6 @@
 // description (advance-parts.ts).
 import { qualify } from '../schema-name.js';
 import type { AdmittedWorkflow, AdvanceCommand, AdvanceOutcome } from '../types.js';
-import { admitResult, type AdmitRow } from './queue.repository.js';
 import { commandColumns, PART_NAMES, partReturns, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
 
 /**
@@ -157,8 +156,6 @@ export interface AdvanceRow {
   handoff?: AdmittedWorkflow | null;
   /** Whether the queue it ended in has work left (the hand-off part; null: not a queued end). */
   handoff_more?: boolean | null;
-  /** The admission its end commit ran (the endAdmit part): its rows, [] on the queue's other ends, null: not run. */
-  end_admit?: AdmitRow[] | null;
 }
 
 /** Each command's outcome from the statement's rows: committed, or refused by fence, consumption or version. */
@@ -167,11 +164,9 @@ export function advanceOutcomes(commands: AdvanceCommand[], rows: AdvanceRow[]):
   return commands.map((c): AdvanceOutcome => {
     const r = byId.get(c.workflowId);
     if (r && r.version !== null) {
-      const ea = r.end_admit;
-      const endAdmit = ea === undefined || ea === null ? {} : { endAdmit: { result: ea.length ? admitResult(ea) : null } };
-      if (r.handoff_more === undefined || r.handoff_more === null) return { workflowId: c.workflowId, ok: true, version: r.version, ...endAdmit };
+      if (r.handoff_more === undefined || r.handoff_more === null) return { workflowId: c.workflowId, ok: true, version: r.version };
       const to = r.handoff ? { ...r.handoff, inbox: r.handoff.inbox ?? [] } : null;
-      return { workflowId: c.workflowId, ok: true, version: r.version, handoff: { to, more: r.handoff_more }, ...endAdmit };
+      return { workflowId: c.workflowId, ok: true, version: r.version, handoff: { to, more: r.handoff_more } };
     }
     const reason = r && !r.fenced ? 'fence' : r && r.consumed === false ? 'consume' : 'version';
     return { workflowId: c.workflowId, ok: false, reason };
