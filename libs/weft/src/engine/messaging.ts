@@ -188,25 +188,12 @@ export class Messaging {
     return toStoredJson(fn.call(instance, args), `Result of query "${name}"`, this.options.maxPayloadBytes) as R;
   }
 
-  /**
-   * A message arrived for a workflow (NOTIFY, poll, or sent here): fetch and deliver, or drive it.
-   * The live run reads all its pending messages and takes in those it has not seen: one that
-   * committed after a higher id was read (ids are drawn before commit) must still arrive.
-   */
+  /** A message arrived for a workflow (NOTIFY, poll, or sent here): delivered to its live run (Runtime.deliverInbox), or it is driven. */
   onNotify(workflowId: string): void {
-    const exec = this.runtime.liveRun(workflowId);
-    if (exec) {
+    if (this.runtime.isLive(workflowId)) {
       this.fetching++;
-      void this.store.messages
-        .inbox(workflowId)
-        .then(({ messages, fenceEpoch }) => {
-          // The run that is live now: after a continueAsNew it is the next run, and the messages
-          // (still pending) are its own.
-          const now = this.runtime.liveRun(workflowId);
-          if (messages.length === 0 || !now) return;
-          now.inbox.add(messages);
-          this.runtime.wakeForMessage(now, fenceEpoch);
-        })
+      void this.runtime
+        .deliverInbox(workflowId)
         .catch((err) => this.options.logger.warn(`Fetching messages for "${workflowId}" failed: ${(err as Error).message}`))
         .finally(() => this.fetching--);
     } else if (this.ownership.fence.holds(workflowId) && !this.isDisposed()) {

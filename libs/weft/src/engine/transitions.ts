@@ -293,6 +293,13 @@ export class Transitions {
   private async fireDelayedStart(workflowId: string): Promise<void> {
     const heldBefore = this.ownership.fence.holds(workflowId);
     if (!(await this.ownership.claims.claimForTimer(workflowId))) return; // another engine has it
+    // A wake meanwhile waits for the fire (Runtime.firing).
+    const status = await this.runtime.firing(workflowId, () => this.fireClaimed(workflowId, heldBefore));
+    if (status === WorkflowStatus.Running && !heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
+  }
+
+  /** The fire of a delayed start whose claim this engine holds; the status it found when it did not start it. */
+  private async fireClaimed(workflowId: string, heldBefore: boolean): Promise<WorkflowStatus | undefined> {
     const letGo = async () => {
       if (!heldBefore && !this.runtime.isLive(workflowId)) await this.ownership.claims.release(workflowId);
     };
@@ -334,22 +341,25 @@ export class Transitions {
       this.enqueued(row.queue);
     } else if (row) {
       // From the row the fire read: what its start stored for the run (docs/decisions/0046).
-      const { input, runNumber, version, parentId, attributes, headers, traceContext } = row;
-      this.runtime.launchNew({
-        workflowId,
-        definition: this.registry.get(row.type),
-        input,
-        runNumber,
-        version,
-        parentId,
-        singleton: promoted,
-        attributes,
-        headers,
-        traceContext, // its span links to its starter's, as a loaded run's does
-      });
-    } else if (status === WorkflowStatus.Running) {
-      if (!heldBefore) await this.runtime.drive(workflowId); // its holder expired: ours to run now
-    } else await letGo();
+      const { input, runNumber, version, parentId, attributes, headers, traceContext, inbox } = row;
+      this.runtime.launchNew(
+        {
+          workflowId,
+          definition: this.registry.get(row.type),
+          input,
+          runNumber,
+          version,
+          parentId,
+          singleton: promoted,
+          attributes,
+          headers,
+          traceContext, // its span links to its starter's, as a loaded run's does
+        },
+        inbox,
+      );
+      return undefined;
+    } else if (status !== WorkflowStatus.Running) await letGo();
+    return status;
   }
 
   private rememberTake(t: TimerRow): void {

@@ -218,6 +218,58 @@ describe('starts, resumes and recovery under per-workflow claims (real PostgreSQ
     expect(bodies['late-takeover']).toBe(1);
   });
 
+  it('a signal sent to a delayed start before it fires reaches its run at once, not at the next poll', async () => {
+    // Its notice found no run to wake; the fire's launch now carries the messages it read.
+    const a = await engine('A5f', { backgroundTasks: 'manual' });
+    await a.bootstrap();
+    const h = await a.start('greeted', undefined, { workflowId: 'signal-before-fire', startAfter: '1h' });
+    await a.signal(h.workflowId, 'hello', 'before');
+    await env.tdb.query(`UPDATE weft.weft_timers SET fire_at = now() - interval '1 second' WHERE workflow_id = $1`, [h.workflowId]);
+    await (a as unknown as { transitions: { processDueTimers(): Promise<number> } }).transitions.processDueTimers();
+    await expect(h.result({ timeout: '5s' })).resolves.toEqual(['before']);
+  });
+
+  it.each(['before', 'after'])(
+    'a signal that wakes a delayed start while its timer fires (%s its read) waits for the fire, and reaches the run',
+    async (when) => {
+      // A signal's notice for a workflow this engine holds drives it; a delayed start whose fire had
+      // just claimed it loaded as pending, and the wake let the claim go under the fire. Its commit
+      // was then refused ("claimed by another engine", a claim-lost warning) and the start waited
+      // for the timer's retry (docs/decisions/0056, "Found beside it").
+      const warnings: Error[] = [];
+      const a = await engine(`A5e-${when}`, { backgroundTasks: 'manual', onWarning: (w: Error) => warnings.push(w) });
+      await a.bootstrap();
+      const h = await a.start('greeted', undefined, { workflowId: `woken-fire-${when}`, startAfter: '1h' });
+      await env.tdb.query(`UPDATE weft.weft_timers SET fire_at = now() - interval '1 second' WHERE workflow_id = $1`, [h.workflowId]);
+      const internals = a as unknown as {
+        runtime: { drive(id: string): Promise<void> };
+        transitions: { processDueTimers(): Promise<number> };
+      };
+      const debounce = a.store.debounce;
+      const read = debounce.forFire.bind(debounce);
+      let woken = false;
+      const wake = async (id: string) => {
+        woken = true;
+        await a.signal(id, 'hello', 'while firing');
+        // What the signal's notice does on the engine holding the claim (messaging.onNotify), awaited here.
+        expect(a.ownership.fence.holds(id)).toBe(true);
+        await internals.runtime.drive(id);
+      };
+      debounce.forFire = async (id: string) => {
+        if (woken) return read(id);
+        if (when === 'before') await wake(id);
+        const r = await read(id);
+        if (when === 'after') await wake(id); // not in the row the fire launches from: the wake delivers it
+        return r;
+      };
+      await internals.transitions.processDueTimers();
+      expect(woken).toBe(true);
+      await expect(h.result({ timeout: '5s' })).resolves.toEqual(['while firing']);
+      expect(warnings.map((w) => w.name)).not.toContain('WeftWorkflowClaimLostWarning');
+      expect(await row(h.workflowId)).toMatchObject({ status: 'completed', run_number: 1 });
+    },
+  );
+
   it('resume on an engine without the type leaves the claim free, so an engine with the type runs it', async () => {
     const runner = await engine('R6');
     const other = await engine('O6', {}, (e) => e.register('once', Once));

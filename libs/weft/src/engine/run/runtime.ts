@@ -66,6 +66,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
   private draining = false;
   /** Loads of workflows to drive share statements (recovery, a burst of wakes or takeovers). */
   private readonly loader: Batcher<string, LoadedWorkflow | null>;
+  /** Workflows a delayed start's fire holds the claim of (firing()), with whether a wake came meanwhile. */
+  private readonly fires = new Map<string, { woken: boolean }>();
 
   readonly store: WorkflowStore;
   readonly committer: GroupCommitter;
@@ -351,6 +353,11 @@ export class Runtime implements ExecutionHost, ContinueHost {
   drive(workflowId: string, firedSleepSeq?: number, fenceEpoch?: string | null): Promise<void> {
     const live = this.runs.get(workflowId);
     if (live) return firedSleepSeq === undefined ? Promise.resolve() : this.wakeLive(live, firedSleepSeq, fenceEpoch);
+    const fire = this.fires.get(workflowId);
+    if (fire) {
+      fire.woken = true; // driven once the fire is done (firing())
+      return Promise.resolve();
+    }
     const inFlight = this.loading.get(workflowId);
     // Joining a load: a timer fired meanwhile still has to reach the run it brings up.
     if (inFlight) return firedSleepSeq === undefined ? inFlight : inFlight.then(() => this.fireLoaded(workflowId, firedSleepSeq));
@@ -414,6 +421,46 @@ export class Runtime implements ExecutionHost, ContinueHost {
     // A first run not begun yet keeps its start's messages before run(); a later run may be a
     // continued one, whose messages were carried over and wait for its first wait.
     void this.launcher.launch(exec.definition, exec, exec.runNumber === 1);
+  }
+
+  /**
+   * A delayed start's fire, from its claim to its run's launch or the claim's release. A wake
+   * meanwhile (a message's notice for the workflow this engine now holds) loaded it as pending and
+   * let the claim go under the fire, whose commit was then refused; or, loading it just after the
+   * fire's commit, launched a second run beside the fire's. It waits for the fire instead, and is
+   * driven after it (a run the fire launched is live by then, one it left held is loaded).
+   */
+  async firing<T>(workflowId: string, fire: () => Promise<T>): Promise<T> {
+    const state = { woken: false };
+    this.fires.set(workflowId, state);
+    try {
+      return await fire();
+    } finally {
+      if (this.fires.get(workflowId) === state) this.fires.delete(workflowId);
+      if (state.woken) this.wakeAfterFire(workflowId);
+    }
+  }
+
+  /** A wake that waited for a fire: a run the fire launched takes the messages that came meanwhile; one it left held is loaded. */
+  private wakeAfterFire(workflowId: string): void {
+    const fail = (err: unknown) => this.logger.warn(`Waking "${workflowId}" after its start fired failed: ${(err as Error).message}`);
+    if (this.runs.has(workflowId)) this.deliverInbox(workflowId).catch(fail);
+    else if (this.ownership.fence.holds(workflowId)) this.drive(workflowId).catch(fail);
+  }
+
+  /**
+   * A message arrived for a live run: its pending messages are read and those it has not seen
+   * taken in (one that committed after a higher id was read, ids being drawn before commit, must
+   * still arrive), and the run woken.
+   */
+  async deliverInbox(workflowId: string): Promise<void> {
+    const { messages, fenceEpoch } = await this.store.messages.inbox(workflowId);
+    // The run that is live now: after a continueAsNew it is the next run, and the messages (still
+    // pending) are its own.
+    const now = this.runs.get(workflowId);
+    if (messages.length === 0 || !now) return;
+    now.inbox.add(messages);
+    this.wakeForMessage(now, fenceEpoch);
   }
 
   /** @internal Nothing here runs but waits: no load, no timer fire, no busy run (the testing kit's clock). */

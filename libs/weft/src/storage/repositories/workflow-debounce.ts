@@ -8,7 +8,7 @@
 import { WorkflowVersionConflictError } from '../../common/errors.js';
 import { qualify } from '../schema-name.js';
 import { jsonOrNullParam, type SqlClient } from '../sql-client.js';
-import type { InsertWorkflow, WorkflowRow } from '../types.js';
+import type { InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
 import { mapWorkflowRow } from './workflow.repository.js';
 import { Payloads } from '../payloads.js';
 
@@ -19,6 +19,7 @@ const MAX_ATTEMPTS = 20;
 function statements(schema: string) {
   const wf = qualify(schema, 'weft_workflows');
   const timers = qualify(schema, 'weft_timers');
+  const msgs = qualify(schema, 'weft_messages');
   // $13: the workflow clock's offset (ms): times in the row and the timers are workflow time.
   const now = `(clock_timestamp() + $13::float8 ${ms})`;
   return {
@@ -52,14 +53,17 @@ function statements(schema: string) {
       WHERE type = $1 AND debounce_key = $2 AND status = 'pending' AND start_at <= (clock_timestamp() + $3::float8 ${ms})`,
     /**
      * The row a delayed-start fire decides on, with whether it is debounced and due by the database
-     * clock, and what its start stored for the run it launches (docs/decisions/0046).
+     * clock, and what its start stored for the run it launches (docs/decisions/0046): the messages
+     * sent while it waited too, whose notices found no run to wake.
      */
     forFire: `
-      SELECT id, type, status, input, output, error, parent_id, run_number, deadline, start_at, created_at, updated_at,
-             completed_at, version, workflow_version, queue, priority, admitted_at, attributes, headers, trace_context,
-             debounce_key IS NOT NULL AS debounced, start_at <= (clock_timestamp() + $2::float8 ${ms}) AS due,
-             singleton_wait IS NOT NULL AS waits
-      FROM ${wf} WHERE id = $1`,
+      SELECT w.id, w.type, w.status, w.input, w.output, w.error, w.parent_id, w.run_number, w.deadline, w.start_at, w.created_at,
+             w.updated_at, w.completed_at, w.version, w.workflow_version, w.queue, w.priority, w.admitted_at, w.attributes,
+             w.headers, w.trace_context, w.debounce_key IS NOT NULL AS debounced,
+             w.start_at <= (clock_timestamp() + $2::float8 ${ms}) AS due, w.singleton_wait IS NOT NULL AS waits,
+             (SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
+              FROM ${msgs} m WHERE m.workflow_id = w.id AND m.consumed_seq IS NULL AND m.status = 'pending') AS inbox
+      FROM ${wf} w WHERE w.id = $1`,
   };
 }
 
@@ -69,6 +73,8 @@ export interface FiringRow extends WorkflowRow {
   headers: Record<string, string> | null;
   /** Its starter's traceparent, or null. */
   traceContext: string | null;
+  /** Messages sent to it while it waited, unconsumed, in id order (decoded). */
+  inbox: InboxMessage[];
   /** Committed only when due and at this version. */
   debounced: boolean;
   due: boolean;
@@ -131,6 +137,7 @@ export class WorkflowDebounce {
       traceContext: (r.trace_context as string | null) ?? null,
     };
     await this.payloads.headers(launch);
-    return { ...row, ...launch, debounced: r.debounced as boolean, due: r.due as boolean, waits: r.waits as boolean };
+    const inbox = await this.payloads.inbox((r.inbox as InboxMessage[] | null) ?? []);
+    return { ...row, ...launch, inbox, debounced: r.debounced as boolean, due: r.due as boolean, waits: r.waits as boolean };
   }
 }
