@@ -29,8 +29,8 @@ export class StepTransactions implements TransactionHost {
     if (this.free > 0) this.free--;
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     try {
-      const tx = await this.store.sql.beginAppTransaction(isolation);
-      return this.releasingOnEnd(tx);
+      // The slot comes back once the transaction ends, whichever way (called once).
+      return await this.store.sql.beginAppTransaction(isolation, this.released);
     } catch (err) {
       this.release();
       throw err;
@@ -61,19 +61,5 @@ export class StepTransactions implements TransactionHost {
     else this.free = (this.free ?? 0) + 1;
   }
 
-  /** The slot comes back once the transaction ends, whichever way. */
-  private releasingOnEnd(tx: AppTransaction): AppTransaction {
-    let released = false;
-    const once = () => {
-      if (!released) {
-        released = true;
-        this.release();
-      }
-    };
-    return {
-      manager: tx.manager,
-      commitAfter: (statements) => tx.commitAfter(statements).finally(once),
-      rollback: () => tx.rollback().finally(once),
-    };
-  }
+  private readonly released = () => this.release();
 }
