@@ -24,17 +24,21 @@ export class StepTransactions implements TransactionHost {
     private readonly slots: () => number,
   ) {}
 
-  async beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
+  beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
     this.free ??= Math.max(1, this.slots());
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      // The slot comes back once the transaction ends, whichever way (called once).
-      return await this.store.sql.beginAppTransaction(isolation, this.released);
-    } catch (err) {
+    if (this.free > 0) {
+      this.free--;
+      return this.begin(isolation);
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => this.begin(isolation));
+  }
+
+  /** With a slot taken: the slot comes back once the transaction ends, whichever way (called once), or now if it cannot begin. */
+  private begin(isolation?: TransactionIsolation): Promise<AppTransaction> {
+    return this.store.sql.beginAppTransaction(isolation, this.released).catch((err: unknown) => {
       this.release();
       throw err;
-    }
+    });
   }
 
   /**

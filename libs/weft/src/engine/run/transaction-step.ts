@@ -46,7 +46,14 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
   const startedAt = new Date().toISOString();
   const idempotencyKey = `${exec.workflowId}:${step.seq}`;
   for (let attempt = 1; ; attempt++) {
-    const result = await attemptWithSerializationRetries(exec, host, step, { attempt, idempotencyKey, startedAt });
+    const args = { attempt, idempotencyKey, startedAt };
+    let result = await attemptOnce(exec, host, step, args);
+    // Serialization failures and deadlocks, tried again at once (inline: an async frame less a step).
+    for (let again = 0; again < SERIALIZATION_RETRIES && retriesAtOnce(result); again++) {
+      // Jittered and growing a little, so two transactions that conflict do not meet again at once.
+      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), step.signal))) return { stopped: true };
+      result = await attemptOnce(exec, host, step, args);
+    }
     if ('stopped' in result) return result;
     if (result.ok) return { committed: result.op };
     const error = result.error;
@@ -66,22 +73,8 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
   }
 }
 
-async function attemptWithSerializationRetries(
-  exec: Execution,
-  host: TransactionHost,
-  step: TransactionStep,
-  args: { attempt: number; idempotencyKey: string; startedAt: string },
-): Promise<AttemptResult> {
-  for (let again = 0; ; again++) {
-    const result = await attemptOnce(exec, host, step, args);
-    if ('ok' in result && !result.ok && isSerializationFailure(result.error) && again < SERIALIZATION_RETRIES) {
-      // Jittered and growing a little, so two transactions that conflict do not meet again at once.
-      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), step.signal))) return { stopped: true };
-      continue;
-    }
-    return result;
-  }
-}
+/** An attempt that failed by a serialization failure or a deadlock: the same attempt again, not counted. */
+const retriesAtOnce = (result: AttemptResult): boolean => 'ok' in result && !result.ok && isSerializationFailure(result.error);
 
 /** One transaction: the body, then the record and COMMIT on the same connection. */
 async function attemptOnce(
