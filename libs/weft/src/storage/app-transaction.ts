@@ -155,6 +155,8 @@ class QueryRunnerTransaction implements AppTransaction {
     private readonly beginSql: string,
     private readonly pgClient: PoolClient,
     private readonly weft: WeftStatements,
+    /** Called once when the connection goes back (whichever way the transaction ended). */
+    private onEnd: (() => void) | undefined,
   ) {
     this.client = pgClient as unknown as PipelineClient;
   }
@@ -176,11 +178,19 @@ class QueryRunnerTransaction implements AppTransaction {
     return this.runner.dataSource.subscribers.length ? this.state.broadcaster.broadcast(event) : undefined;
   }
 
-  /** Opens it: TypeORM's runner is in a transaction at once; the BEGIN goes with the first statement. */
-  async open(): Promise<void> {
-    const client = this.client;
+  /**
+   * Opens it: TypeORM's runner is in a transaction at once; the BEGIN goes with the first
+   * statement. A promise only when the DataSource has subscribers to tell (a promise and an await
+   * a step otherwise, for nothing: docs/decisions/0055).
+   */
+  open(): Promise<void> | undefined {
     this.state.isTransactionActive = true;
-    await this.broadcast('BeforeTransactionStart');
+    const before = this.broadcast('BeforeTransactionStart');
+    return before ? before.then(() => this.opened()) : this.opened();
+  }
+
+  private opened(): Promise<void> | undefined {
+    const client = this.client;
     const original = client.query;
     this.original = original;
     client.query = (...args: unknown[]) => {
@@ -201,7 +211,7 @@ class QueryRunnerTransaction implements AppTransaction {
       return result;
     };
     this.state.transactionDepth = 1;
-    await this.broadcast('AfterTransactionStart');
+    return this.broadcast('AfterTransactionStart');
   }
 
   /**
@@ -241,7 +251,7 @@ class QueryRunnerTransaction implements AppTransaction {
       const begin = !this.begun;
       this.restoreQuery();
       this.begun = true;
-      await leavePipelineMode(client);
+      if (client.pipeline) await leavePipelineMode(client);
       // One query, one Sync (pg-batch.ts): a statement that fails skips the rest, COMMIT included.
       const batch: BatchStatement[] = [
         ...(begin ? [this.named(this.beginSql)] : []),
@@ -277,7 +287,7 @@ class QueryRunnerTransaction implements AppTransaction {
       if (after) await after;
       return { committed, results };
     } finally {
-      await this.release();
+      this.release();
     }
   }
 
@@ -304,7 +314,7 @@ class QueryRunnerTransaction implements AppTransaction {
     } catch {
       // The connection is broken or the server is away: PostgreSQL rolls the transaction back itself.
     } finally {
-      await this.release();
+      this.release();
     }
   }
 
@@ -318,22 +328,30 @@ class QueryRunnerTransaction implements AppTransaction {
     }
   }
 
-  private async release(): Promise<void> {
+  /**
+   * Gives the connection back. Not awaited: TypeORM's release hands the client to the pool before
+   * its promise (an async function without an await), so only its rejection is left to catch.
+   */
+  private release(): void {
     this.restoreQuery();
     // Everything sent has been answered by now: the pooled client goes back out of pipeline mode.
     if ((this.client._sentQueryQueue?.length ?? 0) === 0) this.client.pipeline = false;
-    if (!this.runner.isReleased) await this.runner.release().catch(() => undefined);
+    if (!this.runner.isReleased) this.runner.release().catch(() => undefined);
+    const onEnd = this.onEnd;
+    this.onEnd = undefined;
+    onEnd?.();
   }
 }
 
 /**
  * Opens a transaction on a fresh connection of `dataSource` (PostgreSQL's driver, whose runner
- * holds a node-pg client). `weft`: how Weft's own statements run on that connection.
+ * holds a node-pg client). `weft`: how Weft's own statements run on that connection; `onEnd`: called once when the connection goes back.
  */
 export async function beginAppTransaction(
   dataSource: DataSource,
   weft: WeftStatements,
   isolation?: TransactionIsolation,
+  onEnd?: () => void,
 ): Promise<AppTransaction> {
   const runner = dataSource.createQueryRunner();
   try {
@@ -343,8 +361,9 @@ export async function beginAppTransaction(
     // As TypeORM's startTransaction: without a level of its own, the DataSource's (if set).
     const level = isolation ? TYPEORM_LEVEL[isolation] : dataSource.options.isolationLevel;
     const beginSql = level ? `START TRANSACTION ISOLATION LEVEL ${level}` : 'START TRANSACTION';
-    const tx = new QueryRunnerTransaction(runner, beginSql, client, weft);
-    await tx.open();
+    const tx = new QueryRunnerTransaction(runner, beginSql, client, weft, onEnd);
+    const opened = tx.open();
+    if (opened) await opened;
     return tx;
   } catch (err) {
     await runner.release().catch(() => undefined);

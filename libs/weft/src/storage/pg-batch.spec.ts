@@ -47,6 +47,35 @@ describe('one query, one Sync: a batch of statements (real PostgreSQL)', () => {
     expect((await tdb.query<{ n: number }>('SELECT n FROM batch_rows ORDER BY n')).map((r) => r.n)).toEqual([1, 2]);
   });
 
+  it("a named statement is described at its first use on a connection only: later uses' rows parsed by that shape", async () => {
+    const named = { name: 'batch_spec_shape', text: 'SELECT $1::int + 1 AS n, $2::jsonb AS doc, $3::text AS t' };
+    const connection = (client as unknown as { connection: { describe(...args: unknown[]): void } }).connection;
+    const describe = connection.describe;
+    let described = 0;
+    connection.describe = function (this: unknown, ...args: unknown[]) {
+      described++;
+      return describe.apply(this, args);
+    };
+    const first = await batch(client, [{ ...named, values: [1, '{"a":1}', 'x'] }]);
+    expect(first.completed[0].rows).toEqual([{ n: 2, doc: { a: 1 }, t: 'x' }]);
+    expect(described).toBe(1);
+    // Twice in one batch, beside an unnamed statement (described each time) and a null.
+    const again = await batch(client, [
+      { ...named, values: [2, null, 'y'] },
+      { text: 'SELECT $1::int AS m', values: [7] },
+      { ...named, values: [3, '[2]', null] },
+    ]);
+    expect(again.completed.map((r) => r.rows)).toEqual([[{ n: 3, doc: null, t: 'y' }], [{ m: 7 }], [{ n: 4, doc: [2], t: null }]]);
+    expect(again.completed[0].result.fields.map((f) => f.name)).toEqual(['n', 'doc', 't']);
+    expect(described).toBe(2);
+    // Parsed again (the connection forgot it): described again.
+    await client.query(`DEALLOCATE ${named.name}`);
+    delete wire(client).parsedStatements[named.name];
+    const reparsed = await batch(client, [{ ...named, values: [4, '{}', 'z'] }]);
+    expect(reparsed.completed[0].rows).toEqual([{ n: 5, doc: {}, t: 'z' }]);
+    expect(described).toBe(3);
+  });
+
   it('named START TRANSACTION and COMMIT without a Describe: answered by their command tags, parsed once', async () => {
     const begin = { name: 'batch_spec_begin', text: 'START TRANSACTION', describe: false };
     const commit = { name: 'batch_spec_commit', text: 'COMMIT', describe: false };

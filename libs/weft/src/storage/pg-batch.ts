@@ -59,6 +59,30 @@ interface WireConnection {
 const knownText = (connection: WireConnection, name: string | undefined): string | undefined =>
   !name ? undefined : (connection.parsedStatements[name] ?? connection.submittedNamedStatements[name]);
 
+/**
+ * A named statement's rows as its first Describe on a connection told (pg's Result state after
+ * addFields): its later uses go without a Describe, their rows parsed with this (docs/decisions/0055).
+ * A prepared statement's row shape never changes (PostgreSQL refuses a replan that would change it:
+ * "cached plan must not change result type"); a statement parsed again is described again.
+ */
+interface RowShape {
+  text: string;
+  fields: unknown[];
+  parsers: unknown[] | undefined;
+  empty: Record<string, null> | null;
+}
+
+/** pg's Result internals a shape is read from and given to (pg 8's lib/result.js). */
+interface ResultInternals {
+  fields: unknown[];
+  _parsers: unknown[] | undefined;
+  _prebuiltEmptyResultObject: Record<string, null> | null;
+  addFields(fields: unknown[]): void;
+}
+
+/** Per connection: each named statement's row shape, by name. */
+const SHAPES = new WeakMap<WireConnection, Map<string, RowShape>>();
+
 /** node-pg's own value conversion for bound parameters (Dates, arrays, objects, toPostgres). */
 const { prepareValue } = pgUtils;
 
@@ -87,6 +111,8 @@ class SyncedBatch {
   private readonly parsing: Array<string | undefined> = [];
   private named = 0;
   private connection: WireConnection | undefined;
+  /** Per statement: the row shape it is sent without a Describe for; undefined: it is described (or returns no rows). */
+  private shapes: Array<RowShape | undefined> = [];
   private sent = false;
   private done = false;
 
@@ -115,6 +141,7 @@ class SyncedBatch {
     } catch (err) {
       return err as Error; // the client hands it to handleError; nothing was written
     }
+    const shapes = SHAPES.get(connection);
     connection.stream.cork?.();
     try {
       this.statements.forEach((st, i) => {
@@ -128,7 +155,10 @@ class SyncedBatch {
           }
         }
         connection.bind({ statement: st.name, values: values[i] });
-        if (st.describe !== false) connection.describe({ type: 'P', name: '' });
+        // Parsed before this batch with the same text, and described then: its rows' shape is known.
+        const shape = known[i] === st.text ? shapes?.get(st.name!) : undefined;
+        this.shapes[i] = shape?.text === st.text ? shape : undefined;
+        if (st.describe !== false && !this.shapes[i]) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '' });
       });
       connection.sync();
@@ -137,7 +167,18 @@ class SyncedBatch {
       connection.stream.uncork?.();
     }
     if (this.named) connection.on('parseComplete', this.parsed);
+    this.shapeNext();
     return null;
+  }
+
+  /** The next statement's result, shaped already when it goes without a Describe. */
+  private shapeNext(): void {
+    const shape = this.shapes[this.completed.length];
+    if (!shape) return;
+    const result = this.result as unknown as ResultInternals;
+    result.fields = shape.fields;
+    result._parsers = shape.parsers;
+    result._prebuiltEmptyResultObject = shape.empty;
   }
 
   /** The client's own ParseComplete handler reads a query's single name; a batch keeps its names itself. */
@@ -152,7 +193,16 @@ class SyncedBatch {
   };
 
   handleRowDescription(msg: { fields: unknown[] }): void {
-    (this.result as unknown as { addFields(fields: unknown[]): void }).addFields(msg.fields);
+    const result = this.result as unknown as ResultInternals;
+    result.addFields(msg.fields);
+    // A named statement's first Describe on this connection: its later uses go without one.
+    const st = this.statements[this.completed.length];
+    const connection = this.connection;
+    if (st?.name && connection) {
+      let shapes = SHAPES.get(connection);
+      if (!shapes) SHAPES.set(connection, (shapes = new Map()));
+      shapes.set(st.name, { text: st.text, fields: result.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject });
+    }
   }
 
   handleDataRow(msg: { fields: unknown[] }): void {
@@ -172,6 +222,7 @@ class SyncedBatch {
     this.completed.push(done);
     this.result = new pg.Result('', this.types as Types);
     this.parseError = undefined;
+    this.shapeNext();
   }
 
   handleEmptyQuery(): void {

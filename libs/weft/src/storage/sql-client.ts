@@ -86,9 +86,9 @@ export class SqlClient implements Queryable {
     }
   }
 
-  /** A transaction for a transactional step's body, on its own connection (app-transaction.ts). */
-  beginAppTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
-    return beginAppTransaction(this.dataSource, this.weftStatements, isolation);
+  /** A transaction for a transactional step's body, on its own connection (app-transaction.ts); `onEnd` once it ends. */
+  beginAppTransaction(isolation?: TransactionIsolation, onEnd?: () => void): Promise<AppTransaction> {
+    return beginAppTransaction(this.dataSource, this.weftStatements, isolation, onEnd);
   }
 
   /**

@@ -24,17 +24,21 @@ export class StepTransactions implements TransactionHost {
     private readonly slots: () => number,
   ) {}
 
-  async beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
+  beginTransaction(isolation?: TransactionIsolation): Promise<AppTransaction> {
     this.free ??= Math.max(1, this.slots());
-    if (this.free > 0) this.free--;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
-    try {
-      const tx = await this.store.sql.beginAppTransaction(isolation);
-      return this.releasingOnEnd(tx);
-    } catch (err) {
+    if (this.free > 0) {
+      this.free--;
+      return this.begin(isolation);
+    }
+    return new Promise<void>((resolve) => this.waiting.push(resolve)).then(() => this.begin(isolation));
+  }
+
+  /** With a slot taken: the slot comes back once the transaction ends, whichever way (called once), or now if it cannot begin. */
+  private begin(isolation?: TransactionIsolation): Promise<AppTransaction> {
+    return this.store.sql.beginAppTransaction(isolation, this.released).catch((err: unknown) => {
       this.release();
       throw err;
-    }
+    });
   }
 
   /**
@@ -61,19 +65,5 @@ export class StepTransactions implements TransactionHost {
     else this.free = (this.free ?? 0) + 1;
   }
 
-  /** The slot comes back once the transaction ends, whichever way. */
-  private releasingOnEnd(tx: AppTransaction): AppTransaction {
-    let released = false;
-    const once = () => {
-      if (!released) {
-        released = true;
-        this.release();
-      }
-    };
-    return {
-      manager: tx.manager,
-      commitAfter: (statements) => tx.commitAfter(statements).finally(once),
-      rollback: () => tx.rollback().finally(once),
-    };
-  }
+  private readonly released = () => this.release();
 }

@@ -46,7 +46,14 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
   const startedAt = new Date().toISOString();
   const idempotencyKey = `${exec.workflowId}:${step.seq}`;
   for (let attempt = 1; ; attempt++) {
-    const result = await attemptWithSerializationRetries(exec, host, step, { attempt, idempotencyKey, startedAt });
+    const args = { attempt, idempotencyKey, startedAt };
+    let result = await attemptOnce(exec, host, step, args);
+    // Serialization failures and deadlocks, tried again at once (inline: an async frame less a step).
+    for (let again = 0; again < SERIALIZATION_RETRIES && retriesAtOnce(result); again++) {
+      // Jittered and growing a little, so two transactions that conflict do not meet again at once.
+      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), step.signal))) return { stopped: true };
+      result = await attemptOnce(exec, host, step, args);
+    }
     if ('stopped' in result) return result;
     if (result.ok) return { committed: result.op };
     const error = result.error;
@@ -66,22 +73,8 @@ export async function runTransactionStep(exec: Execution, host: TransactionHost,
   }
 }
 
-async function attemptWithSerializationRetries(
-  exec: Execution,
-  host: TransactionHost,
-  step: TransactionStep,
-  args: { attempt: number; idempotencyKey: string; startedAt: string },
-): Promise<AttemptResult> {
-  for (let again = 0; ; again++) {
-    const result = await attemptOnce(exec, host, step, args);
-    if ('ok' in result && !result.ok && isSerializationFailure(result.error) && again < SERIALIZATION_RETRIES) {
-      // Jittered and growing a little, so two transactions that conflict do not meet again at once.
-      if (!(await abortableDelay(Math.min(5 * 2 ** again, 500) * Math.random(), step.signal))) return { stopped: true };
-      continue;
-    }
-    return result;
-  }
-}
+/** An attempt that failed by a serialization failure or a deadlock: the same attempt again, not counted. */
+const retriesAtOnce = (result: AttemptResult): boolean => 'ok' in result && !result.ok && isSerializationFailure(result.error);
 
 /** One transaction: the body, then the record and COMMIT on the same connection. */
 async function attemptOnce(
@@ -184,9 +177,10 @@ async function runBody(
   try {
     const fn = hookedStep(exec.host.options.interceptors, exec, step.name, () => step.fn(manager, stepArgs));
     const run = () => stepBodyStorage.run(stepArgs, () => fn(stepArgs));
-    const body = Promise.resolve().then(() => exec.host.transactions.withinAmbient(manager, run));
-    body.catch(() => undefined); // a late rejection after a timeout or abort is not unhandled
-    const stops = new Promise<never>((_, reject) => {
+    // One promise settles with the body or the abort, whichever comes first (a race of the body and
+    // a promise of the abort cost four more a step: docs/decisions/0055). A late settlement of the
+    // body after an abort is handled by its `then` here, so it is never unhandled.
+    return await new Promise<unknown>((resolve, reject) => {
       aborted = () => reject(signal.reason ?? new Error('aborted'));
       if (signal.aborted) aborted();
       else signal.addEventListener('abort', aborted, { once: true });
@@ -194,9 +188,10 @@ async function runBody(
         const ms = step.timeoutMs;
         timer = setLongTimeout(() => controller.abort(new StepTimeoutError(step.name, ms)), ms);
       }
+      Promise.resolve()
+        .then(() => exec.host.transactions.withinAmbient(manager, run))
+        .then(resolve, reject);
     });
-    stops.catch(() => undefined);
-    return await Promise.race([body, stops]);
   } finally {
     timer?.clear();
     // The step's signal outlives the attempt: its listener goes with it.

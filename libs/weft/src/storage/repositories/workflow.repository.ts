@@ -389,7 +389,7 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
    * `commitAfter` throws (a serialization failure, or CommitOutcomeUnknown).
    */
   async advanceAndCommit(tx: AppTransaction, given: AdvanceCommand, seq: number): Promise<AdvanceOutcome> {
-    const command = await this.payloads.command(given);
+    const command = this.payloads.active ? await this.payloads.command(given) : given;
     const advance = this.advanceStatements.forStep(command, seq);
     // The lone form that fails when refused is its own check (docs/decisions/0047).
     const check = { sql: this.wf.wroteOperation, params: [command.workflowId, seq] };
