@@ -198,7 +198,9 @@ class SyncedBatch {
     // A named statement's first Describe on this connection: its later uses go without one.
     const st = this.statements[this.completed.length];
     const connection = this.connection;
-    if (st?.name && connection) {
+    // Only where pg's Result is as this reads it (pg 8.23's); another version's is described each time.
+    const internal = Array.isArray(result._parsers) && typeof result._prebuiltEmptyResultObject === 'object';
+    if (st?.name && connection && internal) {
       let shapes = SHAPES.get(connection);
       if (!shapes) SHAPES.set(connection, (shapes = new Map()));
       shapes.set(st.name, { text: st.text, fields: result.fields, parsers: result._parsers, empty: result._prebuiltEmptyResultObject });
