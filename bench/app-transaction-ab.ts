@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { AppTransaction } from '../libs/weft/src/storage/app-transaction.js';
-import { withFreshDatabase } from './support.js';
+import { backendsCpuMs, withFreshDatabase } from './support.js';
 
 type Open = (o: {
   database: { url: string; poolSize: number };
@@ -38,22 +38,7 @@ await withFreshDatabase(async (url, dbName) => {
     base: await base({ database: { url, poolSize: workers + 2 }, schema: 'weft_a' }),
     next: await next({ database: { url, poolSize: workers + 2 }, schema: 'weft_b' }),
   };
-  const server = async () => {
-    const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-      dbName,
-    ]);
-    let t = 0;
-    for (const { pid } of rows) {
-      try {
-        const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
-        t += Number(x[11]) + Number(x[12]);
-      } catch {
-        /* gone */
-      }
-    }
-    return t * 10;
-  };
+  const server = () => backendsCpuMs(admin, dbName);
   const run = async (which: 'base' | 'next', n: number) => {
     let i = 0;
     await Promise.all(

@@ -1,5 +1,6 @@
 import type { WorkflowContext } from '@weft/nest';
 import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import pg, { Client } from 'pg';
 
@@ -203,4 +204,25 @@ export async function autovacuumLike(client: pg.ClientBase | pg.Pool, tally: Rec
     await client.query(`${what} "${schema}"."${relname}"`);
     tally[`${what} ${relname}`] = (tally[`${what} ${relname}`] ?? 0) + 1;
   }
+}
+
+/**
+ * CPU time (ms, user + system) of the backends serving database `db` other than the asking one,
+ * from /proc: the A/B benches run beside their server. A backend that ended meanwhile counts nothing.
+ */
+export async function backendsCpuMs(client: pg.Pool | pg.ClientBase, db: string): Promise<number> {
+  const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
+    db,
+  ]);
+  let ticks = 0;
+  for (const { pid } of rows) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks += Number(fields[11]) + Number(fields[12]); // utime, stime, in 10 ms ticks
+    } catch {
+      /* gone */
+    }
+  }
+  return ticks * 10;
 }

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { silent, withFreshDatabase } from './support.js';
+import { backendsCpuMs, silent, withFreshDatabase } from './support.js';
 type Ctx = {
   workflowId: string;
   transaction(name: string, fn: (m: { query(s: string, p: unknown[]): Promise<unknown> }) => Promise<void>): Promise<void>;
@@ -47,22 +47,7 @@ await withFreshDatabase(async (url, db) => {
     await e.bootstrap();
     engines[k] = e;
   }
-  const server = async () => {
-    const { rows } = await admin.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [
-      db,
-    ]);
-    let t = 0;
-    for (const { pid } of rows) {
-      try {
-        const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-        const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
-        t += Number(x[11]) + Number(x[12]);
-      } catch {
-        /* gone */
-      }
-    }
-    return t * 10; // ms
-  };
+  const server = () => backendsCpuMs(admin, db);
   const chunk = async (k: string, n: number) => {
     let next = 0;
     const t0 = performance.now();
