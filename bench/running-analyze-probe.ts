@@ -10,6 +10,7 @@ import { MessageRepository } from '../libs/weft/src/storage/repositories/message
 import { QueueRepository } from '../libs/weft/src/storage/repositories/queue.repository.js';
 import { AdvanceStatements } from '../libs/weft/src/storage/repositories/advance-statements.js';
 import { statementName } from '../libs/weft/src/storage/sql-client.js';
+import { endsHandingOff } from '../test/support/plans.js';
 import { adminUrl } from './support.js';
 
 const name = `weft_bench_running_${process.pid}`;
@@ -58,15 +59,7 @@ try {
     ['other'],
     100,
   );
-  const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
-  const end = (n: number) => ({
-    workflowId: `running-plain-t-${n}`,
-    expectedVersion: 1,
-    status: 'completed' as const,
-    completed: true,
-    handoff,
-  });
-  const ends = new AdvanceStatements('weft', () => 0).for(Array.from({ length: 20 }, (_, i) => end(i + 1)));
+  const ends = endsHandingOff(Array.from({ length: 20 }, (_, i) => `running-plain-t-${i + 1}`));
   const admit = (queue: string, partitioned: boolean) =>
     db.query(
       `SELECT * FROM weft.weft_queue_admit($1, 50, 200, NULL, NULL, NULL, 0, ARRAY['t'], NULL, NULL, NULL, NULL, NULL, $2, $3, NULL, 0)`,
@@ -80,7 +73,7 @@ try {
     'admission, plain': () => admit('plain', false),
     gauges: () => db.query({ name: 'gauges', text: gaugesText, values: [['parts', 'plain'], 10000] }),
     poll: () => db.query({ name: 'poll', text: pollText, values: [['other', 't'], 100] }),
-    'end commit, 20 with hand-off': () => db.query({ name: statementName(ends.sql), text: ends.sql, values: ends.params }),
+    'end commit, 20 with hand-off': () => db.query(ends),
   };
   // Consumption by a batch of three, once 5,000 messages wait (measured last: the poll's 100 are above).
   const consume = async () => {

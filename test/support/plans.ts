@@ -1,6 +1,8 @@
 // EXPLAIN (FORMAT JSON) plans, for the specs that check which indexes a hot statement reaches.
 import pg from 'pg';
 import { openDatabase } from '../../libs/weft/src/storage/data-source.js';
+import { AdvanceStatements } from '../../libs/weft/src/storage/repositories/advance-statements.js';
+import { statementName } from '../../libs/weft/src/storage/sql-client.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 /** A node of a JSON plan, as far as the plan specs read it. */
@@ -51,4 +53,22 @@ export function usePlanDatabase(): { tdb: TestDatabase; db: pg.Client } {
     await env.tdb?.drop();
   });
   return env;
+}
+
+/**
+ * The end commit of these workflows (at version 1, running in queue 'plain' of type 't'), each
+ * handing its slot on, as the engine names and sends it: the statement whose plan the queue plan
+ * specs read.
+ */
+export function endsHandingOff(workflowIds: string[]): pg.QueryConfig {
+  const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
+  const ends = workflowIds.map((workflowId) => ({
+    workflowId,
+    expectedVersion: 1,
+    status: 'completed' as const,
+    completed: true,
+    handoff,
+  }));
+  const { sql, params } = new AdvanceStatements('weft', () => 0).for(ends);
+  return { name: statementName(sql), text: sql, values: params };
 }

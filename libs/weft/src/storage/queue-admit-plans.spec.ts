@@ -6,9 +6,7 @@
 // with the backlog (docs/decisions/0045-admission-reads-no-backlog.md). The table is as a busy
 // queue has it: analyzed while its backlog was small, then filled. Plans are judged here, read
 // through auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN).
-import { capturePlans, usePlanDatabase } from '../../../../test/support/plans.js';
-import { AdvanceStatements } from './repositories/advance-statements.js';
-import { statementName } from './sql-client.js';
+import { capturePlans, endsHandingOff, usePlanDatabase } from '../../../../test/support/plans.js';
 
 interface Node {
   'Node Type': string;
@@ -132,13 +130,10 @@ describe('queue admission plans: by id, and seeks past the cursor (real PostgreS
    * (the statement whose scans include the CTE `cte`), in a transaction rolled back after.
    */
   async function endCommitPlan(cte: string): Promise<Node> {
-    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
-    const end = { workflowId: 'running-plain1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
-    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
     await env.db.query('BEGIN');
     try {
       await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      return await planOf(cte, () => env.db.query({ name: statementName(sql), text: sql, values: params }));
+      return await planOf(cte, () => env.db.query(endsHandingOff(['running-plain1'])));
     } finally {
       await env.db.query('ROLLBACK');
     }

@@ -8,7 +8,7 @@
 // consumption, after an ANALYZE that saw no unconsumed message, read every unconsumed message
 // through weft_messages_pending_kind_idx (since dropped) instead of its own. Plans read through
 // auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN) or EXPLAIN of the generic plan.
-import { capturePlans, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
+import { capturePlans, endsHandingOff, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
@@ -113,22 +113,14 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
   });
 
   it("an end commit's hand-off, a batch of three, reads the ending workflows by key", async () => {
-    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
-    const end = (n: number) => ({
-      workflowId: `running-plain-t-${n}`,
-      expectedVersion: 1,
-      status: 'completed' as const,
-      completed: true,
-      handoff,
-    });
-    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end(1), end(2), end(3)]);
     const used = await indexesOf(async () => {
       await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      await env.db.query({ name: statementName(sql), text: sql, values: params });
+      await env.db.query(endsHandingOff(['running-plain-t-1', 'running-plain-t-2', 'running-plain-t-3']));
     });
     expect(used).not.toContain('weft_workflows_status_type_idx');
     expect(used).toContain('weft_workflows_pkey');
   });
+
   it("a batched advance's consumption seeks the batch's messages", async () => {
     const ids = await env.db.query<{ id: string; workflow_id: string }>(
       `SELECT id::text, workflow_id FROM weft.weft_messages WHERE workflow_id IN ('running-none-other-1', 'running-none-other-2', 'running-none-other-3')`,

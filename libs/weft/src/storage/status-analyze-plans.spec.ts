@@ -6,9 +6,7 @@
 // enqueued row since (docs/decisions/0052-admission-plans-after-an-empty-analyze.md). Plans read
 // through auto_explain, as queue-admit-plans.spec.ts does (PL/pgSQL's statements are not
 // reachable by EXPLAIN).
-import { capturePlans, usePlanDatabase } from '../../../../test/support/plans.js';
-import { AdvanceStatements } from './repositories/advance-statements.js';
-import { statementName } from './sql-client.js';
+import { capturePlans, endsHandingOff, usePlanDatabase } from '../../../../test/support/plans.js';
 
 interface Node {
   'Index Name'?: string;
@@ -75,13 +73,10 @@ describe('admission plans after an ANALYZE that saw no enqueued workflow (real P
   });
 
   it("an end commit's hand-off reads the queue indexes, not status_type_idx", async () => {
-    const handoff = { queue: 'plain', pick: true, notifier: 'e', types: ['t'], engineId: null, ttlMs: null, graceMs: null };
-    const end = { workflowId: 'running-plain-1', expectedVersion: 1, status: 'completed' as const, completed: true, handoff };
-    const { sql, params } = new AdvanceStatements('weft', () => 0).for([end]);
     await env.db.query('BEGIN');
     try {
       await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      const used = await indexesOf(() => env.db.query({ name: statementName(sql), text: sql, values: params }));
+      const used = await indexesOf(() => env.db.query(endsHandingOff(['running-plain-1'])));
       expect(used).not.toContain('weft_workflows_status_type_idx');
       expect(used).toContain('weft_workflows_enqueued_idx');
     } finally {
