@@ -353,7 +353,9 @@ export class Runtime implements ExecutionHost, ContinueHost {
   drive(workflowId: string, firedSleepSeq?: number, fenceEpoch?: string | null): Promise<void> {
     const live = this.runs.get(workflowId);
     if (live) return firedSleepSeq === undefined ? Promise.resolve() : this.wakeLive(live, firedSleepSeq, fenceEpoch);
-    const fire = this.fires.get(workflowId);
+    // A wake waits for a delayed start's fire; a timer's does not (a pending workflow has none, and
+    // a running one the fire found keeps its timer's seq, which a deferred wake would drop).
+    const fire = firedSleepSeq === undefined ? this.fires.get(workflowId) : undefined;
     if (fire) {
       fire.woken = true; // driven once the fire is done (firing())
       return Promise.resolve();
