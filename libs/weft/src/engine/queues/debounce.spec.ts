@@ -103,6 +103,35 @@ describe('debounced starts (real PostgreSQL)', () => {
     expect(runs.filter((r) => ['early', 'late'].includes(r.input))).toEqual([{ id: h.workflowId, input: 'late' }]);
   });
 
+  it('a call that meets a closed window not yet fired detaches it (it starts as it is) and opens a new one', async () => {
+    runs.length = 0;
+    const e = await env.pool.create(fast, (x) => x.register('echo', Echo));
+    await e.bootstrap();
+    const first = await e.start('echo', 'd-first', { debounce: { key: 'closed', delay: '1h' } });
+    // Its start is due by the database clock, its timer not yet: the window has closed, unfired.
+    await env.tdb.query(`UPDATE weft.weft_workflows SET start_at = clock_timestamp() - interval '1 second' WHERE id = $1`, [
+      first.workflowId,
+    ]);
+    const second = await e.start('echo', 'd-second', { debounce: { key: 'closed', delay: '1h' } });
+    expect(second.workflowId).not.toBe(first.workflowId);
+    const [old] = await env.tdb.query<{ debounce_key: string | null; version: number; input: unknown }>(
+      `SELECT debounce_key, version, input FROM weft.weft_workflows WHERE id = $1`,
+      [first.workflowId],
+    );
+    expect(old).toEqual({ debounce_key: null, version: 1, input: 'd-first' });
+    // The new window is the key's: a third call pushes it.
+    const third = await e.start('echo', 'd-third', { debounce: { key: 'closed', delay: '50ms' } });
+    expect(third.workflowId).toBe(second.workflowId);
+    await env.tdb.query(`UPDATE weft.weft_timers SET fire_at = clock_timestamp() WHERE workflow_id = $1`, [first.workflowId]);
+    expect(await first.result({ timeout: '10s' })).toBe('d-first');
+    expect(await third.result({ timeout: '10s' })).toBe('d-third');
+    expect(
+      runsOf('d-')
+        .map((r) => r.input)
+        .sort(),
+    ).toEqual(['d-first', 'd-third']);
+  });
+
   it('refuses bad debounce options before anything is written', async () => {
     const e = await env.pool.create({}, (x) => x.register('echo', Echo));
     await e.bootstrap();

@@ -23,8 +23,9 @@ import type { WorkflowStatus } from '../../common/types.js';
   where: "singleton_key IS NOT NULL AND status IN ('pending', 'enqueued', 'running', 'suspended')",
 })
 @Index('weft_workflows_debounce_idx', ['type', 'debounceKey'], { unique: true, where: "debounce_key IS NOT NULL AND status = 'pending'" })
+// Names enqueued (no such row waits) so that status_type_idx serves no probe of it (docs/decisions/0061).
 @Index('weft_workflows_singleton_wait_idx', ['type', 'singletonWait', 'createdAt', 'id'], {
-  where: "singleton_wait IS NOT NULL AND status = 'pending'",
+  where: "singleton_wait IS NOT NULL AND status IN ('pending', 'enqueued')",
 })
 @Index('weft_workflows_partition_admitted_idx', ['queue', 'partitionKey', 'admittedAt'], {
   where: 'admitted_at IS NOT NULL AND partition_key IS NOT NULL',

@@ -28,6 +28,7 @@ import { queueAdmitKeyLimitsMigration } from './1734352700000-queue-admit-key-li
 import { statusIndexWithoutEnqueuedMigration } from './1734352900000-status-index-without-enqueued.js';
 import { runningIndexesLeadWithStatusMigration } from './1734353700000-running-indexes-lead-with-status.js';
 import { messagesWithoutPendingKindIndexMigration } from './1734353710000-messages-without-pending-kind-index.js';
+import { singletonWaitIndexNamesEnqueuedMigration } from './1734354300000-singleton-wait-index-names-enqueued.js';
 
 /** Ordered; ids are never reused. */
 export function weftMigrations(schema: string): Array<{ id: number; migration: MigrationInterface }> {
@@ -61,5 +62,6 @@ export function weftMigrations(schema: string): Array<{ id: number; migration: M
     { id: 1734352900000, migration: statusIndexWithoutEnqueuedMigration(schema) },
     { id: 1734353700000, migration: runningIndexesLeadWithStatusMigration(schema) },
     { id: 1734353710000, migration: messagesWithoutPendingKindIndexMigration(schema) },
+    { id: 1734354300000, migration: singletonWaitIndexNamesEnqueuedMigration(schema) },
   ];
 }

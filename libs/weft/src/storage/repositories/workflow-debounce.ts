@@ -4,7 +4,9 @@
 // later, and bumps the version; the delayed-start fire commits only at the version it read and only
 // once the start is due (Transitions.fireDelayedStart), so it never starts with an input a later
 // call replaced. Once the window has closed (the start is due) no call changes the row: the call
-// detaches it from the key (it starts with what it has) and opens a new window.
+// detaches it from the key (it starts with what it has) and opens a new window. The detach is the
+// same upsert's conflict action, so it finds the row through the debounce index (the arbiter),
+// with no plan to go astray (docs/decisions/0061).
 import { WorkflowVersionConflictError } from '../../common/errors.js';
 import { qualify } from '../schema-name.js';
 import { jsonOrNullParam, type SqlClient } from '../sql-client.js';
@@ -13,7 +15,7 @@ import { mapWorkflowRow } from './workflow.repository.js';
 import { Payloads } from '../payloads.js';
 
 const ms = `* interval '1 millisecond'`;
-/** Calls that each met a window closing under them: only a fire stalled between due and commit does this. */
+/** Calls that each met a closed window under the key: only windows that keep closing under their calls do this. */
 const MAX_ATTEMPTS = 20;
 
 function statements(schema: string) {
@@ -26,8 +28,10 @@ function statements(schema: string) {
     /**
      * $1 id, $2 type, $3 input, $4 trace context, $5 workflow version, $6 queue, $7 priority,
      * $8 partition key, $9 debounce key, $10 delay and $11 maxDelay (ms), $12 attributes, $13 offset, $14 headers.
-     * Returns the window's workflow (new or pushed) and the ms to its start; no row when the
-     * window of the pending workflow under the key has closed.
+     * Returns the window's workflow (new or pushed) and the ms to its start; or, when the window of
+     * the pending workflow under the key had closed, that workflow `detached` from the key and
+     * otherwise unchanged (its version too: its fire commits as it read it). One reading of the
+     * clock decides which (`o.open`).
      */
     upsert: `
       WITH up AS (
@@ -37,20 +41,19 @@ function statements(schema: string) {
                 COALESCE($7::int, 0), $8::text, $9::text,
                 CASE WHEN $11::float8 IS NULL THEN NULL ELSE ${now} + $11::float8 ${ms} END, $12::jsonb, $14::json)
         ON CONFLICT (type, debounce_key) WHERE debounce_key IS NOT NULL AND status = 'pending'
-        DO UPDATE SET input = EXCLUDED.input, headers = EXCLUDED.headers, start_at = LEAST(EXCLUDED.start_at, w.debounce_until),
-                      version = w.version + 1, updated_at = clock_timestamp()
-          WHERE w.start_at > ${now}
-        RETURNING w.id, w.start_at, (w.xmax = 0) AS inserted
+        DO UPDATE SET (input, headers, start_at, version, updated_at, debounce_key) = (
+          SELECT CASE WHEN o.open THEN EXCLUDED.input ELSE w.input END, CASE WHEN o.open THEN EXCLUDED.headers ELSE w.headers END,
+                 CASE WHEN o.open THEN LEAST(EXCLUDED.start_at, w.debounce_until) ELSE w.start_at END,
+                 CASE WHEN o.open THEN w.version + 1 ELSE w.version END,
+                 CASE WHEN o.open THEN clock_timestamp() ELSE w.updated_at END, CASE WHEN o.open THEN w.debounce_key END
+          FROM (SELECT w.start_at > ${now} AS open) o)
+        RETURNING w.id, w.start_at, (w.xmax = 0) AS inserted, w.debounce_key IS NULL AS detached
       ),
       tm AS (
-        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at) SELECT id, 'delayed-start', -1, start_at FROM up
+        INSERT INTO ${timers} (workflow_id, kind, seq, fire_at) SELECT id, 'delayed-start', -1, start_at FROM up WHERE NOT detached
         ON CONFLICT (workflow_id, kind, seq) DO UPDATE SET fire_at = EXCLUDED.fire_at
       )
-      SELECT id, inserted, GREATEST(0, EXTRACT(EPOCH FROM (start_at - ${now})) * 1000)::float8 AS start_in_ms FROM up`,
-    /** The pending workflow under a key whose window closed leaves the key: it starts as it is. */
-    detach: `
-      UPDATE ${wf} SET debounce_key = NULL
-      WHERE type = $1 AND debounce_key = $2 AND status = 'pending' AND start_at <= (clock_timestamp() + $3::float8 ${ms})`,
+      SELECT id, inserted, detached, GREATEST(0, EXTRACT(EPOCH FROM (start_at - ${now})) * 1000)::float8 AS start_in_ms FROM up`,
     /**
      * The row a delayed-start fire decides on, with whether it is debounced and due by the database
      * clock, and what its start stored for the run it launches (docs/decisions/0046): the messages
@@ -100,8 +103,7 @@ export class WorkflowDebounce {
     const input = await this.payloads.encode(w.input);
     const headers = jsonOrNullParam(await this.payloads.encode(w.headers ?? null));
     for (let attempt = 0; ; attempt++) {
-      const off = this.clockOffset();
-      const [r] = await this.client.query<{ id: string; inserted: boolean; start_in_ms: number }>(this.sql.upsert, [
+      const [r] = await this.client.query<{ id: string; inserted: boolean; detached: boolean; start_in_ms: number }>(this.sql.upsert, [
         w.id,
         w.type,
         jsonOrNullParam(input),
@@ -114,13 +116,13 @@ export class WorkflowDebounce {
         d.delayMs,
         d.maxDelayMs,
         w.attributes ? JSON.stringify(w.attributes) : null,
-        off,
+        this.clockOffset(),
         headers,
       ]);
-      if (r) return { id: r.id, inserted: r.inserted, startInMs: Number(r.start_in_ms) };
-      // Only a fire that keeps stalling between due and commit gets here: the caller may try again.
+      if (!r.detached) return { id: r.id, inserted: r.inserted, startInMs: Number(r.start_in_ms) };
+      // The window it met had closed and left the key: the next attempt opens a new one. Only
+      // windows that keep closing under their calls (a delay of about nothing) get past this.
       if (attempt >= MAX_ATTEMPTS) throw new WorkflowVersionConflictError(w.id, 1);
-      await this.client.query(this.sql.detach, [w.type, d.key, off]);
     }
   }
 

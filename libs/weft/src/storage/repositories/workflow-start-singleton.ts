@@ -94,6 +94,13 @@ export function singletonStartParams(w: InsertWorkflow, claimer: ClaimTerms | un
 }
 
 /**
+ * The statuses a waiter for a key is looked up by: pending, and enqueued, which no waiter has (it
+ * takes its key while pending). Named so that weft_workflows_status_type_idx, which holds no
+ * enqueued row, serves no such probe: weft_workflows_singleton_wait_idx does (docs/decisions/0061).
+ */
+const WAITING = `('pending', 'enqueued')`;
+
+/**
  * Singleton starts that queue (onConflict 'queue', docs/decisions/0034): a start that meets the
  * key's live holder is stored `pending` with `singleton_wait` and a delayed-start timer; each fire
  * of that timer tries to take the key (only the oldest waiter of the key may), and the fire starts
@@ -125,13 +132,22 @@ function waitStatements(schema: string) {
       SELECT id, status, version, true AS inserted FROM ins
       UNION ALL
       SELECT id, status, version, false FROM ${wf} WHERE id = $1::text AND NOT EXISTS (SELECT 1 FROM ins)`,
-    /** The waiter $1 takes its key: only when no live workflow holds it and no older waiter waits for it. */
+    /**
+     * The waiter $1 takes its key: only when no live workflow holds it and no older waiter waits for
+     * it. The row is named by its key alone, the rest of its conditions in one expression no index
+     * serves, and the holder and the older waiters are probed with the row's values (WAITING):
+     * after an ANALYZE that saw no pending workflow, generic plans read every pending workflow
+     * through weft_workflows_status_type_idx, and every live holder of every key (docs/decisions/0061).
+     */
     promote: `
       UPDATE ${wf} w SET singleton_key = w.singleton_wait, singleton_wait = NULL
-      WHERE w.id = $1 AND w.status = 'pending' AND w.singleton_wait IS NOT NULL
-        AND NOT EXISTS (SELECT 1 FROM ${wf} o WHERE o.type = w.type AND o.singleton_key = w.singleton_wait AND o.status IN (${LIVE}))
-        AND NOT EXISTS (SELECT 1 FROM ${wf} o WHERE o.type = w.type AND o.singleton_wait = w.singleton_wait AND o.status = 'pending'
-                          AND (o.created_at, o.id) < (w.created_at, w.id))
+      WHERE w.id = $1
+        AND CASE WHEN w.status = 'pending' AND w.singleton_wait IS NOT NULL THEN
+              (SELECT o.id FROM ${wf} o WHERE o.type = w.type AND o.singleton_key = w.singleton_wait AND o.status IN (${LIVE}) LIMIT 1)
+                IS NULL
+              AND (SELECT o.id FROM ${wf} o WHERE o.status IN ${WAITING} AND o.type = w.type AND o.singleton_wait = w.singleton_wait
+                     AND (o.created_at, o.id) < (w.created_at, w.id) LIMIT 1) IS NULL
+            ELSE false END
       RETURNING w.id`,
     /** The waiter's timer fires again in $2 ms (workflow time: $3 is the clock's offset). */
     recheck: `UPDATE ${timers} SET fire_at = clock_timestamp() + ($2::float8 + $3::float8) ${ms}
@@ -139,11 +155,14 @@ function waitStatements(schema: string) {
     /**
      * Workflow $1 ended: the oldest start waiting for the key it held is due now ($2: the clock's
      * offset). A recheck that lands after this leaves it due (recheck moves only a timer not due).
+     * Probes by key, as promote's (docs/decisions/0061).
      */
     wakeNext: `UPDATE ${timers} t SET fire_at = clock_timestamp() + $2::float8 ${ms}
-      FROM (SELECT o.id FROM ${wf} h JOIN ${wf} o ON o.type = h.type AND o.singleton_wait = h.singleton_key AND o.status = 'pending'
-            WHERE h.id = $1 AND h.singleton_key IS NOT NULL ORDER BY o.created_at, o.id LIMIT 1) n
-      WHERE t.workflow_id = n.id AND t.kind = 'delayed-start' AND t.seq = -1
+      WHERE t.workflow_id = (
+          SELECT (SELECT o.id FROM ${wf} o WHERE o.status IN ${WAITING} AND o.type = h.type AND o.singleton_wait = h.singleton_key
+                  ORDER BY o.created_at, o.id LIMIT 1)
+          FROM ${wf} h WHERE h.id = $1 AND h.singleton_key IS NOT NULL)
+        AND t.kind = 'delayed-start' AND t.seq = -1
       RETURNING t.workflow_id`,
   };
 }
