@@ -633,12 +633,14 @@ function handoffWrites(schema: string): string[] {
         FOR UPDATE OF w SKIP LOCKED) p)`,
     // By id alone: ho_pick locked each row after checking its latest version is enqueued, and holds
     // it. A status condition here let the generic plan scan the whole enqueued index (every queue's
-    // backlog) for the ids, the partial index matching it (docs/decisions/0045).
+    // backlog) for the ids, the partial index matching it (docs/decisions/0045). The join alone, no
+    // `id = ANY(ho_pick's ids)` beside it: with it, a generic plan made after an ANALYZE of a small
+    // table read the whole table once per picked row (docs/decisions/0059).
     `ho_upd AS (
       UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
              fence_epoch = CASE WHEN p.engine IS NULL THEN w.fence_epoch
                                 ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
-      FROM ho_pick p WHERE w.id = p.id AND w.id = ANY(ARRAY(SELECT id FROM ho_pick))
+      FROM ho_pick p WHERE w.id = p.id
       RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.fence_epoch, w.singleton_key IS NOT NULL AS singleton,
                 -- timer rows it may have (its deadline's; a delayed start's went when it fired): none, its end clears none
                 w.deadline IS NOT NULL OR w.start_at IS NOT NULL AS timers, p.q, p.rn, p.engine, p.ttl, p.grace,
