@@ -23,10 +23,6 @@ import { WorkflowStatus } from '../common/types.js';
 
 const ID_POLICIES = ['return-existing', 'reject-duplicate', 'start-new-if-terminal'];
 
-/** A start its queue's admission takes as soon as it is written (not a delayed start). */
-const admittable = (row: InsertWorkflow): boolean =>
-  row.status === WorkflowStatus.Enqueued && row.startInMs === null && row.queue !== undefined;
-
 export interface StarterDependencies {
   store: WorkflowStore;
   registry: WorkflowRegistry;
@@ -65,29 +61,9 @@ export class Starter {
 
   constructor(private readonly deps: StarterDependencies) {
     this.batch = new Batcher(
-      async (rows) => {
-        // A burst into a queue: its later inserts wait for the admission of these rows (docs/decisions/0060).
-        const enqueued = new Map<string, number>();
-        for (const r of rows) if (admittable(r)) enqueued.set(r.queue!, (enqueued.get(r.queue!) ?? 0) + 1);
-        const held = enqueued.size ? deps.queues.holdBurst(enqueued) : [];
-        let written = false;
-        try {
-          const res = await deps.store.workflows.startMany(rows, deps.ownership.claims.claimer());
-          written = true;
-          return res;
-        } finally {
-          if (held.length) deps.queues.burstWritten(held, written);
-        }
-      },
+      (rows) => deps.store.workflows.startMany(rows, deps.ownership.claims.claimer()),
       (row) => row.id,
-      256,
-      2,
-      {
-        gather: true,
-        held: (row) => admittable(row) && deps.queues.holdsStarts(row.queue!),
-      },
     );
-    deps.queues.onStartsReleased(() => this.batch.release());
   }
 
   /**

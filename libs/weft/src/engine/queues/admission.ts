@@ -19,8 +19,6 @@ import type { QueueSlots } from './slots.js';
 /** Admitted per queue per pass: a busy queue cannot hold a pass (and the other queues) for long. */
 export const ADMIT_BATCH = 100;
 const FORGET_AFTER_MS = 60_000;
-/** A start batch with at least this many rows for a queue is a burst (docs/decisions/0060). */
-export const BURST_ROWS = 32;
 
 export interface QueueAdmissionDependencies {
   store: WorkflowStore;
@@ -52,9 +50,6 @@ export class QueueAdmission {
   private readonly announcedAt = new Map<string, number>();
   /** Queues whose last look (the figures or an admission) saw work waiting. */
   private readonly backlog = new Set<string>();
-  /** Queues whose start inserts wait for the admission a burst's first rows nudged (docs/decisions/0060). */
-  private readonly holding = new Set<string>();
-  private releaseStarts: () => void = () => undefined;
   private readonly loop: TimerLoop;
   private figures: QueueFigures = {};
   private figuresAt = -Infinity;
@@ -91,48 +86,7 @@ export class QueueAdmission {
   }
 
   stop(): Promise<void> {
-    this.unhold([...this.holding]);
     return this.loop.stop();
-  }
-
-  /** The start batcher's: held start inserts may go. */
-  onStartsReleased(release: () => void): void {
-    this.releaseStarts = release;
-  }
-
-  /** Start inserts into `queue` wait: the admission of a burst's first rows is out, and runs alone. */
-  holdsStarts(queue: string): boolean {
-    return this.holding.has(queue);
-  }
-
-  /**
-   * A start batch is about to write these many enqueued rows per queue. A burst (BURST_ROWS or more)
-   * into a queue not known to have work: the burst's later inserts wait until this batch is written
-   * and its admission has run, so that the admission of the first runs does not run beside the rest
-   * of the burst being written (docs/decisions/0060). Returns the queues it holds.
-   */
-  holdBurst(rows: Map<string, number>): string[] {
-    const held: string[] = [];
-    for (const [queue, n] of rows) {
-      if (n < BURST_ROWS || this.backlog.has(queue) || this.holding.has(queue) || !this.loop.isRunning || !this.declared.has(queue))
-        continue;
-      this.holding.add(queue);
-      held.push(queue);
-    }
-    return held;
-  }
-
-  /** The batch holdBurst held `queues` for was written (or failed): their admission now, not after a timer. */
-  burstWritten(queues: string[], written: boolean): void {
-    if (!written || !this.loop.isRunning) return this.unhold(queues);
-    for (const queue of queues) this.pending.add(queue);
-    void this.loop.runOnce();
-  }
-
-  private unhold(queues: Iterable<string>): void {
-    let released = false;
-    for (const queue of queues) released = this.holding.delete(queue) || released;
-    if (released) this.releaseStarts();
   }
 
   /** A slot may have freed or work arrived (in `queue`, when known): pass soon instead of at the next tick. */
@@ -211,23 +165,12 @@ export class QueueAdmission {
    * the queues it was nudged for: one round trip per queue and batch.
    */
   async pass(full = false): Promise<number> {
-    if (this.declared.size === 0 || !this.deps.mayAdmit()) {
-      this.unhold([...this.holding]);
-      return 0;
-    }
+    const { options } = this.deps;
+    if (this.declared.size === 0 || !this.deps.mayAdmit()) return 0;
+    const types = this.deps.registry.names();
     // Taken before any await: a nudge that arrives meanwhile is for the next pass.
     const nudged = [...this.pending];
     this.pending.clear();
-    try {
-      return await this.passOver(full, nudged);
-    } finally {
-      this.unhold(nudged);
-    }
-  }
-
-  private async passOver(full: boolean, nudged: string[]): Promise<number> {
-    const { options } = this.deps;
-    const types = this.deps.registry.names();
     // Runs of this engine woken while their slot was released take slots first (the admission
     // counts them as holding theirs, so fresh work cannot take them meanwhile).
     for (const queue of this.deps.slots.queuesWaiting()) await this.deps.slots.retake(queue);
@@ -247,7 +190,6 @@ export class QueueAdmission {
         admitted += await this.admit(q, room.granted, types);
       } finally {
         room.done();
-        this.unhold([q.name]);
       }
     }
     if (this.pending.size) this.nudge();
