@@ -4,28 +4,16 @@ interface Pending<C, R> {
   reject(err: unknown): void;
 }
 
-export interface BatcherOptions<C> {
-  /**
-   * Requests made in one turn of the event loop go together: the first waits a microtask for the
-   * others instead of going alone (a burst of starts is one statement, not 1, 1, then 256).
-   */
-  gather?: boolean;
-  /** A request that must wait (it stays in line, in order); `release()` when it may go. */
-  held?: (request: C) => boolean;
-}
-
 /**
  * Group commit for any statement that takes many requests at once: requests made while
- * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once (with
- * `gather`, a microtask later), so latency at low load is one round trip. Two requests with the
- * same key never share a statement (their outcome would depend on order inside it). See
- * docs/decisions/0001-group-commit.md.
+ * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once, so
+ * latency at low load is one round trip. Two requests with the same key never share a statement
+ * (their outcome would depend on order inside it). See docs/decisions/0001-group-commit.md.
  */
 export class Batcher<C, R> {
   private queue: Array<Pending<C, R>> = [];
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
-  private pumpSoon = false;
   /** Statements sent, for benchmarks and metrics. */
   statements = 0;
 
@@ -34,25 +22,13 @@ export class Batcher<C, R> {
     private readonly keyOf: (request: C) => string,
     private readonly maxBatch = 256,
     private readonly maxInFlight = 2,
-    private readonly opts: BatcherOptions<C> = {},
   ) {}
 
   submit(request: C): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
-      if (!this.opts.gather) return this.pump();
-      if (this.pumpSoon) return;
-      this.pumpSoon = true;
-      queueMicrotask(() => {
-        this.pumpSoon = false;
-        this.pump();
-      });
+      this.pump();
     });
-  }
-
-  /** Held requests may go now (what `held` says of them changed). */
-  release(): void {
-    this.pump();
   }
 
   /** Resolves when nothing is queued or in flight. */
@@ -64,7 +40,6 @@ export class Batcher<C, R> {
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const batch = this.takeBatch();
-      if (batch.length === 0) return; // all held
       this.inFlight++;
       void this.send(batch).finally(() => {
         this.inFlight--;
@@ -74,15 +49,14 @@ export class Batcher<C, R> {
     }
   }
 
-  /** Next batch in arrival order, at most one request per key, none held. */
+  /** Next batch in arrival order, at most one request per key. */
   private takeBatch(): Array<Pending<C, R>> {
     const batch: Array<Pending<C, R>> = [];
     const keys = new Set<string>();
     const rest: Array<Pending<C, R>> = [];
-    const held = this.opts.held;
     for (const p of this.queue) {
       const key = this.keyOf(p.request);
-      if (batch.length < this.maxBatch && !keys.has(key) && !held?.(p.request)) {
+      if (batch.length < this.maxBatch && !keys.has(key)) {
         keys.add(key);
         batch.push(p);
       } else rest.push(p);
