@@ -51,23 +51,6 @@ async function main() {
       calls.push({ ms: performance.now() - t0, admitted: res.admitted.length });
       return res;
     };
-    // Admissions riding end statements (decision 0058), where the engine has them: counted apart.
-    const riders = { sent: 0, admitted: 0, failed: 0 };
-    const riding = (queues as unknown as Record<string, unknown>).admitRiding as
-      ((r: unknown, done: (res: { admitted: unknown[] } | null, err?: unknown) => void) => unknown) | undefined;
-    if (riding) {
-      (queues as unknown as Record<string, unknown>).admitRiding = (
-        r: unknown,
-        done: (res: { admitted: unknown[] } | null, err?: unknown) => void,
-      ) => {
-        riders.sent++;
-        return riding.call(queues, r, (res, err) => {
-          if (res) riders.admitted += res.admitted.length;
-          else riders.failed++;
-          done(res, err);
-        });
-      };
-    }
     const fnStat =
       'SELECT coalesce(sum(calls), 0)::float8 AS calls, coalesce(sum(total_time), 0)::float8 AS ms FROM pg_stat_user_functions WHERE funcname = $1';
     const admin = new pg.Client({ connectionString: url });
@@ -84,7 +67,6 @@ async function main() {
         await admin.query('SELECT pg_stat_clear_snapshot()');
         const fnBefore = (await admin.query<{ calls: number; ms: number }>(fnStat, ['weft_queue_admit'])).rows[0]!;
         calls.length = 0;
-        Object.assign(riders, { sent: 0, admitted: 0, failed: 0 });
         const [texts, trips, commits, cpu] = [counter.texts(name), counter.roundTrips(name), counter.commits(name), process.cpuUsage()];
         let rate = 0;
         for (let i = 0; i < rounds; i++) rate += await queueChunk(engine, n, v);
@@ -115,12 +97,10 @@ async function main() {
             perChunk: round(calls.length / rounds, 1),
             admittingNothingPerChunk: round(calls.filter((c) => c.admitted === 0).length / rounds, 1),
             roundTripMs: { p50: at(50), p90: at(90) },
-            ridersPerChunk: round(riders.sent / rounds, 1),
-            admittedByRidersPerChunk: round(riders.admitted / rounds, 1),
-            ridersFailed: riders.failed,
-            functionCallsPerChunk: round((fnAfter.calls - fnBefore.calls) / rounds, 1),
             serverMsPerCall:
-              fnAfter.calls > fnBefore.calls ? round((fnAfter.ms - fnBefore.ms) / (fnAfter.calls - fnBefore.calls), 2) : null,
+              calls.length && fnAfter.calls > fnBefore.calls
+                ? round((fnAfter.ms - fnBefore.ms) / (fnAfter.calls - fnBefore.calls), 2)
+                : null,
           },
         };
         process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

@@ -83,7 +83,7 @@ export function wireEngine(database: OpenedDatabase, options: WeftEngineOptions,
   const runtime: Runtime = new Runtime({
     slots,
     store,
-    committer: new GroupCommitter(store, (commands) => queues.ridersFor(commands)),
+    committer: new GroupCommitter(store),
     registry,
     options: resolved,
     ownership,
@@ -114,7 +114,6 @@ export function wireEngine(database: OpenedDatabase, options: WeftEngineOptions,
     handoff: {
       request: (queue) => queues.handoffRequest(queue),
       ended: (queue, fromId, h, sentAt) => queues.endCommitted(queue, fromId, h, sentAt),
-      admitsAfterEnd: (queue, workflowId) => queues.admitsAfterEnd(queue, workflowId),
     },
   });
   const transitions: Transitions = new Transitions({

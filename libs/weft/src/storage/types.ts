@@ -96,22 +96,6 @@ export interface AdvanceCommand {
   updateResults?: UpdateResultWrite[];
   /** A queued run's end hands its slot to the queue's next enqueued workflow, in the same statement (docs/decisions/0042). */
   handoff?: HandoffRequest;
-  /**
-   * Not written: a queued run's end after which the queue's admission rides the same round trip
-   * (docs/decisions/0058); the group committer reads it when it sends the batch.
-   */
-  admitAfter?: string;
-}
-
-/**
- * A statement sent right behind a group commit's statement, on its connection and in the same
- * write, in a transaction of its own that sees what the commit wrote (docs/decisions/0058).
- */
-export interface RidingStatement {
-  sql: string;
-  params: unknown[];
-  /** Its rows, or the error it (or the connection) failed with; called once. */
-  settle(result: { rows: Record<string, unknown>[] } | { error: unknown }): void;
 }
 
 /**

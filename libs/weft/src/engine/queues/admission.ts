@@ -6,8 +6,8 @@
 import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
-import type { AdmitRequest, AdmitResult } from '../../storage/repositories/queue.repository.js';
-import type { AdvanceCommand, AdmittedWorkflow, HandoffOutcome, HandoffRequest, RidingStatement } from '../../storage/types.js';
+import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
+import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -43,14 +43,6 @@ export class QueueAdmission {
   private readonly admittedHere = new Map<string, { at: number; queue: string }>();
   /** Runs whose end handed their slot to the next workflow: their end needs no pass. */
   private readonly handedOff = new Set<string>();
-  /** Runs whose end carries their queue's admission in its round trip (id → when): their end needs no pass. */
-  private readonly riding = new Map<string, number>();
-  /** Admissions riding end commits that have not answered yet: stop() waits for them, as for a pass. */
-  private readonly riders = new Set<Promise<void>>();
-  /** Queues with an admission out (a pass's call or a rider): no rider is sent for them meanwhile. */
-  private readonly calling = new Set<string>();
-  /** Queues a pass skipped while a rider of theirs was out: a pass again once it answers. */
-  private readonly afterRider = new Set<string>();
   /** Queues worth an admission on the next pass: a local start, a freed slot, a batch that left work. */
   private readonly pending = new Set<string>();
   /** Queues whose freed slot is being announced to the other engines (one NOTIFY at a time per queue). */
@@ -93,9 +85,8 @@ export class QueueAdmission {
     if (this.declared.size > 0) this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    await this.loop.stop();
-    await Promise.all([...this.riders]);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** A slot may have freed or work arrived (in `queue`, when known): pass soon instead of at the next tick. */
@@ -106,8 +97,6 @@ export class QueueAdmission {
 
   /** A run ended here: if this engine admitted it and its queue has work waiting, its slot is worth a pass now. */
   ended(workflowId: string): void {
-    // The admission that rode its end commit took the slot (or nudged a pass when it could not).
-    if (this.riding.delete(workflowId)) return void this.admittedHere.delete(workflowId);
     const mine = this.admittedHere.get(workflowId);
     if (!mine) return;
     this.admittedHere.delete(workflowId);
@@ -137,78 +126,6 @@ export class QueueAdmission {
     if (mayAdmit && known && !swaps) return null;
     const pick = !mayAdmit || (swaps && known);
     return this.request(queue, pick, pick && mayAdmit ? this.deps.registry.names() : []);
-  }
-
-  /**
-   * Where an end commit carries nothing and a pass would follow it (a partitioned queue with a
-   * known backlog), the queue's admission may ride the end's round trip instead: sent right behind
-   * the end statement on its connection, in its own implicit transaction, whose fresh snapshot
-   * under the queue's lock sees the ends (docs/decisions/0058). Not for releaseWhileWaiting queues
-   * (their pass serves woken runs first).
-   */
-  admitsAfterEnd(queue: string, workflowId: string): boolean {
-    const q = this.declared.get(queue);
-    if (!this.loop.isRunning || !q || q.partition === null || q.releaseWhileWaiting || !this.backlog.has(queue)) return false;
-    if (!this.deps.mayAdmit()) return false;
-    this.riding.set(workflowId, Date.now());
-    return true;
-  }
-
-  /**
-   * The admissions to send behind a batch of commits: one per queue whose ends asked for one and
-   * that has no admission out. The ends of a queue that gets none end as without one: ended()
-   * nudges a pass once they committed.
-   */
-  ridersFor(commands: AdvanceCommand[]): RidingStatement[] {
-    let queues: Map<string, string[]> | undefined;
-    for (const c of commands) {
-      if (c.admitAfter === undefined) continue;
-      queues ??= new Map();
-      const ids = queues.get(c.admitAfter);
-      if (ids) ids.push(c.workflowId);
-      else queues.set(c.admitAfter, [c.workflowId]);
-    }
-    if (!queues) return [];
-    const out: RidingStatement[] = [];
-    for (const [name, ids] of queues) {
-      const rider = this.calling.has(name) ? null : this.rider(name);
-      if (rider) out.push(rider);
-      else for (const id of ids) this.riding.delete(id);
-    }
-    return out;
-  }
-
-  private rider(name: string): RidingStatement | null {
-    const q = this.declared.get(name);
-    const types = this.deps.registry.names();
-    if (!q || types.length === 0 || !this.loop.isRunning || !this.deps.mayAdmit()) return null;
-    const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
-    if (room.granted <= 0) {
-      room.done();
-      return null;
-    }
-    const sentAt = performance.now();
-    let answered!: () => void;
-    const answer = new Promise<void>((resolve) => (answered = resolve));
-    this.riders.add(answer);
-    this.calling.add(name);
-    return this.deps.store.queues.admitRiding(this.admitRequest(q, room.granted, types), (res, err) => {
-      room.done();
-      this.calling.delete(name);
-      if (this.afterRider.delete(name)) this.pending.add(name);
-      try {
-        if (!res) throw err;
-        this.admitted(q, room.granted, res, sentAt);
-      } catch (e) {
-        // As a pass's failure: logged, and the queue tried again by a pass (the end itself committed).
-        this.deps.options.logger.warn(`Queue admission failed: ${(e as Error)?.message}`);
-        this.pending.add(q.name);
-      } finally {
-        this.riders.delete(answer);
-        answered();
-      }
-      if (this.pending.size) this.nudge();
-    });
   }
 
   private request(queue: string, pick: boolean, types: string[]): HandoffRequest {
@@ -264,12 +181,6 @@ export class QueueAdmission {
     const first = names.length ? this.turn++ % names.length : 0;
     for (let i = 0; i < names.length; i++) {
       const q = this.declared.get(names[(first + i) % names.length])!;
-      // A rider of this queue is out: its answer brings the queue back to a pass (two calls would
-      // only wait for each other's lock on the queue's row).
-      if (this.calling.has(q.name)) {
-        this.afterRider.add(q.name);
-        continue;
-      }
       const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
       if (room.granted <= 0 || !this.deps.mayAdmit()) {
         room.done();
@@ -304,23 +215,12 @@ export class QueueAdmission {
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
-    const sentAt = performance.now();
-    this.calling.add(q.name);
-    let res: AdmitResult;
-    try {
-      res = await this.deps.store.queues.admit(this.admitRequest(q, room, types));
-    } finally {
-      this.calling.delete(q.name);
-    }
-    return this.admitted(q, room, res, sentAt);
-  }
-
-  private admitRequest(q: ResolvedQueue, room: number, types: string[]): AdmitRequest {
-    const { ownership } = this.deps;
+    const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
     const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
-    return {
+    const sentAt = performance.now();
+    const res = await store.queues.admit({
       queue: q.name,
       max: room,
       concurrency: q.concurrency,
@@ -332,13 +232,9 @@ export class QueueAdmission {
       types,
       claimer,
       leaseFence,
-    };
-  }
-
-  /** What an admission (a pass's or one riding an end) admitted: launched here; resolves with how many. */
-  private admitted(q: ResolvedQueue, room: number, res: AdmitResult, sentAt: number): number {
+    });
     const n = res.admitted.length;
-    if (n) this.deps.options.metrics.queueAdmissions?.(q.name, n);
+    if (n) options.metrics.queueAdmissions?.(q.name, n);
     for (const w of res.admitted) this.launch(q.name, w, sentAt);
     this.afterAdmission(q, room, res);
     return n;
@@ -426,8 +322,6 @@ export class QueueAdmission {
   private forgetGone(): void {
     const before = Date.now() - FORGET_AFTER_MS;
     for (const [id, { at }] of this.admittedHere) if (at < before && !this.deps.runtime.isLive(id)) this.admittedHere.delete(id);
-    // An end whose commit was refused (the run moved on elsewhere) never comes to ended().
-    for (const [id, at] of this.riding) if (at < before && !this.deps.runtime.isLive(id)) this.riding.delete(id);
   }
 }
 

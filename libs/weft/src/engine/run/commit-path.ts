@@ -36,8 +36,6 @@ export interface QueueHandoff {
   request(queue: string): HandoffRequest | null;
   /** The end of `fromId` committed: `h.to` was admitted in its place (launch it here), or its slot freed. */
   ended(queue: string, fromId: string, h: HandoffOutcome, sentAt: number): void;
-  /** Whether the queue's admission rides the round trip of this end of `workflowId` instead of a pass after it (docs/decisions/0058). */
-  admitsAfterEnd(queue: string, workflowId: string): boolean;
 }
 
 const ENDS = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
@@ -83,22 +81,15 @@ export class CommitPath {
   /** A run's own writes are fenced with the epoch it was launched under; a queued run's end hands its slot off. */
   commit(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {
     const handoff = this.handoffOf(exec, command);
-    const send =
-      handoff === null
-        ? (c: AdvanceCommand) => this.commitCommand(c, exec.epoch)
-        : 'pick' in handoff
-          ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, handoff })
-          : (c: AdvanceCommand) => this.commitCommand({ ...c, admitAfter: handoff.admitAfter }, exec.epoch);
+    const send = handoff
+      ? (c: AdvanceCommand) => this.commitHandingOff(exec, { ...c, handoff })
+      : (c: AdvanceCommand) => this.commitCommand(c, exec.epoch);
     return exec.trace ? exec.trace.commit(command, send) : send(command);
   }
 
-  /** A queued run's end: the hand-off it carries, or the queue whose admission rides it, or neither. */
-  private handoffOf(exec: Execution, command: AdvanceCommand): HandoffRequest | { admitAfter: string } | null {
-    const { handoff } = this.deps;
-    if (exec.queue === null || !command.completed || !ENDS.has(command.status ?? '') || !handoff) return null;
-    const request = handoff.request(exec.queue);
-    if (request) return request;
-    return handoff.admitsAfterEnd(exec.queue, exec.workflowId) ? { admitAfter: exec.queue } : null;
+  private handoffOf(exec: Execution, command: AdvanceCommand): HandoffRequest | null {
+    if (exec.queue === null || !command.completed || !ENDS.has(command.status ?? '') || !this.deps.handoff) return null;
+    return this.deps.handoff.request(exec.queue);
   }
 
   private async commitHandingOff(exec: Execution, command: AdvanceCommand): Promise<AdvanceOutcome> {

@@ -9,7 +9,7 @@ import type { OperationRecord, WorkflowAttributes, WorkflowStatus } from '../../
 import { qualify } from '../schema-name.js';
 import type { AppTransaction } from '../app-transaction.js';
 import { jsonOrNullParam, jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, RidingStatement, WorkflowRow } from '../types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
 import { AdvanceStatements } from './advance-statements.js';
@@ -359,44 +359,15 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return (await this.db.query<{ id: string }>(this.wf.children, [parentId, among ?? null])).map((r) => r.id);
   }
 
-  /**
-   * @internal Applies many workflows' advances in one statement; each keeps its own version check.
-   * `ridersOf`: statements to send right behind it on its connection (docs/decisions/0058).
-   */
-  async advanceMany(given: AdvanceCommand[], ridersOf?: () => RidingStatement[]): Promise<AdvanceOutcome[]> {
+  /** @internal Applies many workflows' advances in one statement; each keeps its own version check. */
+  async advanceMany(given: AdvanceCommand[]): Promise<AdvanceOutcome[]> {
     if (given.length === 0) return [];
     const commands = await this.payloads.commands(given);
     // In id order: the statement then locks claim and workflow rows in index order, the order
     // every other multi-row statement (renewal, release, reclaim) uses, so they cannot deadlock.
     const sorted = [...commands].sort((a, b) => (a.workflowId < b.workflowId ? -1 : a.workflowId > b.workflowId ? 1 : 0));
-    const advance = this.advanceStatements.for(sorted);
-    // Built only now, when the batch is sure to be sent: a rider built is a rider settled.
-    const riders = ridersOf?.() ?? [];
-    if (riders.length === 0) return advanceOutcomes(commands, await this.db.query<AdvanceRow>(advance.sql, advance.params));
-    return advanceOutcomes(commands, await this.advanceWithRiders(advance, riders));
-  }
-
-  /**
-   * The advance, then each rider behind it in the same write (SqlClient.pipeline): the advance's
-   * rows or error are the batch's, as soon as they are in; a rider's go to its own settle,
-   * whatever the advance came to.
-   */
-  private async advanceWithRiders(advance: { sql: string; params: unknown[] }, riders: RidingStatement[]): Promise<AdvanceRow[]> {
-    let sent;
-    try {
-      sent = await this.client.pipeline<AdvanceRow>([advance, ...riders]);
-    } catch (error) {
-      // No connection (or its plans could not be brought up to date): nothing was sent.
-      for (const r of riders) r.settle({ error });
-      throw error;
-    }
-    riders.forEach((r, i) =>
-      sent[i + 1].then(
-        (rows) => r.settle({ rows: rows as unknown as Record<string, unknown>[] }),
-        (error: unknown) => r.settle({ error }),
-      ),
-    );
-    return sent[0];
+    const { sql, params } = this.advanceStatements.for(sorted);
+    return advanceOutcomes(commands, await this.db.query<AdvanceRow>(sql, params));
   }
 
   /**
