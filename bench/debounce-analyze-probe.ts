@@ -11,7 +11,8 @@ import { openDatabase } from '../libs/weft/src/storage/data-source.js';
 import { WorkflowDebounce } from '../libs/weft/src/storage/repositories/workflow-debounce.js';
 import { SingletonWaits } from '../libs/weft/src/storage/repositories/workflow-start-singleton.js';
 import { statementName } from '../libs/weft/src/storage/sql-client.js';
-import { adminUrl } from './support.js';
+import { debounceRows, pendingTimers } from '../test/support/plans.js';
+import { adminUrl, medianRolledBackMs } from './support.js';
 
 const name = `weft_bench_debounce_${process.pid}`;
 const admin = new pg.Client({ connectionString: adminUrl() });
@@ -26,17 +27,8 @@ try {
   db.on('error', () => undefined);
   await db.connect();
   const insert = (n: number, status: string, type: string, tag: string, debounced: boolean, waits: boolean, holds = false) =>
-    db.query(
-      `INSERT INTO weft.weft_workflows (id, type, status, input, version, start_at, debounce_key, singleton_wait, singleton_key, created_at)
-       SELECT $2 || '-' || $3 || '-' || $4 || '-' || g, $3, $2, 'null', 1, now() + interval '1 hour',
-              CASE WHEN $5 THEN 'key-' || $4 || '-' || g END, CASE WHEN $6 THEN 'wkey-' || (g % 50) END,
-              CASE WHEN $7 THEN 'wkey-' || (g % 50) END, now() + (g || ' milliseconds')::interval
-       FROM generate_series(1, $1::int) g`,
-      [n, status, type, tag, debounced, waits, holds],
-    );
-  const timers = () =>
-    db.query(`INSERT INTO weft.weft_timers (workflow_id, kind, seq, fire_at)
-              SELECT id, 'delayed-start', -1, start_at FROM weft.weft_workflows WHERE status = 'pending'`);
+    debounceRows(db, n, status, type, tag, debounced, waits, holds);
+  const timers = () => pendingTimers(db);
   const scale = Number(process.env.SCALE ?? 1);
   for (let burst = 0; burst < 3; burst++) {
     await insert(2000 * scale, 'pending', 'd', `b${burst}`, true, false);
@@ -77,19 +69,7 @@ try {
     'promote, key held': () => waits.promote(`pending-s-live-${1000 * scale - 1}`),
     wakeNext: () => waits.wakeNext('running-s-live-7'),
   };
-  const out: Record<string, number> = {};
-  for (const [k, f] of Object.entries(cases)) {
-    const times: number[] = [];
-    for (let i = 0; i < 25; i++) {
-      await db.query('BEGIN');
-      const t0 = performance.now();
-      await f();
-      times.push(performance.now() - t0);
-      await db.query('ROLLBACK');
-    }
-    times.sort((a, b) => a - b);
-    out[k] = Math.round(times[12]! * 100) / 100;
-  }
+  const out = await medianRolledBackMs(db, cases);
   process.stdout.write(`${JSON.stringify({ scale, medianMs: out })}\n`);
   await db.end();
 } finally {

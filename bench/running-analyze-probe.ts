@@ -11,7 +11,7 @@ import { QueueRepository } from '../libs/weft/src/storage/repositories/queue.rep
 import { AdvanceStatements } from '../libs/weft/src/storage/repositories/advance-statements.js';
 import { statementName } from '../libs/weft/src/storage/sql-client.js';
 import { endsHandingOff } from '../test/support/plans.js';
-import { adminUrl } from './support.js';
+import { adminUrl, medianRolledBackMs } from './support.js';
 
 const name = `weft_bench_running_${process.pid}`;
 const admin = new pg.Client({ connectionString: adminUrl() });
@@ -98,20 +98,7 @@ try {
       return consume();
     },
   };
-  const out: Record<string, number> = {};
-  for (const [k, given] of [...Object.entries(cases), ...Object.entries(setups)]) {
-    const f = k in setups ? await (given as () => Promise<() => Promise<unknown>>)() : (given as () => Promise<unknown>);
-    const times: number[] = [];
-    for (let i = 0; i < 25; i++) {
-      await db.query('BEGIN');
-      const t0 = performance.now();
-      await f();
-      times.push(performance.now() - t0);
-      await db.query('ROLLBACK');
-    }
-    times.sort((a, b) => a - b);
-    out[k] = Math.round(times[12]! * 100) / 100;
-  }
+  const out = await medianRolledBackMs(db, cases, setups);
   process.stdout.write(`${JSON.stringify({ scale, medianMs: out })}\n`);
   await db.end();
 } finally {

@@ -226,3 +226,34 @@ export async function backendsCpuMs(client: pg.Pool | pg.ClientBase, db: string)
   }
   return ticks * 10;
 }
+
+/**
+ * Each case timed in a transaction rolled back (the tables stay as set up), `runs` times; the
+ * median per case in ms. `setups` build their case first (data they need), after the plain cases.
+ */
+export async function medianRolledBackMs(
+  db: pg.ClientBase,
+  cases: Record<string, () => Promise<unknown>>,
+  setups: Record<string, () => Promise<() => Promise<unknown>>> = {},
+  runs = 25,
+): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  const all: [string, () => Promise<() => Promise<unknown>>][] = [
+    ...Object.entries(cases).map(([k, f]) => [k, async () => f] as [string, () => Promise<() => Promise<unknown>>]),
+    ...Object.entries(setups),
+  ];
+  for (const [k, setup] of all) {
+    const f = await setup();
+    const times: number[] = [];
+    for (let i = 0; i < runs; i++) {
+      await db.query('BEGIN');
+      const t0 = performance.now();
+      await f();
+      times.push(performance.now() - t0);
+      await db.query('ROLLBACK');
+    }
+    times.sort((a, b) => a - b);
+    out[k] = round(times[Math.floor(runs / 2)]!);
+  }
+  return out;
+}

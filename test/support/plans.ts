@@ -72,3 +72,34 @@ export function endsHandingOff(workflowIds: string[]): pg.QueryConfig {
   const { sql, params } = new AdvanceStatements('weft', () => 0).for(ends);
   return { name: statementName(sql), text: sql, values: params };
 }
+
+/**
+ * $1 workflows of status $2 and type $3, ids `$2-$3-$4-g`, due in an hour: each debounced under its
+ * own key ($5), waiting for one of 50 singleton keys ($6), or holding one ($7). The rows the
+ * debounce and queued-singleton plan spec and probe analyze and fill.
+ */
+export function debounceRows(
+  db: pg.ClientBase,
+  n: number,
+  status: string,
+  type: string,
+  tag: string,
+  debounced: boolean,
+  waits: boolean,
+  holds = false,
+): Promise<pg.QueryResult> {
+  return db.query(
+    `INSERT INTO weft.weft_workflows (id, type, status, input, version, start_at, debounce_key, singleton_wait, singleton_key, created_at)
+     SELECT $2 || '-' || $3 || '-' || $4 || '-' || g, $3, $2, 'null', 1, now() + interval '1 hour',
+            CASE WHEN $5 THEN 'key-' || $4 || '-' || g END, CASE WHEN $6 THEN 'wkey-' || (g % 50) END,
+            CASE WHEN $7 THEN 'wkey-' || (g % 50) END, now() + (g || ' milliseconds')::interval
+     FROM generate_series(1, $1::int) g`,
+    [n, status, type, tag, debounced, waits, holds],
+  );
+}
+
+/** Each pending workflow's delayed-start timer, as a start stores it. */
+export function pendingTimers(db: pg.ClientBase): Promise<pg.QueryResult> {
+  return db.query(`INSERT INTO weft.weft_timers (workflow_id, kind, seq, fire_at)
+                   SELECT id, 'delayed-start', -1, start_at FROM weft.weft_workflows WHERE status = 'pending'`);
+}

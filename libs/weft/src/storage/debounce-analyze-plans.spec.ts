@@ -6,7 +6,7 @@
 // each fire of a queued singleton start (its own row and the older waiters), and they scanned
 // every live holder of every key of weft_workflows_singleton_idx
 // (docs/decisions/0061-debounce-and-singleton-plans-after-an-empty-analyze.md).
-import { capturePlans, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
+import { capturePlans, debounceRows, pendingTimers, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
 import { WorkflowDebounce } from './repositories/workflow-debounce.js';
 import { SingletonWaits, singletonStartSql } from './repositories/workflow-start-singleton.js';
 import { type SqlClient, statementName } from './sql-client.js';
@@ -30,20 +30,9 @@ describe('debounce and queued singleton plans after an ANALYZE that saw no pendi
   const env = usePlanDatabase();
   let plans: Node[] = [];
 
-  /** $1 rows of status $2, type $3, ids `$2-$3-$4-g`; debounced ($5), waiting for one of 50 keys ($6), or holding one ($7). */
   const insert = (n: number, status: string, type: string, tag: string, debounced: boolean, waits: boolean, holds = false) =>
-    env.db.query(
-      `INSERT INTO weft.weft_workflows (id, type, status, input, version, start_at, debounce_key, singleton_wait, singleton_key, created_at)
-       SELECT $2 || '-' || $3 || '-' || $4 || '-' || g, $3, $2, 'null', 1, now() + interval '1 hour',
-              CASE WHEN $5 THEN 'key-' || $4 || '-' || g END, CASE WHEN $6 THEN 'wkey-' || (g % 50) END,
-              CASE WHEN $7 THEN 'wkey-' || (g % 50) END, now() + (g || ' milliseconds')::interval
-       FROM generate_series(1, $1::int) g`,
-      [n, status, type, tag, debounced, waits, holds],
-    );
-  /** Each pending workflow's delayed-start timer, as a start stores it. */
-  const timers = () =>
-    env.db.query(`INSERT INTO weft.weft_timers (workflow_id, kind, seq, fire_at)
-                  SELECT id, 'delayed-start', -1, start_at FROM weft.weft_workflows WHERE status = 'pending'`);
+    debounceRows(env.db, n, status, type, tag, debounced, waits, holds);
+  const timers = () => pendingTimers(env.db);
 
   beforeAll(async () => {
     // Bursts that went through (debounced windows and queued singleton starts fired, ran and
