@@ -12,16 +12,9 @@ import { WorkflowDebounce } from '../libs/weft/src/storage/repositories/workflow
 import { SingletonWaits } from '../libs/weft/src/storage/repositories/workflow-start-singleton.js';
 import { statementName } from '../libs/weft/src/storage/sql-client.js';
 import { debounceRows, pendingTimers } from '../test/support/plans.js';
-import { adminUrl, medianRolledBackMs } from './support.js';
+import { medianRolledBackMs, withFreshDatabase } from './support.js';
 
-const name = `weft_bench_debounce_${process.pid}`;
-const admin = new pg.Client({ connectionString: adminUrl() });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const u = new URL(adminUrl());
-u.pathname = `/${name}`;
-const url = u.toString();
-try {
+await withFreshDatabase(async (url) => {
   await (await openDatabase({ database: { url }, schema: 'weft' })).close();
   const db = new pg.Client({ connectionString: url });
   db.on('error', () => undefined);
@@ -72,7 +65,4 @@ try {
   const out = await medianRolledBackMs(db, cases);
   process.stdout.write(`${JSON.stringify({ scale, medianMs: out })}\n`);
   await db.end();
-} finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-}
+});

@@ -11,18 +11,12 @@ import { QueueRepository } from '../libs/weft/src/storage/repositories/queue.rep
 import { AdvanceStatements } from '../libs/weft/src/storage/repositories/advance-statements.js';
 import { statementName } from '../libs/weft/src/storage/sql-client.js';
 import { endsHandingOff } from '../test/support/plans.js';
-import { adminUrl, medianRolledBackMs } from './support.js';
+import { medianRolledBackMs, withFreshDatabase } from './support.js';
 
-const name = `weft_bench_running_${process.pid}`;
-const admin = new pg.Client({ connectionString: adminUrl() });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${name}`);
-const u = new URL(adminUrl());
-u.pathname = `/${name}`;
-const url = u.toString();
-try {
+await withFreshDatabase(async (url) => {
   await (await openDatabase({ database: { url }, schema: 'weft' })).close();
   const db = new pg.Client({ connectionString: url });
+  db.on('error', () => undefined);
   await db.connect();
   const insert = (n: number, status: string, queue: string | null, keyed: boolean, type = 't') =>
     db.query(
@@ -101,7 +95,4 @@ try {
   const out = await medianRolledBackMs(db, cases, setups);
   process.stdout.write(`${JSON.stringify({ scale, medianMs: out })}\n`);
   await db.end();
-} finally {
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.end();
-}
+});
