@@ -7,7 +7,7 @@ import { useTestEngines } from '../../../../test/support/engine.js';
 import { advanceOutcomes, advanceParams, advanceSql, type AdvanceRow } from './repositories/workflow-advance.js';
 import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
-import { isLoneRecord, loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-parts.js';
+import { isLoneRecord, loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-shapes.js';
 
 const ENGINE = 'engine-a';
 const held = { engineId: ENGINE, epoch: '4' };

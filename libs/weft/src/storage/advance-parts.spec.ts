@@ -3,8 +3,8 @@
 // whose keys are all columns of its text, and statements that PostgreSQL accepts: the general
 // statement as a lone command and as a batch, and the lone form when the part has one.
 import { useTestStore } from '../../../../test/support/store.js';
+import { ADVANCE_PARTS } from './repositories/advance-parts.js';
 import {
-  ADVANCE_PARTS,
   isLoneRecord,
   loneAdvanceParams,
   loneParamsOf,
@@ -14,7 +14,7 @@ import {
   shapeOf,
   toCommandJson,
   type AdvancePartName,
-} from './repositories/advance-parts.js';
+} from './repositories/advance-shapes.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
 import { advanceOutcomes, advanceParams, advanceSql, type AdvanceRow } from './repositories/workflow-advance.js';
 import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';

@@ -9,7 +9,7 @@ import { useTestEngines } from '../../../../test/support/engine.js';
 import { advanceParams, advanceSql } from './repositories/workflow-advance.js';
 import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
-import { loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-parts.js';
+import { loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-shapes.js';
 
 const ENGINE = 'engine-a';
 const HELD = 3000;

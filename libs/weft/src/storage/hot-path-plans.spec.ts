@@ -10,7 +10,7 @@ import { useTestEngines } from '../../../../test/support/engine.js';
 import { advanceParams, advanceSql } from './repositories/workflow-advance.js';
 import { loneAdvanceSql } from './repositories/workflow-advance-lone.js';
 import type { AdvanceCommand } from './types.js';
-import { isLoneRecord, loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-parts.js';
+import { isLoneRecord, loneAdvanceParams, shapeKeyOf, shapeOf } from './repositories/advance-shapes.js';
 
 const ROWS = 3000;
 const BIG_TABLES = ['weft_workflows', 'weft_operations', 'weft_workflow_claims', 'weft_messages', 'weft_timers'];

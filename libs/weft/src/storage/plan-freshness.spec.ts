@@ -8,7 +8,7 @@ import { PlanFreshness, sizeClass } from './plan-freshness.js';
 import { advanceParams, advanceSql } from './repositories/workflow-advance.js';
 import { statementName } from './sql-client.js';
 import type { AdvanceCommand } from './types.js';
-import { shapeOf } from './repositories/advance-parts.js';
+import { shapeOf } from './repositories/advance-shapes.js';
 
 interface PlanNode {
   'Node Type': string;

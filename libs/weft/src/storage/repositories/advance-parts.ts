@@ -2,16 +2,17 @@
 // record set, whether a command uses it, what a command writes into its record, the workflow-row
 // columns it sets in the versioned UPDATE, the rows it writes after it, and, for the parts the
 // lone form writes, its parameters there. The shape key, the record a command is sent as, the lone
-// form's parameters and the statement cache's key all derive from this list; the statement's frame
-// (record set, locks, the UPDATE, refusals) is in workflow-advance.ts, the lone form in
-// workflow-advance-lone.ts (docs/architecture.md, "Adding a ctx operation").
+// form's parameters and the statement cache's key all derive from this list (advance-shapes.ts);
+// the statement's frame (record set, locks, the UPDATE, refusals) is in workflow-advance.ts, the
+// lone form in workflow-advance-lone.ts, the hand-off's CTEs in advance-handoff.ts
+// (docs/architecture.md, "Adding a ctx operation").
 import type { OperationRecord } from '../../common/types.js';
 import { qualify } from '../schema-name.js';
 import { jsonOrNullParam } from '../sql-client.js';
 import type { AdvanceCommand } from '../types.js';
 import { notifyChannel } from './message.repository.js';
-import { entryNoticeSql, eventNoticeSql, queueNoticeSql, talkNoticeSql } from '../talk-notice.js';
-import { claimFreeSql } from './claim.repository.js';
+import { entryNoticeSql, eventNoticeSql, talkNoticeSql } from '../talk-notice.js';
+import { handoffWrites } from './advance-handoff.js';
 
 type Json = Record<string, unknown>;
 
@@ -510,174 +511,3 @@ export const ADVANCE_PARTS = {
       (SELECT l.more FROM ho_left l JOIN ho_from f ON f.q = l.q WHERE f.id = c.id) AS handoff_more, (SELECT n FROM ho_notified) AS ho_notified`,
   },
 } satisfies Record<string, AdvancePart>;
-
-export type AdvancePartName = keyof typeof ADVANCE_PARTS;
-
-/** Which parts a batch of advances needs; each shape gets its own (prepared) statement. */
-export type AdvanceShape = Record<AdvancePartName, boolean>;
-
-export const PART_NAMES = Object.keys(ADVANCE_PARTS) as AdvancePartName[];
-const PARTS: AdvancePart[] = PART_NAMES.map((k) => ADVANCE_PARTS[k]);
-
-/** The bit of one part in a shape key. */
-export const shapeBit = (part: AdvancePartName): number => 1 << PART_NAMES.indexOf(part);
-
-/** The parts a command uses, as the bits of its shape key. */
-export function shapeKeyOf(c: AdvanceCommand): number {
-  let key = 0;
-  for (let i = 0; i < PARTS.length; i++) if (PARTS[i].uses(c)) key |= 1 << i;
-  return key;
-}
-
-export const shapeFromKey = (key: number): AdvanceShape =>
-  Object.fromEntries(PART_NAMES.map((k, i) => [k, (key & (1 << i)) !== 0])) as AdvanceShape;
-
-export const shapeOf = (c: AdvanceCommand): AdvanceShape => shapeFromKey(shapeKeyOf(c));
-
-/**
- * One command as a JSON record of the statement's `cmd`. A key that is absent reads as NULL, which
- * every part of the statement takes as "not asked for" (a NULL flag is not true, a NULL list has
- * no rows), so only what the command asks for is sent: the text is shorter to build, send and parse.
- */
-export function toCommandJson(c: AdvanceCommand): Json {
-  const out: Json = {};
-  BASE_PART.toJson(c, out);
-  for (const part of PARTS) part.toJson(c, out);
-  return out;
-}
-
-/** The `cmd` record set's columns for `shape`, at most 100 characters a line after the indent. */
-export function commandColumns(shape: AdvanceShape, indent: string): string {
-  const always = [BASE_PART.columns, ...PARTS.filter((p) => p.declared === 'always').map((p) => p.columns)];
-  const used = PART_NAMES.filter((k) => shape[k] && ADVANCE_PARTS[k].declared === 'used').map((k) => ADVANCE_PARTS[k].columns);
-  const items = always.join(', ').split(', ');
-  const lines: string[] = [];
-  let line = '';
-  items.forEach((column, i) => {
-    const item = i < items.length - 1 ? `${column},` : column;
-    if (line && line.length + 1 + item.length > 100) {
-      lines.push(line);
-      line = item;
-    } else line = line ? `${line} ${item}` : item;
-  });
-  lines.push(line);
-  return lines.map((l) => indent + l).join('\n') + used.map((c) => `, ${c}`).join('');
-}
-
-/** The parts the lone form writes, as shape bits; a shape with any other part takes the general statement. */
-const LONE_BITS = PART_NAMES.reduce((bits, k, i) => ('lone' in ADVANCE_PARTS[k] ? bits | (1 << i) : bits), 0);
-
-/** Whether a batch is one command that the lone statement can write, given the batch's shape key. */
-export function isLoneRecord(commands: AdvanceCommand[], shapeKey: number): boolean {
-  if (commands.length !== 1 || (shapeKey & ~LONE_BITS) !== 0) return false;
-  for (let i = 0; i < PARTS.length; i++) if (shapeKey & (1 << i) && PARTS[i].lone?.fits?.(commands[0]) === false) return false;
-  return true;
-}
-
-/** The lone form's parameters for `shape`: the base's, then each of its parts' in the order of the parts. */
-export function loneParamsOf(shape: AdvanceShape): ReadonlyArray<readonly [string, string]> {
-  return [BASE_PART.lone, ...PART_NAMES.filter((k) => shape[k]).map((k) => loneOf(k))].flatMap((l) => l.params);
-}
-
-/** The lone statement's parameter values for `c` (of shape key `shapeKey`), in the order of loneParamsOf. */
-export function loneAdvanceParams(c: AdvanceCommand, shapeKey: number): unknown[] {
-  const out = BASE_PART.lone.values(c);
-  for (let i = 0; i < PARTS.length; i++) if (shapeKey & (1 << i)) out.push(...PARTS[i].lone!.values(c));
-  return out;
-}
-
-/** The CTEs a part writes for the `ok` rows in the general statement (none for most parts' absence). */
-export const partWrites = (k: AdvancePartName, q: PartSql): string[] => (ADVANCE_PARTS[k] as AdvancePart).writes?.(q) ?? [];
-
-/** What the parts of a shape add to the statement's final SELECT, in the parts' order. */
-export const partReturns = (shape: AdvanceShape): string =>
-  PART_NAMES.filter((k) => shape[k])
-    .map((k) => (ADVANCE_PARTS[k] as AdvancePart).returns ?? '')
-    .join('');
-
-/** The row columns every part sets in the versioned UPDATE for a shape, in the parts' order. */
-export const partSets = (shape: AdvanceShape): string => PARTS.map((p) => p.sets?.(shape) ?? '').join('');
-
-function loneOf(k: AdvancePartName): LoneParams {
-  const lone: LoneParams | undefined = (ADVANCE_PARTS[k] as AdvancePart).lone;
-  if (!lone) throw new Error(`lone advance: the part ${k} has no lone form`);
-  return lone;
-}
-
-/** The hand-off part's CTEs (see ADVANCE_PARTS.handoff). */
-function handoffWrites(schema: string): string[] {
-  const wf = qualify(schema, 'weft_workflows');
-  const claims = qualify(schema, 'weft_workflow_claims');
-  const ms = `* interval '1 millisecond'`;
-  return [
-    // The ending rows as they were before this statement: running in the queue that hands off. A
-    // probe by key: as a join on the status, a generic plan made after an ANALYZE that saw no
-    // running workflow read every running workflow for each ending one (docs/decisions/0056).
-    `ho_from AS (
-      SELECT ok.id, ok.handoff_queue AS q, ok.handoff_pick AS pick, ok.handoff_types AS types, ok.handoff_engine AS engine,
-             ok.handoff_ttl AS ttl, ok.handoff_grace AS grace, ok.handoff_notifier AS notifier,
-             row_number() OVER (PARTITION BY ok.handoff_queue ORDER BY ok.id) AS rn
-      FROM ok
-      WHERE ok.handoff_queue IS NOT NULL AND ok.status IN ('completed', 'failed', 'cancelled', 'timed_out')
-        AND (SELECT x.queue = ok.handoff_queue AND x.status = 'running' FROM ${wf} x WHERE x.id = ok.id))`,
-    `ho_need AS (
-      SELECT DISTINCT ON (q) q, pick, types, engine, ttl, grace, notifier, count(*) OVER (PARTITION BY q) AS n FROM ho_from ORDER BY q)`,
-    // The queue's highest priority with work (a backward probe of weft_workflows_enqueued_idx), FIFO inside it.
-    `ho_pick AS (
-      SELECT n.q, p.id, row_number() OVER (PARTITION BY n.q ORDER BY p.created_at, p.id) AS rn, n.engine, n.ttl, n.grace
-      FROM ho_need n, LATERAL (
-        SELECT w.id, w.created_at FROM ${wf} w
-        WHERE n.pick AND w.queue = n.q AND w.status = 'enqueued' AND w.type = ANY(n.types)
-          AND w.priority = (SELECT y.priority FROM ${wf} y WHERE y.queue = n.q AND y.status = 'enqueued' ORDER BY y.priority DESC LIMIT 1)
-        ORDER BY w.created_at, w.id LIMIT n.n
-        FOR UPDATE OF w SKIP LOCKED) p)`,
-    // By id alone: ho_pick locked each row after checking its latest version is enqueued, and holds
-    // it. A status condition here let the generic plan scan the whole enqueued index (every queue's
-    // backlog) for the ids, the partial index matching it (docs/decisions/0045). The join alone, no
-    // `id = ANY(ho_pick's ids)` beside it: with it, a generic plan made after an ANALYZE of a small
-    // table read the whole table once per picked row (docs/decisions/0059).
-    `ho_upd AS (
-      UPDATE ${wf} w SET status = 'running', admitted_at = clock_timestamp(), updated_at = clock_timestamp(), version = w.version + 1,
-             fence_epoch = CASE WHEN p.engine IS NULL THEN w.fence_epoch
-                                ELSE COALESCE((SELECT cl.epoch FROM ${claims} cl WHERE cl.workflow_id = w.id), 0) + 1 END
-      FROM ho_pick p WHERE w.id = p.id
-      RETURNING w.id, w.type, w.input, w.parent_id, w.run_number, w.version, w.fence_epoch, w.singleton_key IS NOT NULL AS singleton,
-                -- timer rows it may have (its deadline's; a delayed start's went when it fired): none, its end clears none
-                w.deadline IS NOT NULL OR w.start_at IS NOT NULL AS timers, p.q, p.rn, p.engine, p.ttl, p.grace,
-                -- what its start stored for its run, as the admission function returns it (docs/decisions/0046)
-                w.headers, w.attributes, w.trace_context)`,
-    `ho_claims AS (
-      INSERT INTO ${claims} AS cl (workflow_id, epoch, engine_id, expires_at, claimed_at)
-      SELECT h.id, 1, h.engine, clock_timestamp() + h.ttl ${ms}, clock_timestamp() FROM ho_upd h
-      WHERE h.engine IS NOT NULL ORDER BY h.id
-      ON CONFLICT (workflow_id) DO UPDATE SET epoch = cl.epoch + 1, engine_id = EXCLUDED.engine_id,
-        expires_at = EXCLUDED.expires_at, claimed_at = EXCLUDED.claimed_at, version = cl.version + 1
-      WHERE ${claimFreeSql(schema, 'cl', '(SELECT max(h.grace) FROM ho_upd h)')}
-      RETURNING workflow_id, epoch::text AS epoch)`,
-    // Built once (MATERIALIZED): inlined into the per-command lookup of the final SELECT, it built every
-    // row's JSON once per command (2.4 → 1.2 ms a statement ending 14 runs).
-    `ho_out AS MATERIALIZED (
-      SELECT f.id AS from_id, json_build_object('id', h.id, 'type', h.type, 'input', h.input, 'parentId', h.parent_id,
-        'runNumber', h.run_number, 'version', h.version, 'singleton', h.singleton, 'storedTimers', h.timers,
-        'headers', h.headers, 'attributes', h.attributes, 'traceContext', h.trace_context,
-        'claimEpoch', CASE WHEN ic.epoch = h.fence_epoch::text THEN ic.epoch END,
-        'inbox', COALESCE((SELECT json_agg(json_build_object('id', m.id::text, 'kind', m.kind, 'name', m.name, 'payload', m.payload) ORDER BY m.id)
-                           FROM ${qualify(schema, 'weft_messages')} m
-                           WHERE m.workflow_id = h.id AND m.consumed_seq IS NULL AND m.status = 'pending'), '[]'::json)) AS ho_json
-      FROM ho_from f JOIN ho_upd h ON h.q = f.q AND h.rn = f.rn LEFT JOIN ho_claims ic ON ic.workflow_id = h.id)`,
-    // Whether work is left in each queue after the picks (this snapshot still reads them as enqueued).
-    // Counted from the newest end of the queue's index range: its oldest end holds the entries of
-    // every row admitted since the last vacuum, which a forward scan steps over (docs/decisions/0048).
-    `ho_left AS (
-      SELECT n.q, n.notifier, n.pick, (SELECT count(*) FROM (SELECT 1 FROM ${wf} w WHERE w.queue = n.q AND w.status = 'enqueued'
-                                                             ORDER BY w.priority DESC, w.created_at DESC, w.id DESC LIMIT n.n + 1) d)
-               > (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) AS more,
-             (SELECT count(*) FROM ho_upd h WHERE h.q = n.q) < n.n AS freed
-      FROM ho_need n)`,
-    // A slot freed while work is left although a pick was asked for (nothing this engine runs was
-    // waiting): the other engines may run it. Without a pick the engine's own pass tries first.
-    `ho_notified AS (
-      SELECT count(pg_notify('${notifyChannel(schema)}', ${queueNoticeSql('l.q', 'l.notifier')})) AS n FROM ho_left l
-      WHERE l.more AND l.freed AND l.pick)`,
-  ];
-}

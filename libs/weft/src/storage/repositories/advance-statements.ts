@@ -3,7 +3,7 @@
 // for the union of the batch's parts, with a lone command's id as a parameter (workflow-advance.ts).
 import type { ClockOffset } from '../../common/clock.js';
 import type { AdvanceCommand } from '../types.js';
-import { isLoneRecord, loneAdvanceParams, shapeFromKey, shapeKeyOf } from './advance-parts.js';
+import { isLoneRecord, loneAdvanceParams, shapeFromKey, shapeKeyOf } from './advance-shapes.js';
 import { advanceParams, advanceSql } from './workflow-advance.js';
 import { loneAdvanceSql } from './workflow-advance-lone.js';
 

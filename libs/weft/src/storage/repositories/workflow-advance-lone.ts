@@ -5,7 +5,7 @@
 // record set were about a sixth of such a commit's round trip (docs/performance.md). Which parts
 // it may write, its parameters and their values are the parts' `lone` (advance-parts.ts).
 import { qualify } from '../schema-name.js';
-import { loneParamsOf, type AdvanceShape } from './advance-parts.js';
+import { loneParamsOf, type AdvanceShape } from './advance-shapes.js';
 
 /**
  * The lone statement for `shape` (parts among ops, fence, release). Each part does what the

@@ -6,7 +6,7 @@
 // description (advance-parts.ts).
 import { qualify } from '../schema-name.js';
 import type { AdmittedWorkflow, AdvanceCommand, AdvanceOutcome } from '../types.js';
-import { commandColumns, PART_NAMES, partReturns, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-parts.js';
+import { commandColumns, PART_NAMES, partReturns, partSets, partWrites, toCommandJson, type AdvanceShape } from './advance-shapes.js';
 
 /**
  * Every join against a table also filters on the batch's ids: json_to_recordset is estimated at
