@@ -237,13 +237,7 @@ export async function medianRolledBackMs(
   setups: Record<string, () => Promise<() => Promise<unknown>>> = {},
   runs = 25,
 ): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  const all: [string, () => Promise<() => Promise<unknown>>][] = [
-    ...Object.entries(cases).map(([k, f]) => [k, async () => f] as [string, () => Promise<() => Promise<unknown>>]),
-    ...Object.entries(setups),
-  ];
-  for (const [k, setup] of all) {
-    const f = await setup();
+  const median = async (f: () => Promise<unknown>) => {
     const times: number[] = [];
     for (let i = 0; i < runs; i++) {
       await db.query('BEGIN');
@@ -252,8 +246,15 @@ export async function medianRolledBackMs(
       times.push(performance.now() - t0);
       await db.query('ROLLBACK');
     }
-    times.sort((a, b) => a - b);
-    out[k] = round(times[Math.floor(runs / 2)]!);
-  }
+    return round(
+      percentile(
+        times.sort((x, y) => x - y),
+        50,
+      ),
+    );
+  };
+  const out: Record<string, number> = {};
+  for (const [k, f] of Object.entries(cases)) out[k] = await median(f);
+  for (const [k, setup] of Object.entries(setups)) out[k] = await median(await setup());
   return out;
 }
