@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { AppTransaction } from '../libs/weft/src/storage/app-transaction.js';
-import { backendsCpuMs, withFreshDatabase } from './support.js';
+import { APP_ROWS_TABLE, backendsCpuMs, withFreshDatabase } from './support.js';
 
 type Open = (o: {
   database: { url: string; poolSize: number };
@@ -31,7 +31,7 @@ const chunkN = Number(process.argv[2] ?? 1000),
 await withFreshDatabase(async (url, dbName) => {
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   admin.on('error', () => undefined);
-  await admin.query('CREATE TABLE app_rows (id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL)');
+  await admin.query(APP_ROWS_TABLE);
   await admin.query('CREATE TABLE wf (id text PRIMARY KEY, v int NOT NULL)');
   await admin.query(`INSERT INTO wf SELECT 'w' || g, 0 FROM generate_series(0, ${workers - 1}) g`);
   const dbs = {

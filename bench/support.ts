@@ -258,3 +258,6 @@ export async function medianRolledBackMs(
   for (const [k, setup] of Object.entries(setups)) out[k] = await median(await setup());
   return out;
 }
+
+/** The application's table the transaction benches' steps insert into (one row a step). */
+export const APP_ROWS_TABLE = 'CREATE TABLE app_rows (id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL)';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
-import { backendsCpuMs, silent, withFreshDatabase } from './support.js';
+import { APP_ROWS_TABLE, backendsCpuMs, silent, withFreshDatabase } from './support.js';
 type Ctx = {
   workflowId: string;
   transaction(name: string, fn: (m: { query(s: string, p: unknown[]): Promise<unknown> }) => Promise<void>): Promise<void>;
@@ -30,7 +30,7 @@ const per = Number(process.argv[2] ?? 600),
 await withFreshDatabase(async (url, db) => {
   const admin = new pg.Pool({ connectionString: url, max: 2 });
   admin.on('error', () => undefined);
-  await admin.query('CREATE TABLE app_rows (id bigserial PRIMARY KEY, workflow_id text NOT NULL, seq int NOT NULL)');
+  await admin.query(APP_ROWS_TABLE);
   type Engine = {
     register(t: string, c: unknown): Engine;
     bootstrap(): Promise<void>;
