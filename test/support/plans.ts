@@ -36,6 +36,22 @@ export async function capturePlans<T extends PlanNode = PlanNode>(db: pg.Client)
 }
 
 /**
+ * The plans `capturePlans` caught into `plans` while `run` ran, in a transaction rolled back (the
+ * tables stay as set up); generic plans when `generic`.
+ */
+export async function plansOf<T extends PlanNode>(db: pg.Client, plans: T[], run: () => Promise<unknown>, generic = false): Promise<T[]> {
+  await db.query('BEGIN');
+  try {
+    if (generic) await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    plans.length = 0;
+    await run();
+    return [...plans];
+  } finally {
+    await db.query('ROLLBACK');
+  }
+}
+
+/**
  * A plan spec's database: fresh and migrated (schema `weft`) before the file's tests, with one
  * client on it for the spec's statements and EXPLAINs (and capturePlans); both gone after them.
  */

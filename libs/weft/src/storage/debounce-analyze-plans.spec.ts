@@ -6,7 +6,15 @@
 // each fire of a queued singleton start (its own row and the older waiters), and they scanned
 // every live holder of every key of weft_workflows_singleton_idx
 // (docs/decisions/0061-debounce-and-singleton-plans-after-an-empty-analyze.md).
-import { capturePlans, debounceRows, pendingTimers, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
+import {
+  capturePlans,
+  debounceRows,
+  pendingTimers,
+  planNodes,
+  plansOf,
+  type PlanNode,
+  usePlanDatabase,
+} from '../../../../test/support/plans.js';
 import { WorkflowDebounce } from './repositories/workflow-debounce.js';
 import { SingletonWaits, singletonStartSql } from './repositories/workflow-start-singleton.js';
 import { type SqlClient, statementName } from './sql-client.js';
@@ -66,16 +74,9 @@ describe('debounce and queued singleton plans after an ANALYZE that saw no pendi
 
   /** The index scans of weft_workflows in the generic plans of what `run` sends, in a transaction rolled back. */
   async function scansOf(run: () => Promise<unknown>): Promise<string[]> {
-    await env.db.query('BEGIN');
-    try {
-      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      plans.length = 0;
-      await run();
-      expect(plans.length).toBeGreaterThan(0);
-      return [...new Set(plans.flatMap(scans))].sort();
-    } finally {
-      await env.db.query('ROLLBACK');
-    }
+    const caught = await plansOf(env.db, plans, run, true);
+    expect(caught.length).toBeGreaterThan(0);
+    return [...new Set(caught.flatMap(scans))].sort();
   }
 
   const expectByKey = (used: string[]) => {

@@ -3,7 +3,7 @@
 // size the table had when last analyzed. With `id = ANY(the picked ids)` beside the join, a plan
 // made after an ANALYZE of a small table read the whole table once per picked row: 50 scans of it
 // for a generation of 50 ends (docs/decisions/0059-hand-off-update-by-key.md).
-import { capturePlans, endsHandingOff, planNodes, usePlanDatabase, type PlanNode } from '../../../../test/support/plans.js';
+import { capturePlans, endsHandingOff, planNodes, plansOf, usePlanDatabase, type PlanNode } from '../../../../test/support/plans.js';
 
 type Node = PlanNode & { 'Subplan Name'?: string; 'Actual Loops'?: number };
 
@@ -35,15 +35,16 @@ describe("the hand-off's UPDATE after an ANALYZE of a small table (real PostgreS
     const plans = await capturePlans<Node>(env.db);
     await env.db.query('SET auto_explain.log_analyze = on');
     await env.db.query('SET auto_explain.log_timing = off');
-    await env.db.query('BEGIN');
-    try {
-      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      const { rows } = await env.db.query<{ handoff: unknown }>(endsHandingOff(Array.from({ length: 50 }, (_, i) => `run-${i + 1}`)));
-      expect(rows.filter((r) => r.handoff !== null)).toHaveLength(50);
-    } finally {
-      await env.db.query('ROLLBACK');
-    }
-    const plan = plans.find((p) => planNodes(p).some((n) => (n as Node)['Subplan Name'] === 'CTE ho_upd'));
+    const caught = await plansOf(
+      env.db,
+      plans,
+      async () => {
+        const { rows } = await env.db.query<{ handoff: unknown }>(endsHandingOff(Array.from({ length: 50 }, (_, i) => `run-${i + 1}`)));
+        expect(rows.filter((r) => r.handoff !== null)).toHaveLength(50);
+      },
+      true,
+    );
+    const plan = caught.find((p) => planNodes(p).some((n) => (n as Node)['Subplan Name'] === 'CTE ho_upd'));
     expect(plan, 'the end commit was explained').toBeDefined();
     const reads = readsUnder(plan!, 'ho_upd');
     expect(reads, JSON.stringify(reads)).toEqual([{ node: 'Index Scan', index: 'weft_workflows_pkey', loops: 50 }]);

@@ -8,7 +8,7 @@
 // consumption, after an ANALYZE that saw no unconsumed message, read every unconsumed message
 // through weft_messages_pending_kind_idx (since dropped) instead of its own. Plans read through
 // auto_explain (PL/pgSQL's statements are not reachable by EXPLAIN) or EXPLAIN of the generic plan.
-import { capturePlans, endsHandingOff, planNodes, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
+import { capturePlans, endsHandingOff, planNodes, plansOf, type PlanNode, usePlanDatabase } from '../../../../test/support/plans.js';
 import { AdvanceStatements } from './repositories/advance-statements.js';
 import { MessageRepository } from './repositories/message.repository.js';
 import { QueueRepository } from './repositories/queue.repository.js';
@@ -56,16 +56,10 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
   });
 
   /** Every index of weft_workflows the plans of `run`'s statements read, in a transaction rolled back. */
-  async function indexesOf(run: () => Promise<unknown>): Promise<string[]> {
-    await env.db.query('BEGIN');
-    try {
-      plans.length = 0;
-      await run();
-      expect(plans.length).toBeGreaterThan(0);
-      return [...new Set(plans.flatMap(indexes))].sort();
-    } finally {
-      await env.db.query('ROLLBACK');
-    }
+  async function indexesOf(run: () => Promise<unknown>, generic = false): Promise<string[]> {
+    const caught = await plansOf(env.db, plans, run, generic);
+    expect(caught.length).toBeGreaterThan(0);
+    return [...new Set(caught.flatMap(indexes))].sort();
   }
 
   it.each([true, false])('the admission (partitioned: %s) counts through the running indexes, not status_type_idx', async (partitioned) => {
@@ -113,10 +107,7 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
   });
 
   it("an end commit's hand-off, a batch of three, reads the ending workflows by key", async () => {
-    const used = await indexesOf(async () => {
-      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      await env.db.query(endsHandingOff(['running-plain-t-1', 'running-plain-t-2', 'running-plain-t-3']));
-    });
+    const used = await indexesOf(() => env.db.query(endsHandingOff(['running-plain-t-1', 'running-plain-t-2', 'running-plain-t-3'])), true);
     expect(used).not.toContain('weft_workflows_status_type_idx');
     expect(used).toContain('weft_workflows_pkey');
   });
@@ -133,20 +124,20 @@ describe('running workflows after an ANALYZE that saw no running workflow (real 
       consume: [{ id: m.id, seq: 0 }],
     }));
     const { sql, params } = new AdvanceStatements('weft', () => 0).for(commands);
-    await env.db.query('BEGIN');
-    try {
-      await env.db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-      plans.length = 0;
-      const done = await env.db.query({ name: statementName(sql), text: sql, values: params });
-      expect(done.rowCount).toBe(3);
-      const used = [
-        ...new Set(
-          plans.flatMap((p) => planNodes(p).flatMap((n) => (n['Index Name']?.startsWith('weft_messages') ? [n['Index Name']] : []))),
-        ),
-      ];
-      expect(used).toEqual(['weft_messages_unconsumed_idx']);
-    } finally {
-      await env.db.query('ROLLBACK');
-    }
+    const caught = await plansOf(
+      env.db,
+      plans,
+      async () => {
+        const done = await env.db.query({ name: statementName(sql), text: sql, values: params });
+        expect(done.rowCount).toBe(3);
+      },
+      true,
+    );
+    const used = [
+      ...new Set(
+        caught.flatMap((p) => planNodes(p).flatMap((n) => (n['Index Name']?.startsWith('weft_messages') ? [n['Index Name']] : []))),
+      ),
+    ];
+    expect(used).toEqual(['weft_messages_unconsumed_idx']);
   });
 });
