@@ -79,8 +79,10 @@ describe('waits longer than setTimeout can hold (pure logic)', () => {
       const now = Date.now();
       loop.nudgeAt(now + 50); // a delayed start...
       loop.nudgeAt(now + 150); // ...and another one, due after the tick the first one scheduled
-      await waitFor(() => at.length === 3, 'a tick for each nudge, not the 60 s interval', 5_000);
-      expect(at[2]).toBeGreaterThan(now + 100); // the second tick came for the later nudge
+      // A tick at or after the later nudge, not the 60 s interval. On a loaded machine the first
+      // nudge's tick may itself come after now + 150 and serve both: counting ticks would flake.
+      await waitFor(() => at.some((t) => t >= now + 150), 'a tick at or after each nudge', 5_000);
+      expect(at.length).toBeLessThanOrEqual(3);
     } finally {
       await loop.stop();
     }
