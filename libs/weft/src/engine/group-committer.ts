@@ -14,6 +14,7 @@ export class GroupCommitter extends Batcher<AdvanceCommand, AdvanceOutcome> {
       (c) => c.workflowId,
       maxBatch,
       maxInFlight,
+      true, // the commits of the runs one statement's outcomes resumed go together (decision 0062)
     );
   }
 }

@@ -6,14 +6,17 @@ interface Pending<C, R> {
 
 /**
  * Group commit for any statement that takes many requests at once: requests made while
- * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once, so
- * latency at low load is one round trip. Two requests with the same key never share a statement
- * (their outcome would depend on order inside it). See docs/decisions/0001-group-commit.md.
+ * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once (with
+ * `gather`, at the end of the event loop's turn), so latency at low load is one round trip. Two
+ * requests with the same key never share a statement (their outcome would depend on order inside
+ * it). See docs/decisions/0001-group-commit.md and 0062-a-turn-s-commits-go-together.md.
  */
 export class Batcher<C, R> {
   private queue: Array<Pending<C, R>> = [];
   private inFlight = 0;
   private idleWaiters: Array<() => void> = [];
+  /** A pump is set for the end of this turn (gather). */
+  private pumpAtTurnEnd = false;
   /** Statements sent, for benchmarks and metrics. */
   statements = 0;
 
@@ -22,12 +25,25 @@ export class Batcher<C, R> {
     private readonly keyOf: (request: C) => string,
     private readonly maxBatch = 256,
     private readonly maxInFlight = 2,
+    /**
+     * A request that finds a statement free waits for the end of the event loop's turn, so that
+     * the requests made in the same turn share its statement. The runs a statement's outcomes
+     * resume submit their next commits one by one, a few microtasks apart: without it the first
+     * took the free statement alone and the rest waited for one to come back.
+     */
+    private readonly gather = false,
   ) {}
 
   submit(request: C): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
-      this.pump();
+      if (!this.gather) return this.pump();
+      if (this.pumpAtTurnEnd) return;
+      this.pumpAtTurnEnd = true;
+      setImmediate(() => {
+        this.pumpAtTurnEnd = false;
+        this.pump();
+      });
     });
   }
 
