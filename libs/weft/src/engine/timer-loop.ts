@@ -1,13 +1,19 @@
 import type { WorkflowClock } from '../common/clock.js';
 import { LongTimeout, setLongTimeout } from './long-timeout.js';
 
+/** Nudge times kept beyond the next tick; past it the regular interval is the backstop. */
+const MAX_WANTED = 1000;
+
+/** A LongTimeout of no delay: the end of the event loop's turn. */
+function setSoon(fn: () => void): LongTimeout {
+  const h = setImmediate(fn);
+  return { clear: () => clearImmediate(h) };
+}
+
 /**
  * Single-flight poll loop: runs `tick` every interval, sooner when nudged by a local timer,
  * never two ticks at once, and stops cleanly.
  */
-/** Nudge times kept beyond the next tick; past it the regular interval is the backstop. */
-const MAX_WANTED = 1000;
-
 export class TimerLoop {
   private handle: LongTimeout | undefined;
   /** When the scheduled tick runs (workflow time, as nudges are); Infinity: none scheduled. */
@@ -94,7 +100,9 @@ export class TimerLoop {
   private schedule(delayMs: number): void {
     this.handle?.clear();
     this.nextAt = this.clock.now() + delayMs;
-    this.handle = setLongTimeout(() => {
+    // Due now: at the end of this turn, not setTimeout's 1 ms later (a partitioned queue's freed
+    // slot waits for this pass; decision 0062), and with every nudge made in the turn.
+    this.handle = (delayMs <= 0 ? setSoon : setLongTimeout)(() => {
       this.handle = undefined;
       this.nextAt = Infinity;
       // This tick serves every nudge due by now; a later one schedules the tick after it.
