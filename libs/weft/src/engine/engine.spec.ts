@@ -178,6 +178,23 @@ describe('WeftEngine (single engine, real PostgreSQL)', () => {
     expect(statements).toBeLessThan(40 * 4); // 3 steps + completion each, alone
   });
 
+  it('writes the starts made in one turn with one statement (none goes alone first)', async () => {
+    const workflows = engine.store.workflows;
+    const batches: number[] = [];
+    const original = workflows.startMany;
+    workflows.startMany = (rows, ...rest) => {
+      batches.push(rows.length);
+      return original.call(workflows, rows, ...rest);
+    };
+    try {
+      const handles = await Promise.all(Array.from({ length: 20 }, (_, n) => engine.start('three', { n })));
+      expect(batches).toEqual([20]);
+      await Promise.all(handles.map((h) => h.result({ timeout: '20s' })));
+    } finally {
+      workflows.startMany = original;
+    }
+  });
+
   it('reports starts, finishes and step durations to the metrics sink', async () => {
     const seen: string[] = [];
     const e = await env.pool.create(
