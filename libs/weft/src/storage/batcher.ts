@@ -9,7 +9,7 @@ interface Pending<C, R> {
  * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once (with
  * `gather`, at the end of the event loop's turn), so latency at low load is one round trip. Two
  * requests with the same key never share a statement (their outcome would depend on order inside
- * it). See docs/decisions/0001-group-commit.md and 0062-a-turn-s-commits-go-together.md.
+ * it). See docs/decisions/0001-group-commit.md and 0062-commits-of-one-turn-go-together.md.
  */
 export class Batcher<C, R> {
   private queue: Array<Pending<C, R>> = [];
