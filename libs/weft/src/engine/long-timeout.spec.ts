@@ -4,6 +4,15 @@ import { runAttempts } from './run/step-runner.js';
 import { MAX_TIMEOUT_MS } from './long-timeout.js';
 import { TimerLoop } from './timer-loop.js';
 
+/** A started TimerLoop whose tick errors fail the test. */
+function startedLoop(tick: () => Promise<void>, intervalMs: number): TimerLoop {
+  const loop = new TimerLoop(tick, intervalMs, (err) => {
+    throw err;
+  });
+  loop.start();
+  return loop;
+}
+
 // Node's setTimeout fires after 1 ms for delays above 2^31-1 ms; these would pass with it.
 describe('waits longer than setTimeout can hold (pure logic)', () => {
   const past = MAX_TIMEOUT_MS + 60_000;
@@ -44,16 +53,9 @@ describe('waits longer than setTimeout can hold (pure logic)', () => {
     let ticks = 0;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const loop = new TimerLoop(
-      async () => {
-        if (++ticks === 1) await gate;
-      },
-      20,
-      (err) => {
-        throw err;
-      },
-    );
-    loop.start();
+    const loop = startedLoop(async () => {
+      if (++ticks === 1) await gate;
+    }, 20);
     try {
       await waitFor(() => ticks === 1, 'the first tick', 2_000, 1);
       loop.nudgeAt(Date.now() + 3_600_000); // a workflow went to sleep for an hour mid-tick
@@ -66,14 +68,7 @@ describe('waits longer than setTimeout can hold (pure logic)', () => {
 
   it('a nudge later than the tick already scheduled gets a tick of its own after it', async () => {
     const at: number[] = [];
-    const loop = new TimerLoop(
-      async () => void at.push(Date.now()),
-      60_000,
-      (err) => {
-        throw err;
-      },
-    );
-    loop.start();
+    const loop = startedLoop(async () => void at.push(Date.now()), 60_000);
     try {
       await waitFor(() => at.length === 1, 'the first tick', 2_000, 1);
       const now = Date.now();
@@ -89,14 +84,7 @@ describe('waits longer than setTimeout can hold (pure logic)', () => {
 
   it('a nudge due now ticks at the end of the turn, not a 0 ms setTimeout later', async () => {
     const order: string[] = [];
-    const loop = new TimerLoop(
-      async () => void order.push('tick'),
-      60_000,
-      (err) => {
-        throw err;
-      },
-    );
-    loop.start();
+    const loop = startedLoop(async () => void order.push('tick'), 60_000);
     try {
       await waitFor(() => order.length === 1, 'the first tick', 2_000, 1);
       order.length = 0;
