@@ -5,15 +5,56 @@ export interface SettledSubscription {
   cancel(): void;
 }
 
+/**
+ * One result() caller's subscription. A class, not closures: a queue's backlog can have thousands
+ * of handles awaited at once, and each holds its subscription for as long as it waits.
+ */
+class Subscription implements SettledSubscription {
+  private settled: Settled | null = null;
+  private wake: ((s: Settled) => void) | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly owner: SettledWaiters,
+    readonly workflowId: string,
+  ) {}
+
+  wait(ms: number): Promise<Settled | null> {
+    if (this.settled) return Promise.resolve(this.settled);
+    return new Promise<Settled | null>((resolve) => {
+      this.wake = resolve;
+      this.timer = setTimeout(() => {
+        this.wake = undefined;
+        resolve(null);
+      }, ms);
+    });
+  }
+
+  cancel(): void {
+    this.owner.unsubscribe(this);
+  }
+
+  /** The workflow ended here: a wait in progress returns at once, a later one never waits. */
+  settle(s: Settled): void {
+    this.settled = s;
+    clearTimeout(this.timer);
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.(s);
+  }
+}
+
 /** Local result() callers waiting for a workflow that runs here to end. */
 export class SettledWaiters {
-  private readonly waiters = new Map<string, Set<(s: Settled) => void>>();
+  /** By workflow id: its one subscription, or several (most workflows have one caller). */
+  private readonly waiters = new Map<string, Subscription | Subscription[]>();
 
   settle(workflowId: string, s: Settled): void {
     const waiters = this.waiters.get(workflowId);
     if (!waiters) return;
     this.waiters.delete(workflowId);
-    for (const w of waiters) w(s);
+    if (Array.isArray(waiters)) for (const w of waiters) w.settle(s);
+    else waiters.settle(s);
   }
 
   /**
@@ -21,28 +62,22 @@ export class SettledWaiters {
    * the wait is not missed. `wait(ms)` resolves with the settlement or null after `ms`.
    */
   subscribe(workflowId: string): SettledSubscription {
-    let settled: Settled | null = null;
-    let wake: (() => void) | undefined;
-    const set = this.waiters.get(workflowId) ?? new Set();
-    this.waiters.set(workflowId, set);
-    const listener = (s: Settled) => {
-      settled = s;
-      wake?.();
-    };
-    set.add(listener);
-    const cancel = () => {
-      set.delete(listener);
-      if (set.size === 0 && this.waiters.get(workflowId) === set) this.waiters.delete(workflowId);
-    };
-    const wait = (ms: number) =>
-      new Promise<Settled | null>((resolve) => {
-        if (settled) return resolve(settled);
-        const t = setTimeout(() => resolve(null), ms);
-        wake = () => {
-          clearTimeout(t);
-          resolve(settled);
-        };
-      });
-    return { wait, cancel };
+    const sub = new Subscription(this, workflowId);
+    const had = this.waiters.get(workflowId);
+    if (!had) this.waiters.set(workflowId, sub);
+    else if (Array.isArray(had)) had.push(sub);
+    else this.waiters.set(workflowId, [had, sub]);
+    return sub;
+  }
+
+  /** Drops a subscription that no longer waits (its result() returned or threw). */
+  unsubscribe(sub: Subscription): void {
+    const had = this.waiters.get(sub.workflowId);
+    if (had === sub) this.waiters.delete(sub.workflowId);
+    else if (Array.isArray(had)) {
+      const i = had.indexOf(sub);
+      if (i >= 0) had.splice(i, 1);
+      if (had.length === 0) this.waiters.delete(sub.workflowId);
+    }
   }
 }
