@@ -19,24 +19,21 @@ await withFreshDatabase(async (url) => {
   const db = new pg.Client({ connectionString: url });
   db.on('error', () => undefined);
   await db.connect();
-  const insert = (n: number, status: string, type: string, tag: string, debounced: boolean, waits: boolean, holds = false) =>
-    debounceRows(db, n, status, type, tag, debounced, waits, holds);
-  const timers = () => pendingTimers(db);
   const scale = Number(process.env.SCALE ?? 1);
   for (let burst = 0; burst < 3; burst++) {
-    await insert(2000 * scale, 'pending', 'd', `b${burst}`, true, false);
-    await insert(2000 * scale, 'pending', 's', `b${burst}`, false, true);
-    await insert(2000, 'running', 'o', `b${burst}`, false, false);
-    await timers();
+    await debounceRows(db, 2000 * scale, 'pending', 'd', `b${burst}`, true, false);
+    await debounceRows(db, 2000 * scale, 'pending', 's', `b${burst}`, false, true);
+    await debounceRows(db, 2000, 'running', 'o', `b${burst}`, false, false);
+    await pendingTimers(db);
     await db.query(`UPDATE weft.weft_workflows SET status = 'completed', singleton_key = singleton_wait, singleton_wait = NULL
                     WHERE status IN ('pending', 'running')`);
     await db.query(`DELETE FROM weft.weft_timers`);
     await db.query('ANALYZE weft.weft_workflows, weft.weft_timers');
   }
-  await insert(4000 * scale, 'pending', 'd', 'live', true, false);
-  await insert(1000 * scale, 'pending', 's', 'live', false, true);
-  await insert(50, 'running', 's', 'live', false, false, true);
-  await timers();
+  await debounceRows(db, 4000 * scale, 'pending', 'd', 'live', true, false);
+  await debounceRows(db, 1000 * scale, 'pending', 's', 'live', false, true);
+  await debounceRows(db, 50, 'running', 's', 'live', false, false, true);
+  await pendingTimers(db);
   // wkey-0's holder ended: its waiters are due to take it.
   await db.query(`UPDATE weft.weft_workflows SET status = 'completed' WHERE id = 'running-s-live-0'`);
   await db.query('SET plan_cache_mode = force_generic_plan');

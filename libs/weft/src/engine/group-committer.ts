@@ -12,9 +12,8 @@ export class GroupCommitter extends Batcher<AdvanceCommand, AdvanceOutcome> {
     super(
       (commands) => store.workflows.advanceMany(commands),
       (c) => c.workflowId,
-      maxBatch,
-      maxInFlight,
-      true, // the commits of the runs one statement's outcomes resumed go together (decision 0062)
+      // gather: the commits of the runs one statement's outcomes resumed go together (decision 0062)
+      { maxBatch, maxInFlight, gather: true },
     );
   }
 }

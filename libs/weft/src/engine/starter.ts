@@ -63,9 +63,7 @@ export class Starter {
     this.batch = new Batcher(
       (rows) => deps.store.workflows.startMany(rows, deps.ownership.claims.claimer()),
       (row) => row.id,
-      256,
-      2,
-      true, // the starts of one turn share one insert (decision 0062)
+      { gather: true }, // the starts of one turn share one insert (decision 0062)
     );
   }
 

@@ -69,7 +69,7 @@ export class Transitions {
     this.ownTimers = new Batcher(
       (wanted) => this.store.timers.takeOwn(wanted, this.ownership.maintenance.timerRetryMs, this.ownership.claims.pollOwner),
       (w) => `${w.workflowId}\u0000${w.seq}`,
-      TIMER_BATCH,
+      { maxBatch: TIMER_BATCH },
     );
   }
 

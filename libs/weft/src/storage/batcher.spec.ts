@@ -10,9 +10,7 @@ function recording(gather: boolean) {
       return new Promise((resolve) => answers.push(() => resolve(requests.map((r) => `${r}!`))));
     },
     (r) => r,
-    256,
-    2,
-    gather,
+    { gather },
   );
   return { batcher, sent, answers };
 }

@@ -4,6 +4,20 @@ interface Pending<C, R> {
   reject(err: unknown): void;
 }
 
+export interface BatcherOptions {
+  /** Requests per statement (default 256). */
+  maxBatch?: number;
+  /** Statements out at once (default 2). */
+  maxInFlight?: number;
+  /**
+   * A request that finds a statement free waits for the end of the event loop's turn, so that
+   * the requests made in the same turn share its statement. The runs a statement's outcomes
+   * resume submit their next commits one by one, a few microtasks apart: without it the first
+   * took the free statement alone and the rest waited for one to come back (default false).
+   */
+  gather?: boolean;
+}
+
 /**
  * Group commit for any statement that takes many requests at once: requests made while
  * `maxInFlight` statements are out wait and then go together. Alone, a request goes at once (with
@@ -19,20 +33,19 @@ export class Batcher<C, R> {
   private pumpAtTurnEnd = false;
   /** Statements sent, for benchmarks and metrics. */
   statements = 0;
+  private readonly maxBatch: number;
+  private readonly maxInFlight: number;
+  private readonly gather: boolean;
 
   constructor(
     private readonly sendMany: (requests: C[]) => Promise<R[]>,
     private readonly keyOf: (request: C) => string,
-    private readonly maxBatch = 256,
-    private readonly maxInFlight = 2,
-    /**
-     * A request that finds a statement free waits for the end of the event loop's turn, so that
-     * the requests made in the same turn share its statement. The runs a statement's outcomes
-     * resume submit their next commits one by one, a few microtasks apart: without it the first
-     * took the free statement alone and the rest waited for one to come back.
-     */
-    private readonly gather = false,
-  ) {}
+    { maxBatch = 256, maxInFlight = 2, gather = false }: BatcherOptions = {},
+  ) {
+    this.maxBatch = maxBatch;
+    this.maxInFlight = maxInFlight;
+    this.gather = gather;
+  }
 
   submit(request: C): Promise<R> {
     return new Promise((resolve, reject) => {

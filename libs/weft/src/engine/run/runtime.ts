@@ -105,7 +105,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.loader = new Batcher(
       (ids) => this.store.workflows.loadMany(ids),
       (id) => id,
-      LOAD_BATCH,
+      { maxBatch: LOAD_BATCH },
     );
     // Two connections stay with the engine's own statements, whatever the bodies hold.
     this.transactions = new StepTransactions(this.store, this.ownership, deps.ambient, () => this.store.sql.poolMax - 2);
