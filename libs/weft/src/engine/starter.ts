@@ -63,7 +63,9 @@ export class Starter {
     this.batch = new Batcher(
       (rows) => deps.store.workflows.startMany(rows, deps.ownership.claims.claimer()),
       (row) => row.id,
-      { gather: true }, // the starts of one turn share one insert (decision 0062)
+      // gather: the starts of one turn share one insert (decision 0062); ordered: a burst larger
+      // than one insert is written in order, each insert after the one before it committed
+      { gather: true, ordered: true },
     );
   }
 

@@ -1,7 +1,7 @@
 import { Batcher } from './batcher.js';
 
 /** A Batcher whose statements are recorded and answered when the test says so. */
-function recording(gather: boolean) {
+function recording(gather: boolean, more: { maxBatch?: number; ordered?: boolean } = {}) {
   const sent: string[][] = [];
   const answers: Array<() => void> = [];
   const batcher = new Batcher<string, string>(
@@ -10,7 +10,7 @@ function recording(gather: boolean) {
       return new Promise((resolve) => answers.push(() => resolve(requests.map((r) => `${r}!`))));
     },
     (r) => r,
-    { gather },
+    { gather, ...more },
   );
   return { batcher, sent, answers };
 }
@@ -70,5 +70,33 @@ describe('Batcher (pure logic)', () => {
     answers[1]!();
     answers[2]!();
     await expect(Promise.all(later)).resolves.toEqual(['c!', 'd!']);
+  });
+
+  it('ordered: what a statement left behind goes after it comes back, not beside it', async () => {
+    const { batcher, sent, answers } = recording(true, { maxBatch: 2, ordered: true });
+    const results = await submitAcrossMicrotasks(batcher, ['a', 'b', 'c', 'd', 'e']);
+    await turnEnd();
+    expect(sent).toEqual([['a', 'b']]); // c, d and e wait although a second statement is free
+    answers[0]!();
+    await turnEnd();
+    expect(sent).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
+    answers[1]!();
+    await turnEnd();
+    expect(sent[2]).toEqual(['e']);
+    answers[2]!();
+    await expect(Promise.all(results)).resolves.toEqual(['a!', 'b!', 'c!', 'd!', 'e!']);
+  });
+
+  it('not ordered: a burst larger than one statement fills both', async () => {
+    const { batcher, sent } = recording(true, { maxBatch: 2 });
+    void (await submitAcrossMicrotasks(batcher, ['a', 'b', 'c', 'd', 'e']));
+    await turnEnd();
+    expect(sent).toEqual([
+      ['a', 'b'],
+      ['c', 'd'],
+    ]);
   });
 });

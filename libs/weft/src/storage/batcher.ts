@@ -16,6 +16,13 @@ export interface BatcherOptions {
    * took the free statement alone and the rest waited for one to come back (default false).
    */
   gather?: boolean;
+  /**
+   * Requests a statement left behind (more than `maxBatch`, or a key already in it) wait for it to
+   * come back instead of going beside it, so that a later statement starts after the earlier one
+   * committed: rows written in the order they were asked for (a start's `created_at`, by which a
+   * queue admits FIFO and `list` orders). Default false.
+   */
+  ordered?: boolean;
 }
 
 /**
@@ -36,15 +43,19 @@ export class Batcher<C, R> {
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
   private readonly gather: boolean;
+  private readonly ordered: boolean;
+  /** A statement in flight left requests behind (ordered): nothing goes until it is back. */
+  private leftBehind = false;
 
   constructor(
     private readonly sendMany: (requests: C[]) => Promise<R[]>,
     private readonly keyOf: (request: C) => string,
-    { maxBatch = 256, maxInFlight = 2, gather = false }: BatcherOptions = {},
+    { maxBatch = 256, maxInFlight = 2, gather = false, ordered = false }: BatcherOptions = {},
   ) {
     this.maxBatch = maxBatch;
     this.maxInFlight = maxInFlight;
     this.gather = gather;
+    this.ordered = ordered;
   }
 
   submit(request: C): Promise<R> {
@@ -67,11 +78,14 @@ export class Batcher<C, R> {
   }
 
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
+    while (this.inFlight < this.maxInFlight && this.queue.length > 0 && !this.leftBehind) {
       const batch = this.takeBatch();
+      const leftBehind = this.ordered && this.queue.length > 0;
+      this.leftBehind = leftBehind;
       this.inFlight++;
       void this.send(batch).finally(() => {
         this.inFlight--;
+        if (leftBehind) this.leftBehind = false;
         this.pump();
         if (this.inFlight === 0 && this.queue.length === 0) this.idleWaiters.splice(0).forEach((w) => w());
       });
