@@ -157,6 +157,18 @@ describe('schedules at the edges (real PostgreSQL)', () => {
     }
   });
 
+  it('item 15: two fire passes at once (the timer loop and the testing kit) try a broken schedule once', async () => {
+    const logger = quietLogger();
+    const e = await env.pool.create({ ...manual, logger }, (x) => x.register('ledgered', Ledgered));
+    await e.bootstrap();
+    await env.tdb.query(
+      `INSERT INTO weft.weft_schedules (id, workflow_type, every_ms, overlap, next_fire_at)
+       SELECT 'broken' || chr(7) || g, 'ledgered', 1000, 'allow-all', now() - interval '1 minute' FROM generate_series(1, 5) g`,
+    );
+    await Promise.all([e.fireDue(), e.fireDue()]);
+    expect(logger.lines.filter((l) => l.includes('could not fire'))).toHaveLength(5);
+  });
+
   it('item 14: misspelt options are refused by create, update and declared schedules', async () => {
     const e = await env.pool.create(manual, (x) => x.register('ledgered', Ledgered));
     await e.bootstrap();

@@ -75,6 +75,8 @@ export type SchedulePatch = Partial<ScheduleSpec & { workflowType: string }>;
 export class WeftSchedules {
   private readonly declared = new Map<string, ScheduleCreateOptions>();
   private readonly reader: ScheduleReader;
+  /** The fire pass in progress: passes run one at a time (the timer loop's and the testing kit's). */
+  private passing: Promise<number> | undefined;
 
   /** @internal Built by the engine: use engine.schedules. */
   constructor(private readonly deps: ScheduleDependencies) {
@@ -205,8 +207,23 @@ export class WeftSchedules {
     return this.reader.list(opts);
   }
 
-  /** @internal One maintenance pass: fires the due schedules of the types this engine runs. */
+  /**
+   * @internal One maintenance pass: fires the due schedules of the types this engine runs. A call
+   * during another pass waits for it, then makes its own: two passes at once read the same due rows
+   * and a failing schedule was tried, and logged, by both.
+   */
   async fireDue(): Promise<number> {
+    while (this.passing) await this.passing.catch(() => 0);
+    const pass = this.firePass();
+    this.passing = pass;
+    try {
+      return await pass;
+    } finally {
+      if (this.passing === pass) this.passing = undefined;
+    }
+  }
+
+  private async firePass(): Promise<number> {
     if (!this.deps.mayFire()) return 0;
     const types = this.deps.registry.names();
     if (types.length === 0 || !(await this.deps.repo.anyDue(types))) return 0;
