@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Client } from 'pg';
+import { Client, type Pool } from 'pg';
 
 export interface TestDatabase {
   url: string;
@@ -54,4 +54,25 @@ export async function createTestDatabase(prefix = 'weft_test'): Promise<TestData
       }
     },
   };
+}
+
+/**
+ * Runs `CREATE ... IF NOT EXISTS` statements from processes started together. IF NOT EXISTS is not
+ * concurrency-safe in PostgreSQL (the loser gets "already exists" on the table or on its row type),
+ * so they run in one transaction under an advisory lock: one process at a time, and every caller
+ * returns once all of them exist.
+ */
+export async function createTablesOnce(pool: Pool, statements: string[]): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext('weft-test-fixture-tables'))`);
+    for (const sql of statements) await client.query(sql);
+    await client.query('COMMIT');
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
 }
