@@ -3,6 +3,7 @@
 // engine so the ratio is taken in one window (DESIGN 9.4: heartbeating costs < 10%). Prints JSON:
 // workflows/s of each, heartbeat ÷ plain, commits per workflow of each, and the statements the
 // heartbeat writer sent per heartbeat.
+// Ownership 'none' (BENCH_OWNERSHIP=workflow-lease or lease: the fenced batches of several engines).
 // node --import ./test/support/register-ts.js bench/heartbeats.ts [in flight, default 1000]   BENCH_CHUNKS=4
 import { currentStep, WeftEngine, type WorkflowContext } from '@weft/nest';
 import { machine, round, silent, StatementCounter, withFreshDatabase } from './support.js';
@@ -48,15 +49,18 @@ async function main() {
   const n = Number(process.argv[2] ?? 1000);
   const chunks = Number(process.env.BENCH_CHUNKS ?? 4);
   const out = await withFreshDatabase(async (url, db) => {
-    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent });
+    const ownership = (process.env.BENCH_OWNERSHIP ?? 'none') as 'none' | 'workflow-lease' | 'lease';
+    const engine = await WeftEngine.create({ database: { url, poolSize: 20 }, schema: 'weft', logger: silent, ownership });
     engine.register(TYPES.plain, Plain).register(TYPES.heartbeat, Beating);
     await engine.bootstrap();
-    const writer = (engine as unknown as { runtime: { heartbeats: { stats: { beats: number; statements: number } } } }).runtime.heartbeats;
+    const writer = (engine as unknown as { runtime: { heartbeats: { stats: { beats: number; statements: number; ms: number } } } }).runtime
+      .heartbeats;
     for (const shape of ['plain', 'heartbeat'] as const) await chunk(engine, shape, Math.min(n, 200)); // warm-up
     const time: Record<Shape, number> = { plain: 0, heartbeat: 0 };
     const commits: Record<Shape, number> = { plain: 0, heartbeat: 0 };
     const beats0 = writer.stats.beats;
     const statements0 = writer.stats.statements;
+    const ms0 = writer.stats.ms;
     for (let c = 0; c < chunks; c++) {
       const order: Shape[] = c % 2 === 0 ? ['plain', 'heartbeat'] : ['heartbeat', 'plain'];
       for (const shape of order) {
@@ -69,10 +73,12 @@ async function main() {
     await new Promise((r) => setTimeout(r, 1200));
     const beats = writer.stats.beats - beats0;
     const statements = writer.stats.statements - statements0;
+    const writerMs = writer.stats.ms - ms0;
     await engine.dispose();
     const total = n * chunks;
     return {
       inFlight: n,
+      ownership,
       ticksPerStep: TICKS,
       tickMs: TICK_MS,
       workflows: total,
@@ -83,6 +89,8 @@ async function main() {
       heartbeats: beats,
       writerStatements: statements,
       statementsPerHeartbeat: round(statements / beats, 5),
+      /** The writer's statements' mean round trip (each writes the steps that beat in the last second). */
+      msPerWriterStatement: round(writerMs / statements, 2),
     };
   });
   process.stdout.write(`${JSON.stringify({ bench: 'heartbeats', at: new Date().toISOString(), machine: machine(), ...out }, null, 2)}\n`);

@@ -3,7 +3,9 @@ import { currentStep } from './als.js';
 import { StepFailedError, WorkflowFailedError } from '../common/errors.js';
 import type { StepArgs, WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
-import type { HeartbeatWriter } from './run/heartbeat-writer.js';
+import { HeartbeatWriter } from './run/heartbeat-writer.js';
+import { StepProgress } from './run/step-progress.js';
+import type { StepProgressRepository } from '../storage/repositories/step-progress.repository.js';
 
 // Heartbeats (DESIGN 9.4, docs/long-steps.md): currentStep().heartbeat(details) saves progress a
 // retry reads as lastHeartbeat, here or on the engine that takes the workflow over; a step whose
@@ -99,16 +101,35 @@ class Gated {
   }
 }
 
+/** Hands its attempt's heartbeat to the test (a beat whenever it likes, e.g. after a takeover) and hangs. */
+const beaters: Record<string, (details: unknown) => void> = {};
+class Beater {
+  async run(ctx: WorkflowContext) {
+    return ctx.step('beater', async ({ heartbeat, signal }: StepArgs) => {
+      beaters[ctx.workflowId] = heartbeat;
+      return forever(signal);
+    });
+  }
+}
+
 const register = (e: WeftEngine) =>
-  e.register('resumes', Resumes).register('quiet', GoesQuiet).register('hangs', Hangs).register('beats', Beats).register('gated', Gated);
+  e
+    .register('resumes', Resumes)
+    .register('quiet', GoesQuiet)
+    .register('hangs', Hangs)
+    .register('beats', Beats)
+    .register('gated', Gated)
+    .register('beater', Beater);
 const WL = { ownership: 'workflow-lease' as const, workflowClaimTtl: 900, workflowClaimRenewInterval: 300, heartbeatFlushInterval: 50 };
-const writerOf = (e: WeftEngine) => (e as unknown as { runtime: { heartbeats: HeartbeatWriter } }).runtime.heartbeats;
+const internals = (e: WeftEngine) =>
+  (e as unknown as { runtime: { heartbeats: HeartbeatWriter; store: { stepProgress: StepProgressRepository } } }).runtime;
+const writerOf = (e: WeftEngine) => internals(e).heartbeats;
 
 describe('step heartbeats (real PostgreSQL)', () => {
   const env = useTestEngines();
-  const rows = (id: string) =>
+  const rows = (id: string, schema = 'weft') =>
     env.tdb.query<{ seq: number; attempt: number; details: unknown; has_details: boolean; first_started_at: Date }>(
-      `SELECT seq, attempt, details, has_details, first_started_at FROM weft.weft_step_progress WHERE workflow_id = $1`,
+      `SELECT seq, attempt, details, has_details, first_started_at FROM ${schema}.weft_step_progress WHERE workflow_id = $1`,
       [id],
     );
 
@@ -211,6 +232,66 @@ describe('step heartbeats (real PostgreSQL)', () => {
     await writerOf(a).flush();
     // The next owner runs the step again (the cancel was not recorded): from this heartbeat.
     expect((await rows('hangs-cancel'))[0]).toMatchObject({ attempt: 1, details: { offset: 41 } });
+  });
+
+  describe.each([
+    ['workflow-lease', { ...WL, workflowClaimTtl: 60_000, workflowClaimRenewInterval: 20_000, schema: 'weft' }],
+    ['lease', { ownership: 'lease' as const, leaseTtl: 60_000, leaseRenewInterval: 20_000, schema: 'hb_lease' }],
+  ])('%s', (mode, options) => {
+    // The chaos soak found it (lease profile): the new owner had loaded no row, so it counted its
+    // attempts from 1 as the deposed engine had; the deposed engine's late batch (same attempt)
+    // then overwrote the new owner's progress, and the next owner resumed from the older one.
+    it("a deposed engine's late heartbeat does not overwrite what the new owner saved", async () => {
+      const id = `late-beat-${mode}`;
+      const schema = options.schema ?? 'weft';
+      const a = await env.pool.create({ ...options, engineId: 'A', heartbeatFlushInterval: 60_000 }, register);
+      await a.bootstrap();
+      await a.start('beater', {}, { workflowId: id });
+      await waitFor(() => beaters[id] !== undefined, "the step's body running");
+      // Another engine takes over (as a takeover writes it), loads no progress, runs attempt 1 and saves it.
+      const takeover =
+        mode === 'lease'
+          ? `UPDATE ${schema}.weft_global_lease SET epoch = epoch + 1, holder = 'X', expires_at = now() + interval '1 hour' WHERE id = 1 AND $1::text IS NOT NULL`
+          : `WITH c AS (UPDATE ${schema}.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '1 hour'
+                        WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+             UPDATE ${schema}.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`;
+      await env.tdb.query(takeover, [id]);
+      await env.tdb.query(
+        `INSERT INTO ${schema}.weft_step_progress (workflow_id, run_number, seq, attempt, first_started_at, has_details, details, beat_at)
+         SELECT id, run_number, 0, 1, now(), true, '{"done":2}', now() FROM ${schema}.weft_workflows WHERE id = $1`,
+        [id],
+      );
+      // The deposed engine's body beats on (it has not learnt yet), and its batch reaches the database.
+      beaters[id]({ done: 0 });
+      await writerOf(a).flush();
+      expect(await rows(id, schema)).toMatchObject([{ attempt: 1, details: { done: 2 } }]);
+    });
+  });
+
+  it('a step that ends while a failed batch was in flight is not written again by the next one', async () => {
+    const a = await env.pool.create({ ...WL, heartbeatFlushInterval: 60_000 }, register);
+    await a.bootstrap();
+    await a.start('beater', {}, { workflowId: 'ended-in-flight' }); // its row is what the writer's rows need
+    const repo = internals(a).store.stepProgress;
+    let fail: (err: Error) => void = () => undefined;
+    let calls = 0;
+    const flaky = {
+      flush: (...args: Parameters<StepProgressRepository['flush']>) =>
+        calls++ === 0 ? new Promise<void>((_, reject) => (fail = reject)) : repo.flush(...args),
+    };
+    const warnings: string[] = [];
+    const logger = { log: () => undefined, warn: (m: string) => warnings.push(m), error: () => undefined, debug: () => undefined };
+    const writer = new HeartbeatWriter(flaky, logger, 60_000, { fenceCommand: (cmd) => cmd });
+    const progress = new StepProgress('ended-in-flight', 1, 99, 'probe', writer, 1024);
+    progress.attemptBegins(1, false, false);
+    progress.beat(1, { done: 1 });
+    const first = writer.flush();
+    progress.end(); // its record committed while the batch was in flight
+    fail(new Error('connection reset'));
+    await first;
+    expect(warnings).toHaveLength(1);
+    await writer.flush();
+    expect((await rows('ended-in-flight')).filter((r) => r.seq === 99)).toEqual([]);
   });
 
   it('retry.maxElapsed counts from the first start an earlier owner saved: past it, the new owner starts no attempt', async () => {

@@ -1,8 +1,10 @@
 // Heartbeats off the hot path (docs/long-steps.md): a step's heartbeat only marks it; every
 // `flushMs` one statement writes the latest progress of every step that beat meanwhile and
 // removes the rows of steps that ended. A thousand steps beating ten times a second cost one
-// statement a second, not ten thousand commits.
+// statement a second, not ten thousand commits. Saves carry the fence a commit would: a deposed
+// engine's late batch is refused (step-progress.repository.ts).
 import type { WeftLogger } from '../../common/types.js';
+import type { RunFence } from '../../ownership/roles.js';
 import type { StepProgressKey, StepProgressRepository } from '../../storage/repositories/step-progress.repository.js';
 import type { ProgressSink, StepProgress } from './step-progress.js';
 
@@ -12,14 +14,16 @@ export class HeartbeatWriter implements ProgressSink {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private closed = false;
-  /** Heartbeats taken and statements written (the bench reports their ratio). */
-  readonly stats = { beats: 0, statements: 0 };
+  /** Heartbeats taken, statements written and their total round trip in ms (bench/heartbeats.ts). */
+  readonly stats = { beats: 0, statements: 0, ms: 0 };
 
   constructor(
     private readonly repo: Pick<StepProgressRepository, 'flush'>,
     private readonly logger: WeftLogger,
     /** How often the latest heartbeats are written (how old the details a takeover resumes from may be). */
     private readonly flushMs: number,
+    /** The fences of this engine's writes (ownership). */
+    private readonly fence: Pick<RunFence, 'fenceCommand'>,
   ) {}
 
   save(progress: StepProgress): void {
@@ -51,20 +55,25 @@ export class HeartbeatWriter implements ProgressSink {
     const removes = this.removes;
     this.saves = new Set();
     this.removes = [];
+    const { leaseFence } = this.fence.fenceCommand({ workflowId: '', expectedVersion: 0 });
+    const writes = saves.map((p) => {
+      const { fence } = this.fence.fenceCommand({ workflowId: p.workflowId, expectedVersion: 0 }, p.runEpoch);
+      return { ...p.toWrite(), fence };
+    });
+    const t0 = performance.now();
     this.flushing = this.repo
-      .flush(
-        saves.map((p) => p.toWrite()),
-        removes,
-      )
+      .flush(writes, removes, leaseFence)
       .then(
         () => {
           this.stats.statements++;
+          this.stats.ms += performance.now() - t0;
           for (const p of saves) this.written.add(p);
         },
         (err: unknown) => {
-          // Kept for the next flush unless a newer save or the step's end replaced them.
+          // Kept for the next flush, but not those whose step ended meanwhile: written beside their
+          // removal in one statement, the upsert would win and leave the row of an ended step.
           this.logger.warn(`Heartbeats could not be saved (tried again in ${this.flushMs} ms): ${(err as Error).message}`);
-          for (const p of saves) if (!this.closed) this.saves.add(p);
+          for (const p of saves) if (!this.closed && !p.hasEnded) this.saves.add(p);
           this.removes.push(...removes);
           this.arm();
         },

@@ -111,7 +111,12 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.transactions = new StepTransactions(this.store, this.ownership, deps.ambient, () => this.store.sql.poolMax - 2);
     this.runs = new LiveRuns(this.options.maxCachedWorkflows, (n) => this.options.metrics.parked?.(n));
     this.retries = new Retries(this.options.logger);
-    this.heartbeats = new HeartbeatWriter(this.store.stepProgress, this.options.logger, this.options.heartbeatFlushMs);
+    this.heartbeats = new HeartbeatWriter(
+      this.store.stepProgress,
+      this.options.logger,
+      this.options.heartbeatFlushMs,
+      this.ownership.fence,
+    );
     this.completions = new ExternalCompletions(this.store.stepProgress, this.options.logger);
     this.commits = new CommitPath({
       committer: this.committer,

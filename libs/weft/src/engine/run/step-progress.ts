@@ -40,6 +40,8 @@ export class StepProgress {
     private readonly sink: ProgressSink,
     private readonly maxBytes: number,
     loaded?: StepProgressRow,
+    /** The claim epoch its run was launched under: its saves are fenced with it (heartbeat-writer.ts). */
+    readonly runEpoch?: string,
   ) {
     this.attemptsBefore = loaded?.attempt ?? 0;
     this.loaded = loaded !== undefined;
@@ -61,6 +63,11 @@ export class StepProgress {
     const c = this.loadedCompletion;
     this.loadedCompletion = undefined;
     return c;
+  }
+
+  /** Its outcome is decided: nothing more of it is saved. */
+  get hasEnded(): boolean {
+    return this.ended;
   }
 
   get lastHeartbeat(): unknown {

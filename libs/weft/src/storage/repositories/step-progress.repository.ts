@@ -5,6 +5,7 @@ import { StepProgressEntity } from '../entities/step-progress.entity.js';
 import { type SqlAccess, WeftRepository } from './weft-repository.js';
 import { qualify } from '../schema-name.js';
 import { Payloads } from '../payloads.js';
+import type { ClaimFence } from '../types.js';
 
 /** One step's progress as written. */
 export interface StepProgressWrite {
@@ -15,6 +16,8 @@ export interface StepProgressWrite {
   firstStartedAt: Date;
   /** Undefined: no heartbeat yet (the row keeps the first start for retry.maxElapsed). */
   details?: { value: unknown };
+  /** The writer's claim at the epoch the run was launched under ('workflow-lease'). */
+  fence?: ClaimFence;
 }
 
 /** The row of a step that ended, to remove. */
@@ -51,18 +54,33 @@ function statements(schema: string) {
   const progress = qualify(schema, 'weft_step_progress');
   return {
     /**
-     * Upserts, then removals, in one statement. An upsert never lowers the attempt: a deposed
-     * engine's late batch cannot overwrite what the step's new owner wrote. A row whose workflow
-     * is gone (purged) is skipped rather than refused by the foreign key.
+     * Upserts, then removals, in one statement. An upsert is fenced as a commit is: a deposed
+     * engine's late batch (a pause, an outage) writes nothing for a workflow whose claim (or the
+     * global lease) moved on, whatever its attempt, since the new owner counts its attempts on
+     * from what it loaded and may have loaded no row at all. The claim rows (or the lease row) are
+     * locked FOR SHARE, claims in id order as renewal and takeovers lock them, so a takeover
+     * waits for the batch and its load reads it. An upsert never lowers the attempt either. A row
+     * whose workflow is gone (purged) is skipped rather than refused by the foreign key. Removals
+     * are not fenced: a step's row goes once its record (or its cancel) is durable.
      */
     flush: `WITH gone AS (
                DELETE FROM ${progress} p USING unnest($8::varchar[], $9::int[], $10::int[]) AS d(workflow_id, run_number, seq)
-                WHERE p.workflow_id = d.workflow_id AND p.run_number = d.run_number AND p.seq = d.seq)
+                WHERE p.workflow_id = d.workflow_id AND p.run_number = d.run_number AND p.seq = d.seq),
+             held AS MATERIALIZED (
+               SELECT c.workflow_id FROM ${qualify(schema, 'weft_workflow_claims')} c
+                 JOIN unnest($1::varchar[], $11::text[], $12::bigint[]) AS f(workflow_id, engine_id, epoch)
+                   ON c.workflow_id = f.workflow_id AND c.engine_id = f.engine_id AND c.epoch = f.epoch
+                ORDER BY c.workflow_id FOR SHARE OF c),
+             lease_ok AS MATERIALIZED (
+               SELECT l.holder, l.epoch FROM ${qualify(schema, 'weft_global_lease')} l
+                WHERE l.id = 1 AND l.holder = $13::text AND l.epoch = $14::bigint FOR SHARE OF l)
              INSERT INTO ${progress} AS p (workflow_id, run_number, seq, attempt, first_started_at, has_details, details, beat_at)
              SELECT u.workflow_id, u.run_number, u.seq, u.attempt, u.first_started_at, u.has_details, u.details::json, now()
-               FROM unnest($1::varchar[], $2::int[], $3::int[], $4::int[], $5::timestamptz[], $6::boolean[], $7::text[])
-                    AS u(workflow_id, run_number, seq, attempt, first_started_at, has_details, details)
+               FROM unnest($1::varchar[], $2::int[], $3::int[], $4::int[], $5::timestamptz[], $6::boolean[], $7::text[], $11::text[])
+                    AS u(workflow_id, run_number, seq, attempt, first_started_at, has_details, details, claim_engine)
               WHERE EXISTS (SELECT 1 FROM ${qualify(schema, 'weft_workflows')} w WHERE w.id = u.workflow_id)
+                AND (u.claim_engine IS NULL OR u.workflow_id IN (SELECT h.workflow_id FROM held h))
+                AND ($13::text IS NULL OR EXISTS (SELECT 1 FROM lease_ok))
              ON CONFLICT (workflow_id, run_number, seq) DO UPDATE
                 SET attempt = excluded.attempt,
                     has_details = p.has_details OR excluded.has_details,
@@ -139,8 +157,8 @@ export class StepProgressRepository extends WeftRepository<StepProgressEntity> {
     );
   }
 
-  /** @internal Writes `saves` and removes `removes` in one statement. */
-  async flush(saves: StepProgressWrite[], removes: StepProgressKey[]): Promise<void> {
+  /** @internal Writes `saves` and removes `removes` in one statement; `leaseFence`: the writer's global lease ('lease'). */
+  async flush(saves: StepProgressWrite[], removes: StepProgressKey[], leaseFence?: ClaimFence): Promise<void> {
     const details = await Promise.all(
       saves.map(async (s) => (s.details === undefined ? null : JSON.stringify((await this.payloads.encode(s.details.value)) ?? null))),
     );
@@ -155,6 +173,10 @@ export class StepProgressRepository extends WeftRepository<StepProgressEntity> {
       removes.map((r) => r.workflowId),
       removes.map((r) => r.runNumber),
       removes.map((r) => r.seq),
+      saves.map((s) => s.fence?.engineId ?? null),
+      saves.map((s) => s.fence?.epoch ?? null),
+      leaseFence?.engineId ?? null,
+      leaseFence?.epoch ?? null,
     ]);
   }
 }

@@ -39,6 +39,7 @@ export async function runStep<T>(
     host.heartbeats,
     host.maxPayloadBytes,
     exec.progressOf(seq),
+    exec.epoch,
   );
   exec.stepBegins();
   try {
