@@ -1,3 +1,4 @@
+import { detached } from '../common/detached.js';
 import type { WorkflowClock } from '../common/clock.js';
 import { LongTimeout, setLongTimeout } from './long-timeout.js';
 
@@ -110,7 +111,8 @@ export class TimerLoop {
       let served = 0;
       while (served < this.wanted.length && this.wanted[served] <= now) served++;
       this.wanted.splice(0, served);
-      void this.runOnce().finally(() => {
+      // A tick runs in no caller's context: what it launches keeps none (common/detached.ts).
+      void detached(() => this.runOnce()).finally(() => {
         if (this.stopped || this.handle) return;
         this.schedule(this.wanted.length ? this.delayUntil(this.wanted[0]) : this.intervalMs);
       });

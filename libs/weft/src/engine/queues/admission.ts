@@ -3,6 +3,7 @@
 // claims them for itself (storage/repositories/queue.repository.ts), then launches them here. A
 // local start into a queue and a local end of a queued run nudge the pass, so admission waits for
 // neither the tick nor another engine.
+import { detached } from '../../common/detached.js';
 import { QueueNotDeclaredError } from '../../common/errors.js';
 import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
@@ -245,6 +246,11 @@ export class QueueAdmission {
    * returned: its row as its start wrote it, so it begins as a direct start's run (docs/decisions/0046).
    */
   private launch(queue: string, w: AdmittedWorkflow, sentAt: number): void {
+    // Not in the context of the run whose end handed the slot over (common/detached.ts).
+    detached(() => this.launchDetached(queue, w, sentAt));
+  }
+
+  private launchDetached(queue: string, w: AdmittedWorkflow, sentAt: number): void {
     const { registry, ownership, runtime, store } = this.deps;
     // Without the claim (a leftover row another engine still holds), its holder or a reclaim scan drives it.
     if (!ownership.claims.adoptStartClaim(w.id, w.claimEpoch, sentAt)) return;

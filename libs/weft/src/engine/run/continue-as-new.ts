@@ -1,3 +1,4 @@
+import { detached } from '../../common/detached.js';
 import type { WorkflowDefinition } from '../../common/types.js';
 import { Execution, ExecutionHost } from './execution.js';
 
@@ -28,27 +29,32 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
   // The next run is this code's: its version is recorded as a start's would be.
   const abandoned = exec.abandonUpdates(); // their callers are told; the next run does not run them
   const change = { continueAsNew: { input, workflowVersion: exec.definition.version ?? null } };
-  void exec.commit(abandoned.length ? { ...change, updateResults: abandoned } : change, true).then(() => {
-    exec.stop(true); // the ended run's step bodies still running see their signal aborted
-    host.forget(exec);
-    host.runContinued(exec);
-    if (host.closed) return; // recorded: whoever runs this workflow next starts the next run
-    const next = new Execution(host, {
-      workflowId: exec.workflowId,
-      definition: exec.definition,
-      input,
-      runNumber: exec.runNumber + 1,
-      version: exec.version,
-      parentId: exec.parentId,
-      singleton: exec.holdsSingleton,
-      queue: exec.queue, // still in its queue, holding the slot its last run held
-      // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
-      traceContext: exec.trace?.traceparent() ?? null,
-      headers: exec.headers, // the row's, which the switch leaves as they are
-    });
-    // Child notices were deleted with the run: only its children could have awaited them.
-    next.inbox.add(exec.inbox.messages.filter((m) => m.kind !== 'child'));
-    next.inbox.inheritSeen(exec.inbox);
-    void host.launch(exec.definition, next);
-  });
+  // The next run is made in no run's context: made in this one's, it would keep this run (and
+  // this run the one before it) in memory for as long as it lives (common/detached.ts).
+  const committed = exec.commit(abandoned.length ? { ...change, updateResults: abandoned } : change, true);
+  void detached(() =>
+    committed.then(() => {
+      exec.stop(true); // the ended run's step bodies still running see their signal aborted
+      host.forget(exec);
+      host.runContinued(exec);
+      if (host.closed) return; // recorded: whoever runs this workflow next starts the next run
+      const next = new Execution(host, {
+        workflowId: exec.workflowId,
+        definition: exec.definition,
+        input,
+        runNumber: exec.runNumber + 1,
+        version: exec.version,
+        parentId: exec.parentId,
+        singleton: exec.holdsSingleton,
+        queue: exec.queue, // still in its queue, holding the slot its last run held
+        // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
+        traceContext: exec.trace?.traceparent() ?? null,
+        headers: exec.headers, // the row's, which the switch leaves as they are
+      });
+      // Child notices were deleted with the run: only its children could have awaited them.
+      next.inbox.add(exec.inbox.messages.filter((m) => m.kind !== 'child'));
+      next.inbox.inheritSeen(exec.inbox);
+      void host.launch(exec.definition, next);
+    }),
+  );
 }

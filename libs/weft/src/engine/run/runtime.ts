@@ -1,3 +1,4 @@
+import { detached } from '../../common/detached.js';
 import type { AdvanceCommand, AdvanceOutcome, InboxMessage } from '../../storage/types.js';
 import type { Queryable } from '../../storage/sql-client.js';
 import { StreamClosedError, WorkflowNotRunningError } from '../../common/errors.js';
@@ -368,7 +369,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
     const inFlight = this.loading.get(workflowId);
     // Joining a load: a timer fired meanwhile still has to reach the run it brings up.
     if (inFlight) return firedSleepSeq === undefined ? inFlight : inFlight.then(() => this.fireLoaded(workflowId, firedSleepSeq));
-    const p = this.loadAndLaunch(workflowId, firedSleepSeq)
+    // Loaded and launched in no caller's context (a run that woke it, a request): common/detached.ts.
+    const p = detached(() => this.loadAndLaunch(workflowId, firedSleepSeq))
       .then(
         () => this.commits.endLoadRetries(workflowId),
         (err: unknown) => this.loadFailed(workflowId, err),
