@@ -4,8 +4,9 @@ import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { WorkflowContext } from '../common/types.js';
 
 // A run launched from another run's commit outcome (a queue's hand-off, a continue-as-new, a load
-// woken from a run's message) was made in that run's async context: its promises kept that run's
-// context alive, with its Execution, and the next run launched from it the same. A backlog's
+// woken from a run's message) or started by one (a child) was made in that run's async context:
+// its promises kept that run's context alive, with its Execution, and the next run launched from
+// it the same. A backlog's
 // finished runs, or a continue-as-new chain's ended runs, all stayed in memory
 // (docs/decisions/0064). Counted here with weak references to the runs' instances after a GC.
 
@@ -48,6 +49,24 @@ class Continues {
   }
 }
 
+/** Waits for a signal that never comes. */
+class Waits {
+  async run(ctx: WorkflowContext) {
+    return ctx.waitForSignal('never', { timeout: 60_000 });
+  }
+}
+
+/** Starts a child that outlives it, then continues as new, `runs` times. */
+class Spawns {
+  readonly ballast = new Array(2_000).fill(0);
+  async run(ctx: WorkflowContext, input: { k: number; runs: number }) {
+    keep('spawning', this);
+    await ctx.startChild('waits', {}, { workflowId: `child-${input.k}` });
+    if (input.k + 1 < input.runs) return ctx.continueAsNew({ k: input.k + 1, runs: input.runs });
+    return ctx.waitForSignal('never', { timeout: 60_000 });
+  }
+}
+
 describe('runs launched from other runs keep none of them alive (real PostgreSQL)', () => {
   const env = useTestEngines();
 
@@ -74,5 +93,14 @@ describe('runs launched from other runs keep none of them alive (real PostgreSQL
     await waitFor(() => (instances.continued ?? []).length === 60, 'the 60th run running');
     // Before: all 60 (each run was made in the context of the one before).
     expect(await alive('continued')).toBeLessThanOrEqual(2);
+  });
+
+  it('children that outlive the runs that started them keep none of those runs', async () => {
+    const e = await env.pool.create({}, (x) => x.register('spawns', Spawns).register('waits', Waits));
+    await e.bootstrap();
+    await e.start('spawns', { k: 0, runs: 30 }, { workflowId: 'spawns-1' });
+    await waitFor(() => (instances.spawning ?? []).length === 30, 'the 30th run running');
+    await waitFor(async () => (await e.describe('child-29'))?.status === 'running', 'the last child running');
+    expect(await alive('spawning')).toBeLessThanOrEqual(2);
   });
 });

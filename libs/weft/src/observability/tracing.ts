@@ -4,6 +4,7 @@
 // then pays one `undefined` check per run and per step, and creates no span and no closure.
 // Nothing here may fail a workflow: every call into the API is guarded, and the first failure
 // is logged once.
+import { detached } from '../common/detached.js';
 import type * as Otel from '@opentelemetry/api';
 import type { WeftLogger } from '../common/types.js';
 
@@ -46,17 +47,21 @@ export interface WeftTracer {
   readonly enabled: boolean;
   /** The caller's active span as a W3C traceparent, stored with a start; undefined without one. */
   starterContext(): string | undefined;
+  /** The caller's active context (opaque), taken before a start launches its run elsewhere. */
+  activeContext(): unknown;
   /**
-   * A run launched on this engine: its trace, or undefined when nothing is traced. `fromStart`:
-   * launched by the start that wrote it, so the active context is the starter's.
+   * A run launched on this engine: its trace, or undefined when nothing is traced. `startContext`:
+   * launched by the start that wrote it, whose active context it was (the run's parent span);
+   * undefined: a root, linked to the stored context if loaded.
    */
-  run(run: TracedRun, fromStart: boolean): WorkflowTrace | undefined;
+  run(run: TracedRun, startContext?: unknown): WorkflowTrace | undefined;
 }
 
 /** Tracing off or the API absent: nothing is created, nothing is stored. */
 export const NOOP_TRACER: WeftTracer = Object.freeze({
   enabled: false,
   starterContext: () => undefined,
+  activeContext: () => undefined,
   run: () => undefined,
 });
 
@@ -145,27 +150,29 @@ export class EngineTracing {
   tracer: WeftTracer = NOOP_TRACER;
   private loading: Promise<void> | undefined;
   private settled = false;
-  private starting = false;
+  /** The active context of the start launching a run now (see fromStart); undefined otherwise. */
+  private startContext: unknown;
 
   constructor(private readonly setup: TracingSetup) {}
 
   /**
-   * Launches a run from the start that wrote it (synchronously, inside `launch`). Only then is
-   * the active context the workflow's: a timer or a notification that launches a run carries
-   * whatever context scheduled it.
+   * Launches a run from the start that wrote it (synchronously, inside `launch`), in no caller's
+   * async context (common/detached.ts: the run would keep the caller's alive, a step body's run
+   * with it), its trace's parent the context active at the start. A timer or a notification that
+   * launches a run carries no start's context: that run is a root.
    */
   fromStart(launch: () => void): void {
-    this.starting = true;
+    this.startContext = this.tracer.activeContext();
     try {
-      launch();
+      detached(launch);
     } finally {
-      this.starting = false;
+      this.startContext = undefined;
     }
   }
 
   /** The trace of a run being launched (see WeftTracer.run). */
   run(run: TracedRun): WorkflowTrace | undefined {
-    return this.tracer.run(run, this.starting);
+    return this.tracer.run(run, this.startContext);
   }
 
   /** Loads once; undefined once settled, so a start does not await anything after the first. */
@@ -221,11 +228,15 @@ class OtelTracer implements WeftTracer {
     }, undefined);
   }
 
-  run(run: TracedRun, fromStart: boolean): WorkflowTrace | undefined {
+  activeContext(): unknown {
+    return this.guard.run(() => this.api.context.active(), undefined);
+  }
+
+  run(run: TracedRun, startContext?: unknown): WorkflowTrace | undefined {
     return this.guard.run(() => {
       // Any other launch is driven by whatever woke it (a reclaim scan, a timer, a notification):
       // that context is not the workflow's, so it is a root, linked to the stored context if loaded.
-      const parent = fromStart ? this.api.context.active() : this.api.ROOT_CONTEXT;
+      const parent = (startContext as Otel.Context | undefined) ?? this.api.ROOT_CONTEXT;
       const trace = new OtelWorkflowTrace(this, run, parent, parseTraceparent(run.traceContext));
       return trace.recording ? trace : undefined;
     }, undefined);
