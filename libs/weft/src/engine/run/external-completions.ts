@@ -3,6 +3,7 @@
 // engine. The outcome is stored once in the step's progress row (the statement refuses a second);
 // the engine that runs the step learns of it at once when the call is made there, else by one
 // poll statement for all its waiting steps.
+import { detached } from '../../common/detached.js';
 import { InvalidArgumentError, StepAlreadyCompletedError, WorkflowNotFoundError, WorkflowNotRunningError } from '../../common/errors.js';
 import type { WeftLogger } from '../../common/types.js';
 import type { StepCompletion, StepProgressKey, StepProgressRepository } from '../../storage/repositories/step-progress.repository.js';
@@ -92,7 +93,8 @@ export class ExternalCompletions {
 
   private arm(): void {
     if (this.timer || this.closed || this.waiters.size === 0) return;
-    this.timer = setTimeout(() => void this.poll(), this.pollMs);
+    // Armed in no step's context: re-armed from its own poll, it would keep the first waiter's run.
+    this.timer = detached(() => setTimeout(() => void this.poll(), this.pollMs));
     this.timer.unref?.();
   }
 
