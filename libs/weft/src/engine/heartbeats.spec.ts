@@ -3,6 +3,7 @@ import { currentStep } from './als.js';
 import { StepFailedError, WorkflowFailedError } from '../common/errors.js';
 import type { StepArgs, WorkflowContext } from '../common/types.js';
 import type { WeftEngine } from './engine.js';
+import { NoFence } from '../ownership/roles.js';
 import { HeartbeatWriter } from './run/heartbeat-writer.js';
 import { StepProgress } from './run/step-progress.js';
 import type { StepProgressRepository } from '../storage/repositories/step-progress.repository.js';
@@ -281,7 +282,7 @@ describe('step heartbeats (real PostgreSQL)', () => {
     };
     const warnings: string[] = [];
     const logger = { log: () => undefined, warn: (m: string) => warnings.push(m), error: () => undefined, debug: () => undefined };
-    const writer = new HeartbeatWriter(flaky, logger, 60_000, { fenceCommand: (cmd) => cmd });
+    const writer = new HeartbeatWriter(flaky, logger, 60_000, new NoFence());
     const progress = new StepProgress('ended-in-flight', 1, 99, 'probe', writer, 1024);
     progress.attemptBegins(1, false, false);
     progress.beat(1, { done: 1 });

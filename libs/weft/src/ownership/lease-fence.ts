@@ -1,7 +1,7 @@
 // Ownership 'lease': the global lease is the hold of every workflow and the fence of every write.
 // Its gate and fence are one object, the owner of the lease's local state (halted or not).
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
-import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, ClaimFence } from '../storage/types.js';
 import type { GlobalLease } from './global-lease.js';
 import { NoClaims, NoFence, type EngineGate } from './roles.js';
 
@@ -52,7 +52,11 @@ export class LeaseFence extends NoFence implements EngineGate {
   }
 
   override fenceCommand(cmd: AdvanceCommand): AdvanceCommand {
-    return { ...cmd, leaseFence: this.lease.fence() ?? { engineId: this.engineId, epoch: '-1' } };
+    return { ...cmd, leaseFence: this.leaseFence() };
+  }
+
+  override leaseFence(): ClaimFence {
+    return this.lease.fence() ?? { engineId: this.engineId, epoch: '-1' };
   }
 
   override afterCommit(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {

@@ -1,6 +1,6 @@
 // The roles an ownership policy plays for the engine, each with the default of a mode that does
 // not play it: a mode states only what it does (docs/ownership.md, docs/architecture.md).
-import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, ClaimFence } from '../storage/types.js';
 import type { ClaimTerms } from '../storage/repositories/claim.repository.js';
 import type { WorkflowClaimRegistry } from './claim-registry.js';
 import type { ClaimRenewalScheduler, PassReport } from './renewal-scheduler.js';
@@ -31,6 +31,10 @@ export interface RunFence {
   epochOf(workflowId: string): string | undefined;
   /** The command with this engine's fence; terminal and suspend commits release the claim. */
   fenceCommand(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand;
+  /** The claim a write of this workflow's run carries ('workflow-lease'), at `runEpoch` when given. */
+  claimFence(workflowId: string, runEpoch?: string): ClaimFence | undefined;
+  /** The global lease every write of this engine carries ('lease'). */
+  leaseFence(): ClaimFence | undefined;
   /** Takes note of a commit's outcome: forgets a released claim, drops (or halts) on a refused fence. */
   afterCommit(cmd: AdvanceCommand, outcome: AdvanceOutcome): void;
   /**
@@ -62,6 +66,12 @@ export class NoFence implements RunFence {
   }
   fenceCommand(cmd: AdvanceCommand, _runEpoch?: string): AdvanceCommand {
     return cmd;
+  }
+  claimFence(_workflowId: string, _runEpoch?: string): ClaimFence | undefined {
+    return undefined;
+  }
+  leaseFence(): ClaimFence | undefined {
+    return undefined;
   }
   afterCommit(_cmd: AdvanceCommand, _outcome: AdvanceOutcome): void {}
   async confirmWake(_workflowId: string, _parkedEpoch?: string, _wakeKind?: string, _fenceEpoch?: string | null): Promise<boolean> {

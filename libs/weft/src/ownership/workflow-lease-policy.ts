@@ -6,7 +6,7 @@
 // registry and the set of held workflows not driven yet.
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
 import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
-import type { AdvanceCommand, AdvanceOutcome } from '../storage/types.js';
+import type { AdvanceCommand, AdvanceOutcome, ClaimFence } from '../storage/types.js';
 import type { ClaimTerms } from '../storage/repositories/claim.repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
 import { WORKFLOW_CLAIM_TAKEOVER_MAX_ATTEMPTS } from './config.js';
@@ -77,12 +77,18 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
 
   fenceCommand(cmd: AdvanceCommand, runEpoch?: string): AdvanceCommand {
     if (cmd.rotate) return cmd;
-    // A run's writes carry the epoch it was launched under, even if the claim was re-acquired since.
-    const epoch = runEpoch ?? this.registry.epochOf(cmd.workflowId);
-    const fence = { engineId: this.engineId, epoch: epoch ?? '-1' };
     // A suspend releases the claim for whoever resumes it; a terminal commit (completed) clears the
     // fence in its UPDATE and leaves the claim row as it is (docs/decisions/0011).
-    return { ...cmd, fence, release: cmd.status === WorkflowStatus.Suspended };
+    return { ...cmd, fence: this.claimFence(cmd.workflowId, runEpoch), release: cmd.status === WorkflowStatus.Suspended };
+  }
+
+  claimFence(workflowId: string, runEpoch?: string): ClaimFence {
+    // A run's writes carry the epoch it was launched under, even if the claim was re-acquired since.
+    return { engineId: this.engineId, epoch: runEpoch ?? this.registry.epochOf(workflowId) ?? '-1' };
+  }
+
+  leaseFence(): undefined {
+    return undefined;
   }
 
   afterCommit(cmd: AdvanceCommand, outcome: AdvanceOutcome): void {

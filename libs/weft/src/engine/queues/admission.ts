@@ -219,7 +219,7 @@ export class QueueAdmission {
     const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
-    const leaseFence = ownership.fence.fenceCommand({ workflowId: '', expectedVersion: 0 }).leaseFence;
+    const leaseFence = ownership.fence.leaseFence();
     const sentAt = performance.now();
     const res = await store.queues.admit({
       queue: q.name,

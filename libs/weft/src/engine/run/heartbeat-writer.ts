@@ -23,7 +23,7 @@ export class HeartbeatWriter implements ProgressSink {
     /** How often the latest heartbeats are written (how old the details a takeover resumes from may be). */
     private readonly flushMs: number,
     /** The fences of this engine's writes (ownership). */
-    private readonly fence: Pick<RunFence, 'fenceCommand'>,
+    private readonly fence: Pick<RunFence, 'claimFence' | 'leaseFence'>,
   ) {}
 
   save(progress: StepProgress): void {
@@ -55,14 +55,10 @@ export class HeartbeatWriter implements ProgressSink {
     const removes = this.removes;
     this.saves = new Set();
     this.removes = [];
-    const { leaseFence } = this.fence.fenceCommand({ workflowId: '', expectedVersion: 0 });
-    const writes = saves.map((p) => {
-      const { fence } = this.fence.fenceCommand({ workflowId: p.workflowId, expectedVersion: 0 }, p.runEpoch);
-      return { ...p.toWrite(), fence };
-    });
+    const writes = saves.map((p) => ({ ...p.toWrite(), fence: this.fence.claimFence(p.workflowId, p.runEpoch) }));
     const t0 = performance.now();
     this.flushing = this.repo
-      .flush(writes, removes, leaseFence)
+      .flush(writes, removes, this.fence.leaseFence())
       .then(
         () => {
           this.stats.statements++;
