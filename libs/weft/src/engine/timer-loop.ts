@@ -104,22 +104,23 @@ export class TimerLoop {
     // Due now: at the end of this turn, not setTimeout's 1 ms later (a partitioned queue's freed
     // slot waits for this pass; decision 0062), and with every nudge made in the turn.
     // Armed in no caller's context (common/detached.ts): a nudge from a run's commit would otherwise
-    // arm it in that run's, and each tick re-arms it from there, keeping that run for good.
-    this.handle = detached(() =>
-      (delayMs <= 0 ? setSoon : setLongTimeout)(() => {
-        this.handle = undefined;
-        this.nextAt = Infinity;
-        // This tick serves every nudge due by now; a later one schedules the tick after it.
-        const now = this.clock.now();
-        let served = 0;
-        while (served < this.wanted.length && this.wanted[served] <= now) served++;
-        this.wanted.splice(0, served);
-        // The tick runs in the handle's context: no caller's, so what it launches keeps none.
-        void this.runOnce().finally(() => {
-          if (this.stopped || this.handle) return;
-          this.schedule(this.wanted.length ? this.delayUntil(this.wanted[0]) : this.intervalMs);
-        });
-      }, delayMs),
-    );
+    // arm it in that run's, and each tick re-arms it from there, keeping that run for good. The
+    // tick runs in the handle's context, so what it launches keeps none either.
+    this.handle = detached(() => (delayMs <= 0 ? setSoon : setLongTimeout)(() => this.fire(), delayMs));
+  }
+
+  /** The scheduled tick is due. */
+  private fire(): void {
+    this.handle = undefined;
+    this.nextAt = Infinity;
+    // This tick serves every nudge due by now; a later one schedules the tick after it.
+    const now = this.clock.now();
+    let served = 0;
+    while (served < this.wanted.length && this.wanted[served] <= now) served++;
+    this.wanted.splice(0, served);
+    void this.runOnce().finally(() => {
+      if (this.stopped || this.handle) return;
+      this.schedule(this.wanted.length ? this.delayUntil(this.wanted[0]) : this.intervalMs);
+    });
   }
 }
