@@ -133,6 +133,14 @@ describe('step heartbeats (real PostgreSQL)', () => {
       `SELECT seq, attempt, details, has_details, first_started_at FROM ${schema}.weft_step_progress WHERE workflow_id = $1`,
       [id],
     );
+  /** Engine X takes the workflow's claim, as a takeover writes it (its epoch on the workflow row too). */
+  const takeClaim = (id: string, expiresIn: string, schema = 'weft') =>
+    env.tdb.query(
+      `WITH c AS (UPDATE ${schema}.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + $2::interval
+                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
+       UPDATE ${schema}.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
+      [id, expiresIn],
+    );
 
   it("a retry reads the last heartbeat's details", async () => {
     const a = await env.pool.create(WL, register);
@@ -199,12 +207,7 @@ describe('step heartbeats (real PostgreSQL)', () => {
     await a.start('gated', {}, { workflowId: 'gated-1' });
     await waitFor(async () => (await rows('gated-1'))[0]?.has_details, 'the heartbeat saved');
     // Another engine takes the claim (as a takeover writes it, expiring soon); A learns it when its record is refused.
-    await env.tdb.query(
-      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '300 ms'
-                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
-       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
-      ['gated-1'],
-    );
+    await takeClaim('gated-1', '300 ms');
     releaseGated();
     await waitFor(() => a.healthSnapshot().liveWorkflows === 0, 'A lets the run go (its record refused)');
     await writerOf(a).flush(); // whatever A queued by then reaches the table
@@ -222,12 +225,7 @@ describe('step heartbeats (real PostgreSQL)', () => {
     await a.bootstrap();
     await a.start('hangs', {}, { workflowId: 'hangs-cancel' });
     await waitFor(async () => (await rows('hangs-cancel'))[0]?.has_details, 'the heartbeat saved');
-    await env.tdb.query(
-      `WITH c AS (UPDATE weft.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '1 hour'
-                  WHERE workflow_id = $1 RETURNING workflow_id, epoch)
-       UPDATE weft.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`,
-      ['hangs-cancel'],
-    );
+    await takeClaim('hangs-cancel', '1 hour');
     await a.cancel('hangs-cancel'); // A applies it at once: the body aborts, the cancel's record is refused
     await waitFor(() => a.healthSnapshot().liveWorkflows === 0, 'A lets the run go (its record refused)');
     await writerOf(a).flush();
@@ -250,13 +248,11 @@ describe('step heartbeats (real PostgreSQL)', () => {
       await a.start('beater', {}, { workflowId: id });
       await waitFor(() => beaters[id] !== undefined, "the step's body running");
       // Another engine takes over (as a takeover writes it), loads no progress, runs attempt 1 and saves it.
-      const takeover =
-        mode === 'lease'
-          ? `UPDATE ${schema}.weft_global_lease SET epoch = epoch + 1, holder = 'X', expires_at = now() + interval '1 hour' WHERE id = 1 AND $1::text IS NOT NULL`
-          : `WITH c AS (UPDATE ${schema}.weft_workflow_claims SET epoch = epoch + 1, engine_id = 'X', expires_at = now() + interval '1 hour'
-                        WHERE workflow_id = $1 RETURNING workflow_id, epoch)
-             UPDATE ${schema}.weft_workflows w SET fence_epoch = c.epoch FROM c WHERE w.id = c.workflow_id`;
-      await env.tdb.query(takeover, [id]);
+      if (mode === 'lease')
+        await env.tdb.query(
+          `UPDATE ${schema}.weft_global_lease SET epoch = epoch + 1, holder = 'X', expires_at = now() + interval '1 hour' WHERE id = 1`,
+        );
+      else await takeClaim(id, '1 hour', schema);
       await env.tdb.query(
         `INSERT INTO ${schema}.weft_step_progress (workflow_id, run_number, seq, attempt, first_started_at, has_details, details, beat_at)
          SELECT id, run_number, 0, 1, now(), true, '{"done":2}', now() FROM ${schema}.weft_workflows WHERE id = $1`,
