@@ -282,7 +282,8 @@ export class WeftEngine {
   }
 
   /** Waits for the workflow to end; returns its output or throws WorkflowFailedError. */
-  async result<O = unknown>(workflowId: string, opts: { timeout?: Duration } = {}): Promise<O> {
+  result<O = unknown>(workflowId: string, opts: { timeout?: Duration } = {}): Promise<O> {
+    // Not async: a backlog's awaited handles each hold one promise the less (ResultWait.result is).
     return this.results.result<O>(workflowId, opts);
   }
 

@@ -4,10 +4,9 @@
 import { ResultTimeoutError, WorkflowNotFoundError } from '../common/errors.js';
 import { type Duration, parseDuration } from '../common/duration.js';
 import type { WorkflowStore } from '../storage/workflow-store.js';
-import { NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
+import { type Look, type Looker, NOT_STARTED_POLL_MS, ResultPoll } from './result-poll.js';
 import { settledValue } from './results.js';
 import type { Runtime } from './run/runtime.js';
-import type { SettledSubscription } from './run/settled-waiters.js';
 import type { Settled } from './settled.js';
 import { isTerminal } from './transitions.js';
 import { validateWorkflowId } from './validation.js';
@@ -19,12 +18,49 @@ export interface ResultWaitDependencies {
   assertOpen(): void;
 }
 
+/**
+ * One result() caller between two looks: woken by its workflow's end here or by its next look,
+ * whichever comes first. One per call, for all its waits: a backlog's awaited handles each hold
+ * one pending promise and this, no timer (docs/decisions/0065).
+ */
+class Waiter implements Looker {
+  private wake: ((r: Settled | Look) => void) | undefined;
+  private settled: Settled | undefined;
+
+  constructor(readonly workflowId: string) {}
+
+  get waiting(): boolean {
+    return this.wake !== undefined;
+  }
+
+  /** Its workflow's end here, or its look, whichever comes first; the end if it came before. */
+  next(poll: ResultPoll, ms: number): Promise<Settled | Look> {
+    if (this.settled) return Promise.resolve(this.settled);
+    return new Promise((resolve) => {
+      this.wake = resolve;
+      poll.lookIn(this, ms);
+    });
+  }
+
+  deliver(r: Settled | Look): void {
+    if (!isLook(r)) this.settled = r;
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.(r);
+  }
+}
+
+const isLook = (r: Settled | Look): r is Look => 'ended' in r;
+
 export class ResultWait {
   /** result() of runs that do not end here: their status reads, batched. */
   private readonly poll: ResultPoll;
 
   constructor(private readonly deps: ResultWaitDependencies) {
-    this.poll = new ResultPoll((ids) => deps.store.workflows.statuses(ids));
+    this.poll = new ResultPoll(
+      (ids) => deps.store.workflows.statuses(ids),
+      (id) => deps.runtime.isLive(id),
+    );
   }
 
   /** Waits for the workflow to end; returns its output or throws WorkflowFailedError. */
@@ -41,45 +77,34 @@ export class ResultWait {
         const s = await sub.wait(Math.min(timeoutMs, 1000));
         if (s) return settledValue<O>(workflowId, s);
       }
+      const waiter = new Waiter(workflowId);
+      sub.listen((s) => waiter.deliver(s));
+      // The status read shared with other waiters first; the row itself only once it says the
+      // workflow ended (or is absent). A run live here announces its end here: no read while it is.
+      let look = await this.poll.look(workflowId);
+      let pollMs = 20;
       for (;;) {
         this.deps.assertOpen(); // disposed while it waited
-        // The row itself only once the status read shared with other waiters says it ended (or is absent).
-        const row = (await this.poll.look(workflowId)).ended
-          ? await store.workflows.get(workflowId).catch((err: unknown) => {
-              this.deps.assertOpen(); // the read failed because dispose() closed the database
-              throw err;
-            })
-          : undefined;
-        if (row === null) throw new WorkflowNotFoundError(workflowId);
-        if (row && isTerminal(row.status)) return settledValue<O>(workflowId, row);
-        const s = await this.untilEnded(workflowId, sub, deadline, timeoutMs);
-        if (s) return settledValue<O>(workflowId, s);
+        if (look.ended) {
+          const row = await store.workflows.get(workflowId).catch((err: unknown) => {
+            this.deps.assertOpen(); // the read failed because dispose() closed the database
+            throw err;
+          });
+          if (row === null) throw new WorkflowNotFoundError(workflowId);
+          if (isTerminal(row.status)) return settledValue<O>(workflowId, row);
+          pollMs = 20;
+        }
+        const left = deadline - Date.now();
+        if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
+        const r = await waiter.next(this.poll, Math.min(pollMs, left));
+        if (!isLook(r)) return settledValue<O>(workflowId, r);
+        look = r;
+        // Live here: its end comes here; else back off, slowly while it has not started.
+        if (r.live) pollMs = 500;
+        else if (!r.ended) pollMs = r.notStarted ? NOT_STARTED_POLL_MS : Math.min(pollMs * 2, 500);
       }
     } finally {
       sub.cancel();
-    }
-  }
-
-  /**
-   * Until it ends here (resolves with how), or the shared status read says it ended (null: read
-   * the row). A run live here announces its end here: no read while it is.
-   */
-  private async untilEnded(workflowId: string, sub: SettledSubscription, deadline: number, timeoutMs: number): Promise<Settled | null> {
-    let pollMs = 20;
-    for (;;) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new ResultTimeoutError(workflowId, timeoutMs);
-      const s = await sub.wait(Math.min(pollMs, left));
-      if (s) return s;
-      this.deps.assertOpen();
-      if (this.deps.runtime.isLive(workflowId)) {
-        pollMs = 500;
-        continue;
-      }
-      const look = await this.poll.look(workflowId);
-      if (look.ended) return null;
-      // Not started yet: if it is admitted here, its end is announced here.
-      pollMs = look.notStarted ? NOT_STARTED_POLL_MS : Math.min(pollMs * 2, 500);
     }
   }
 }

@@ -2,6 +2,8 @@ import type { Settled } from '../settled.js';
 
 export interface SettledSubscription {
   wait(ms: number): Promise<Settled | null>;
+  /** Calls `listener` once when the workflow ends here (at once if it has); no timer of its own. */
+  listen(listener: (s: Settled) => void): void;
   cancel(): void;
 }
 
@@ -13,6 +15,7 @@ class Subscription implements SettledSubscription {
   private settled: Settled | null = null;
   private wake: ((s: Settled) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private listener: ((s: Settled) => void) | undefined;
 
   constructor(
     private readonly owner: SettledWaiters,
@@ -30,6 +33,11 @@ class Subscription implements SettledSubscription {
     });
   }
 
+  listen(listener: (s: Settled) => void): void {
+    if (this.settled) listener(this.settled);
+    else this.listener = listener;
+  }
+
   cancel(): void {
     this.owner.unsubscribe(this);
   }
@@ -41,6 +49,9 @@ class Subscription implements SettledSubscription {
     const wake = this.wake;
     this.wake = undefined;
     wake?.(s);
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.(s);
   }
 }
 
