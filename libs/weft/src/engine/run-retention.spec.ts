@@ -79,6 +79,21 @@ class Spawns {
   }
 }
 
+/** A transactional step that waits for the others: each holds a connection of the pool at once. */
+let txRelease: () => void = () => undefined;
+const txHeld = new Promise<void>((r) => (txRelease = r));
+class HoldsConnection {
+  readonly ballast = new Array(2_000).fill(0);
+  async run(ctx: WorkflowContext) {
+    keep('connection', this);
+    return ctx.transaction('hold', async (manager) => {
+      await manager.query('SELECT 1');
+      await txHeld;
+      return 1;
+    });
+  }
+}
+
 const tokens: Record<string, string> = {};
 
 /** One step completed from outside (engine.completeStep). */
@@ -92,12 +107,6 @@ class Approval {
     });
   }
 }
-
-// What is still allowed: a pooled connection the pool opened while a run's statement waited for one
-// keeps that run until the connection closes (its socket and the pool's connect timer hold the
-// context they were made in; decision 0064, "Left"). Bounded by the pool: the counts below allow a
-// few, against the whole chain that was kept before.
-const POOL_SLACK = 3;
 
 describe('runs launched from other runs keep none of them alive (real PostgreSQL)', () => {
   const env = useTestEngines();
@@ -124,7 +133,7 @@ describe('runs launched from other runs keep none of them alive (real PostgreSQL
     await e.start('continues', { k: 0, runs: 60 }, { workflowId: 'continues-1' });
     await waitFor(() => made.continued === 60, 'the 60th run running');
     // Before: all 60 (each run was made in the context of the one before).
-    expect(await collectedTo('continued', 2 + POOL_SLACK)).toBeLessThanOrEqual(2 + POOL_SLACK);
+    expect(await collectedTo('continued', 2)).toBeLessThanOrEqual(2);
   });
 
   it('children that outlive the runs that started them keep none of those runs', async () => {
@@ -134,14 +143,12 @@ describe('runs launched from other runs keep none of them alive (real PostgreSQL
     await waitFor(() => made.spawning === 30, 'the 30th run running');
     const child = () => e.describe('child-29').catch(() => null); // not started yet: not found
     await waitFor(async () => (await child())?.status === 'running', 'the last child running');
-    expect(await collectedTo('spawning', 2 + POOL_SLACK)).toBeLessThanOrEqual(2 + POOL_SLACK);
+    expect(await collectedTo('spawning', 2)).toBeLessThanOrEqual(2);
   });
 
   it("an external step's run is collected once it ends, while the completions poll goes on for others", async () => {
     const e = await env.pool.create({}, (x) => x.register('approval', Approval));
     await e.bootstrap();
-    // The pool's connections opened first, outside any run (see POOL_SLACK): here one run counts.
-    await Promise.all(Array.from({ length: 10 }, () => e.list({ limit: 1 })));
     await e.start('approval', {}, { workflowId: 'approval-1' }); // its wait arms the poll
     await waitFor(() => tokens['approval-1'], 'the first token');
     await e.start('approval', {}, { workflowId: 'approval-2' }); // keeps the poll going
@@ -152,5 +159,20 @@ describe('runs launched from other runs keep none of them alive (real PostgreSQL
     // re-armed from there while any step waits, kept that step's run.
     expect(await collectedTo('approval-1', 0)).toBe(0);
     await e.completeStep(tokens['approval-2'], 'yes');
+  });
+
+  it("the pool's connections keep none of the runs whose statements opened them or released them last", async () => {
+    const e = await env.pool.create({ database: { url: env.tdb.url, poolSize: 12 } }, (x) =>
+      x.register('holds-connection', HoldsConnection),
+    );
+    await e.bootstrap();
+    // Ten transactional steps at once: the pool opens connections for them, inside their runs.
+    const handles = await Promise.all(Array.from({ length: 10 }, () => e.start('holds-connection', {})));
+    await waitFor(() => made.connection === 10, 'the ten runs in their steps');
+    txRelease();
+    await Promise.all(handles.map((h) => h.result({ timeout: '10s' })));
+    // Before: the connections each kept the run they were opened in (their sockets), and the idle
+    // ones the run that released them last (their idle timers), for as long as they were open.
+    expect(await collectedTo('connection', 0)).toBe(0);
   });
 });

@@ -2,6 +2,7 @@ import { DataSource } from 'typeorm';
 import { DatabaseUnavailableError, InvalidConfigurationError } from '../common/errors.js';
 import type { WeftDatabaseOption } from '../common/options.js';
 import { WEFT_ENTITIES } from './entities/index.js';
+import { detachedPg } from './detached-pool.js';
 import { migrateWeftSchema } from './migrate.js';
 import { validateSchemaName } from './schema-name.js';
 import { SqlClient } from './sql-client.js';
@@ -35,6 +36,7 @@ async function openUrl(url: string, schema: string, poolSize: number, kind: 'url
   const { host, port } = hostPort(url);
   const dataSource = new DataSource({
     type: 'postgres',
+    driver: detachedPg,
     url,
     schema,
     entities: WEFT_ENTITIES,
