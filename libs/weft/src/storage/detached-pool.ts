@@ -8,11 +8,12 @@ import pg from 'pg';
 import { detached } from '../common/detached.js';
 
 /**
- * pg-pool's checkout (`connect`) and its own `newClient` and `_release` (not in its types). Any of
- * them absent in another pg-pool is left alone: what it keeps, it keeps, nothing breaks.
+ * pg-pool's own `newClient` and `_release` (not in its types). Either absent in another pg-pool is
+ * left alone: what it keeps, it keeps, nothing breaks. A checkout (`connect`) stays in its
+ * caller's context: a statement sent on an idle connection still runs in it (a tracer's pg spans
+ * keep their parent).
  */
 interface PoolMethods {
-  connect?(...args: unknown[]): unknown;
   newClient?(...args: unknown[]): unknown;
   _release?(...args: unknown[]): unknown;
 }
@@ -43,7 +44,7 @@ const base = pg.Pool.prototype as unknown as PoolMethods;
 class DetachedPool extends pg.Pool {}
 
 const own = DetachedPool.prototype as unknown as PoolMethods;
-for (const name of ['connect', 'newClient', '_release'] as const) {
+for (const name of ['newClient', '_release'] as const) {
   const original = base[name];
   if (typeof original !== 'function') continue;
   own[name] =
