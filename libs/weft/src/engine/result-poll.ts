@@ -64,7 +64,10 @@ export class ResultPoll {
   private readonly due: Looker[] = [];
   private scheduled = false;
   private reading = false;
-  /** Lookers waiting for their read's time: a binary min-heap on `ats` (epoch ms), `lookers` beside it. */
+  /**
+   * Lookers waiting for their read's time: a binary min-heap on `ats` (monotonic ms: a wall clock
+   * set back delays none), `lookers` beside it.
+   */
   private readonly ats: number[] = [];
   private readonly lookers: Looker[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -90,7 +93,7 @@ export class ResultPoll {
    * else its read's. Nothing if it stopped waiting by then.
    */
   lookIn(looker: Looker, ms: number): void {
-    const at = Date.now() + ms;
+    const at = performance.now() + ms;
     this.push(at, looker);
     if (at < this.timerAt) this.arm(at);
   }
@@ -99,13 +102,13 @@ export class ResultPoll {
     clearTimeout(this.timer);
     this.timerAt = at;
     // Shared by every waiter: it keeps no one caller's async context.
-    this.timer = detached(() => setTimeout(() => this.fire(), Math.max(0, at - Date.now())));
+    this.timer = detached(() => setTimeout(() => this.fire(), Math.max(0, at - performance.now())));
   }
 
   private fire(): void {
     this.timer = undefined;
     this.timerAt = Infinity;
-    const until = Date.now() + SHARED_WAKE_MS;
+    const until = performance.now() + SHARED_WAKE_MS;
     while (this.ats.length > 0 && this.ats[0]! <= until) {
       const looker = this.pop();
       if (!looker.waiting) continue;
