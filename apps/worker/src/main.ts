@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { WeftEngine } from '@weft/nest';
 import { serveCommands } from './commands.js';
 import { Ledger } from './ledger.js';
+import { unheardEmitter, watchUnheardErrors } from './unheard-errors.js';
 import { CHAOS_WORKFLOWS, useEngine, useLedger } from './workflows.js';
 
 /**
@@ -135,9 +136,11 @@ process.on('unhandledRejection', (reason) => {
   say('error')(`unhandledRejection: ${oneLine(reason)}`);
   emit({ event: 'unhandled-rejection', message: (reason as Error)?.message ?? String(reason), stack: oneLine(reason) });
 });
+watchUnheardErrors();
 process.on('uncaughtException', (err) => {
-  say('error')(`uncaughtException: ${oneLine(err)}`);
-  emit({ event: 'uncaught-exception', message: err?.message ?? String(err), stack: oneLine(err) });
+  const emitter = unheardEmitter(err);
+  say('error')(`uncaughtException: ${oneLine(err)}${emitter ? ` | ${emitter}` : ''}`);
+  emit({ event: 'uncaught-exception', message: err?.message ?? String(err), stack: oneLine(err), ...(emitter ? { emitter } : {}) });
   process.exit(70);
 });
 
