@@ -9,7 +9,7 @@
 // node --import ./test/support/register-ts.js bench/backlog-table-probe.ts [ROUNDS=30]
 import pg from 'pg';
 import { openDatabase } from '../libs/weft/src/storage/data-source.js';
-import { machine, withFreshDatabase } from './support.js';
+import { machine, percentile, round, withFreshDatabase } from './support.js';
 
 const BATCH = 50;
 const INPUT = '{"n": 12345}';
@@ -64,8 +64,18 @@ await withFreshDatabase(async (url) => {
         samples[name]!.push(((performance.now() - t0) * 1000) / (10 * BATCH));
       }
     }
-    const median = (xs: number[]) => Math.round(xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]! * 10) / 10;
-    const usPerWorkflow = Object.fromEntries(Object.entries(samples).map(([k, xs]) => [k, median(xs)]));
+    const usPerWorkflow = Object.fromEntries(
+      Object.entries(samples).map(([k, xs]) => [
+        k,
+        round(
+          percentile(
+            xs.sort((a, b) => a - b),
+            50,
+          ),
+          1,
+        ),
+      ]),
+    );
     process.stdout.write(
       `${JSON.stringify({ bench: 'backlog-table-probe', at: new Date().toISOString(), machine: machine(), usPerWorkflow }, null, 2)}\n`,
     );
