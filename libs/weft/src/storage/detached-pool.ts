@@ -6,6 +6,7 @@
 // DataSource passed in stays as its owner made it.
 import pg from 'pg';
 import { detached } from '../common/detached.js';
+import { guardPoolClients } from './pool-guard.js';
 
 /**
  * pg-pool's own `newClient` and `_release` (not in its types). Either absent in another pg-pool is
@@ -41,7 +42,12 @@ function relay(checkout: unknown): unknown {
 
 const base = pg.Pool.prototype as unknown as PoolMethods;
 
-class DetachedPool extends pg.Pool {}
+class DetachedPool extends pg.Pool {
+  constructor(...args: ConstructorParameters<typeof pg.Pool>) {
+    super(...args);
+    guardPoolClients(this);
+  }
+}
 
 const own = DetachedPool.prototype as unknown as PoolMethods;
 for (const name of ['newClient', '_release'] as const) {

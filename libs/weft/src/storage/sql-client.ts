@@ -3,6 +3,7 @@ import type { ClientConfig, Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PlanGeneration } from './plan-generation.js';
 import { AppTransaction, beginAppTransaction, type TransactionIsolation, type WeftStatements } from './app-transaction.js';
+import { guardPoolClients } from './pool-guard.js';
 
 const names = new Map<string, string>();
 
@@ -54,6 +55,7 @@ export class SqlClient implements Queryable {
     if (this.watchedPool !== pool) {
       // A new connection has no cached plans: it starts in the current generation.
       pool.on('connect', (client) => this.generationOf.set(client, this.plans.value));
+      guardPoolClients(pool); // a DataSource given to Weft: the engine checks out its connections too
       this.watchedPool = pool;
     }
     return pool;
