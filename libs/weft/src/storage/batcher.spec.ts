@@ -1,7 +1,7 @@
 import { Batcher } from './batcher.js';
 
 /** A Batcher whose statements are recorded and answered when the test says so. */
-function recording(gather: boolean, more: { maxBatch?: number; ordered?: boolean } = {}) {
+function recording(gather: boolean, more: { maxBatch?: number; ordered?: boolean; spread?: number } = {}) {
   const sent: string[][] = [];
   const answers: Array<() => void> = [];
   const batcher = new Batcher<string, string>(
@@ -98,5 +98,34 @@ describe('Batcher (pure logic)', () => {
       ['a', 'b'],
       ['c', 'd'],
     ]);
+  });
+
+  it('spread: a group at least that large is shared evenly among the free statements', async () => {
+    const { batcher, sent, answers } = recording(true, { spread: 4 });
+    const results = await submitAcrossMicrotasks(batcher, ['a', 'b', 'c', 'd', 'e']);
+    await turnEnd();
+    expect(sent).toEqual([
+      ['a', 'b', 'c'],
+      ['d', 'e'],
+    ]);
+    answers.forEach((answer) => answer());
+    await expect(Promise.all(results)).resolves.toEqual(['a!', 'b!', 'c!', 'd!', 'e!']);
+  });
+
+  it('spread: a smaller group, or one statement free, goes whole', async () => {
+    const { batcher, sent } = recording(true, { spread: 4 });
+    void (await submitAcrossMicrotasks(batcher, ['a', 'b', 'c']));
+    await turnEnd();
+    expect(sent).toEqual([['a', 'b', 'c']]);
+    void (await submitAcrossMicrotasks(batcher, ['d', 'e', 'f', 'g', 'h']));
+    await turnEnd();
+    expect(sent[1]).toEqual(['d', 'e', 'f', 'g', 'h']); // the only statement left free takes them all
+  });
+
+  it('spread is ignored when ordered: a later statement must start after the earlier one committed', async () => {
+    const { batcher, sent } = recording(true, { spread: 2, ordered: true });
+    void (await submitAcrossMicrotasks(batcher, ['a', 'b', 'c', 'd']));
+    await turnEnd();
+    expect(sent).toEqual([['a', 'b', 'c', 'd']]);
   });
 });

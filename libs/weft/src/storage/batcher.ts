@@ -23,6 +23,12 @@ export interface BatcherOptions {
    * queue admits FIFO and `list` orders). Default false.
    */
   ordered?: boolean;
+  /**
+   * With this many requests (or more) waiting and more than one statement free, the requests are
+   * shared evenly among the free statements instead of all going in the first: they run side by
+   * side and each comes back sooner (docs/decisions/0068). Not with `ordered`. Default: never.
+   */
+  spread?: number;
 }
 
 /**
@@ -44,18 +50,20 @@ export class Batcher<C, R> {
   private readonly maxInFlight: number;
   private readonly gather: boolean;
   private readonly ordered: boolean;
+  private readonly spread: number;
   /** A statement in flight left requests behind (ordered): nothing goes until it is back. */
   private leftBehind = false;
 
   constructor(
     private readonly sendMany: (requests: C[]) => Promise<R[]>,
     private readonly keyOf: (request: C) => string,
-    { maxBatch = 256, maxInFlight = 2, gather = false, ordered = false }: BatcherOptions = {},
+    { maxBatch = 256, maxInFlight = 2, gather = false, ordered = false, spread = Infinity }: BatcherOptions = {},
   ) {
     this.maxBatch = maxBatch;
     this.maxInFlight = maxInFlight;
     this.gather = gather;
     this.ordered = ordered;
+    this.spread = ordered ? Infinity : spread;
   }
 
   submit(request: C): Promise<R> {
@@ -79,7 +87,9 @@ export class Batcher<C, R> {
 
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0 && !this.leftBehind) {
-      const batch = this.takeBatch();
+      const free = this.maxInFlight - this.inFlight;
+      const share = free > 1 && this.queue.length >= this.spread ? Math.ceil(this.queue.length / free) : this.maxBatch;
+      const batch = this.takeBatch(Math.min(share, this.maxBatch));
       const leftBehind = this.ordered && this.queue.length > 0;
       this.leftBehind = leftBehind;
       this.inFlight++;
@@ -92,14 +102,14 @@ export class Batcher<C, R> {
     }
   }
 
-  /** Next batch in arrival order, at most one request per key. */
-  private takeBatch(): Array<Pending<C, R>> {
+  /** Next batch in arrival order, at most `max` requests and one request per key. */
+  private takeBatch(max: number): Array<Pending<C, R>> {
     const batch: Array<Pending<C, R>> = [];
     const keys = new Set<string>();
     const rest: Array<Pending<C, R>> = [];
     for (const p of this.queue) {
       const key = this.keyOf(p.request);
-      if (batch.length < this.maxBatch && !keys.has(key)) {
+      if (batch.length < max && !keys.has(key)) {
         keys.add(key);
         batch.push(p);
       } else rest.push(p);
