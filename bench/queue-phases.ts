@@ -9,9 +9,10 @@
 // ending commands (a queued run's end carries the hand-off of its slot). A warm-up chunk of each,
 // then BENCH_ROUNDS (6) rounds of one chunk of each, rotating which goes first; medians printed.
 // node --import ./test/support/register-ts.js bench/queue-phases.ts [N=1000 per chunk]
-import { WeftEngine, WorkflowRepository, type WorkflowContext } from '@weft/nest';
+import { WorkflowRepository, type WeftEngine, type WorkflowContext } from '@weft/nest';
+import { queueBenchEngine } from './queue-workload.js';
 import pg from 'pg';
-import { autovacuumLike, autovacuumOff, percentile, round, silent, withFreshDatabase } from './support.js';
+import { autovacuumLike, autovacuumOff, percentile, round, withFreshDatabase } from './support.js';
 
 type Variant = 'plain' | 'fifty' | 'parts';
 const ENDS = new Set(['completed', 'failed', 'cancelled', 'timed_out']);
@@ -99,15 +100,7 @@ async function main() {
   const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
   timeAdvances();
   const out = await withFreshDatabase(async (url) => {
-    const engine = await WeftEngine.create({
-      database: { url, poolSize: 20 },
-      schema: 'weft',
-      logger: silent,
-      ownership: 'workflow-lease',
-      queues: { fifty: { concurrency: 50 }, parts: { concurrency: 50, partition: { concurrency: 2 } } },
-    });
-    engine.register('stamped3', Stamped3);
-    await engine.bootstrap();
+    const engine = await queueBenchEngine(url, ['stamped3', Stamped3]);
     const variants: Variant[] = ['plain', 'fifty', 'parts'];
     for (const v of variants) await chunk(engine, n, v);
     const probe = new pg.Client({ connectionString: url });

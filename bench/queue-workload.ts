@@ -2,7 +2,7 @@
 // through a queue at concurrency 50 ('fifty'), a partitioned one with 100 keys ('parts'), or
 // without a queue at 50 in flight ('plain'). The queued ones are started at once and their handles
 // awaited, as an application does with a backlog.
-import { WeftEngine } from '@weft/nest';
+import { WeftEngine, type WorkflowClass } from '@weft/nest';
 import { silent, ThreeNoops } from './support.js';
 
 export type QueueVariant = 'plain' | 'fifty' | 'parts';
@@ -25,8 +25,8 @@ export async function queueChunk(engine: WeftEngine, n: number, variant: QueueVa
   return n / ((performance.now() - t0) / 1000);
 }
 
-/** An engine with the queues of the variants ('fifty', 'parts') and the three-step type, bootstrapped. */
-export async function queueBenchEngine(url: string): Promise<WeftEngine> {
+/** An engine with the queues of the variants ('fifty', 'parts') and `type` (the three-step one), bootstrapped. */
+export async function queueBenchEngine(url: string, type: [string, WorkflowClass] = ['noop3', ThreeNoops]): Promise<WeftEngine> {
   const engine = await WeftEngine.create({
     database: { url, poolSize: 20 },
     schema: 'weft',
@@ -34,7 +34,7 @@ export async function queueBenchEngine(url: string): Promise<WeftEngine> {
     ownership: 'workflow-lease',
     queues: { fifty: { concurrency: 50 }, parts: { concurrency: 50, partition: { concurrency: 2 } } },
   });
-  engine.register('noop3', ThreeNoops);
+  engine.register(...type);
   await engine.bootstrap();
   return engine;
 }
