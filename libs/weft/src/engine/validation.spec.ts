@@ -43,6 +43,38 @@ describe('payload depth (pure logic)', () => {
   });
 });
 
+describe('where a payload is refused (pure logic)', () => {
+  /** The path the refusal names, and its reason's start. */
+  const refusal = (v: unknown) => {
+    try {
+      toStoredJson(v, 'Workflow input', 1_000_000);
+    } catch (err) {
+      const e = err as PayloadNotSerializableError;
+      return { path: e.path, message: e.message };
+    }
+    return null;
+  };
+
+  it('names the keys and indexes down to the bad value, quoting keys that are not identifiers', () => {
+    expect(refusal({ order: { items: [{ sku: 'a' }, { sku: 'b', qty: 1n }] } })?.path).toBe('$.order.items[1].qty');
+    expect(refusal({ 'a b': [0, [1, () => 2]] })?.path).toBe('$["a b"][1][1]');
+    expect(refusal([NaN])?.path).toBe('$[0]');
+    expect(refusal(Symbol('s'))?.path).toBe('$');
+  });
+
+  it('names a cycle where it closes, a Map where it sits, and a bad key with the key', () => {
+    const cyclic: Record<string, unknown> = { a: { b: 1 } };
+    (cyclic.a as Record<string, unknown>).back = cyclic;
+    expect(refusal(cyclic)).toMatchObject({ path: '$.a.back', message: expect.stringContaining('reference cycle') });
+    expect(refusal({ m: [new Map()] })).toMatchObject({ path: '$.m[0]', message: expect.stringContaining('found a Map') });
+    expect(refusal({ ok: 1, ['x\u0000']: 1 })).toMatchObject({ path: '$["x\\u0000"]', message: expect.stringContaining('in the key') });
+  });
+
+  it('walks on after a key or an index it left: a sibling is named from its parent', () => {
+    expect(refusal({ a: [1, 2, { b: 3 }], c: { d: 4 }, e: [5, { f: 1n }] })?.path).toBe('$.e[1].f');
+  });
+});
+
 describe('toStoredJson of scalars (pure logic)', () => {
   // Scalars skip the JSON round trip: what the run sees live must still be what replay returns.
   const roundTrip = (v: unknown) => JSON.parse(JSON.stringify(v)) as unknown;
