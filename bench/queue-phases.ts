@@ -1,7 +1,8 @@
 // bench/queue-phases: where a chunk of bench/queues.ts's workload spends its time, per variant (no
 // queue at 50 in flight, a queue at concurrency 50, a partitioned one with 100 keys at 2 each).
 // Not a ratio bench: it splits the figures bench/queues.ts compares. Per chunk of N three-step
-// workflows: wf/s; ms from the first start() to the first run's first step body (the ramp); a
+// workflows: wf/s; ms from the first start() to the first start insert's send and answer, and to
+// the first run's first step body (the ramp); a
 // run's span, from its first step body to its last; the runs' average number inside that span;
 // ms from the last step body to result() resolving (tail) and, without a queue, from start() to
 // the first step body (head); the engine's advance statements (each timed from send to answer):
@@ -22,6 +23,8 @@ const lastStep = new Map<string, number>();
 const startCalled = new Map<string, number>();
 const resolved = new Map<string, number>();
 const statements: Array<{ ms: number; commands: number; ends: number }> = [];
+/** The chunk's first start insert: when it was sent and when it came back. */
+let firstInsert: { sent: number; back: number } | null = null;
 
 /** Times every advance statement of this process (all engines in it share the prototype). */
 function timeAdvances(): void {
@@ -38,6 +41,20 @@ function timeAdvances(): void {
   };
 }
 
+/** Times the first start insert of each chunk. */
+function timeFirstInsert(): void {
+  const proto = WorkflowRepository.prototype as unknown as { startMany(...args: unknown[]): Promise<unknown> };
+  const original = proto.startMany;
+  proto.startMany = async function (this: unknown, ...args) {
+    const sent = performance.now();
+    try {
+      return await original.apply(this, args);
+    } finally {
+      firstInsert ??= { sent, back: performance.now() };
+    }
+  };
+}
+
 class Stamped3 {
   async run(ctx: WorkflowContext, input: { n: number }) {
     const a = await ctx.step('a', () => (firstStep.set(ctx.workflowId, performance.now()), input.n));
@@ -50,6 +67,7 @@ let chunkNo = 0;
 async function chunk(engine: WeftEngine, n: number, v: Variant) {
   for (const m of [firstStep, lastStep, startCalled, resolved]) m.clear();
   statements.length = 0;
+  firstInsert = null;
   const prefix = `c${chunkNo++}-`;
   const t0 = performance.now();
   if (v !== 'plain') {
@@ -83,6 +101,8 @@ async function chunk(engine: WeftEngine, n: number, v: Variant) {
   return {
     wfPerSec: n / (ms / 1000),
     chunkMs: ms,
+    firstInsertSentMs: firstInsert!.sent - t0,
+    firstInsertBackMs: firstInsert!.back - t0,
     firstRunMs: Math.min(...ids.map((id) => firstStep.get(id)!)) - t0,
     spanMs: spans / n,
     runsInSpan: spans / ms,
@@ -99,6 +119,7 @@ async function main() {
   const n = Number(process.argv[2] ?? 1000);
   const rounds = Number(process.env.BENCH_ROUNDS ?? 6);
   timeAdvances();
+  timeFirstInsert();
   const out = await withFreshDatabase(async (url) => {
     const engine = await queueBenchEngine(url, ['stamped3', Stamped3]);
     const variants: Variant[] = ['plain', 'fifty', 'parts'];
