@@ -1,8 +1,8 @@
 // Which emitter an uncaught 'error' came from. An 'error' event nobody listens for is thrown where
 // it is emitted, and the process's uncaughtException handler only gets the error, whose stack says
-// where the error was made (for pg, its protocol parser), not who emitted it. Chaos only: once seen
-// in a soak (an engine exited on "terminating connection due to administrator command" during a
-// PostgreSQL restart) and not reproduced since, so the next occurrence names its emitter.
+// where the error was made (for pg, its protocol parser), not who emitted it. Chaos only: an engine
+// that exits on one reports its emitter (as the connection a restart ended at startup would have
+// been reported: docs/decisions/0067).
 import { EventEmitter } from 'node:events';
 
 const unheard = new WeakMap<object, string>();

@@ -108,8 +108,8 @@ function pathOf(keys: Array<string | number>): string {
  * The one walk of a payload: refuses what JSON would silently change or drop (BigInt, functions,
  * symbols, cycles, NaN) and nesting past MAX_JSON_DEPTH; with `texts`, also any string or key,
  * at any depth, that unstorableText finds. An object with a toJSON() is not looked into. The keys
- * walked down to are kept on a stack, not as a path string per value: a payload of 800 bytes took
- * 57 µs with the strings, every start and step result paying it.
+ * walked down to are kept on a stack and made into a path only for an error: a path string per
+ * value cost more than the rest of the check, on every start and step result (docs/performance.md).
  */
 function walk(value: unknown, what: string, texts: boolean): void {
   // The objects and arrays walked down through: a cycle is one of them met again. An array, not a

@@ -3,7 +3,8 @@
 // lives (its socket, an async resource, and pg's connect listener, which holds the checkout that
 // opened it), and an idle connection the context of the statement that released it (its idle
 // timer): a workflow's run, a request's CLS store, kept by the pool (docs/decisions/0066). A
-// DataSource passed in stays as its owner made it.
+// DataSource passed in keeps its owner's pg: its pool only gets pool-guard.ts's error listener
+// (from SqlClient), as this one does from its construction.
 import pg from 'pg';
 import { detached } from '../common/detached.js';
 import { guardPoolClients } from './pool-guard.js';
