@@ -41,23 +41,18 @@ function timeAdvances(): void {
   };
 }
 
-/** Times the first start insert of each chunk (with or without an admission riding it). */
+/** Times the first start insert of each chunk. */
 function timeFirstInsert(): void {
-  const proto = WorkflowRepository.prototype as unknown as Record<
-    'startMany' | 'startManyRidden',
-    (...args: unknown[]) => Promise<unknown>
-  >;
-  for (const name of ['startMany', 'startManyRidden'] as const) {
-    const original = proto[name];
-    proto[name] = async function (this: unknown, ...args) {
-      const sent = performance.now();
-      try {
-        return await original.apply(this, args);
-      } finally {
-        firstInsert ??= { sent, back: performance.now() };
-      }
-    };
-  }
+  const proto = WorkflowRepository.prototype as unknown as { startMany(...args: unknown[]): Promise<unknown> };
+  const original = proto.startMany;
+  proto.startMany = async function (this: unknown, ...args) {
+    const sent = performance.now();
+    try {
+      return await original.apply(this, args);
+    } finally {
+      firstInsert ??= { sent, back: performance.now() };
+    }
+  };
 }
 
 class Stamped3 {

@@ -58,33 +58,15 @@ export interface StartRequest {
 export class Starter {
   /** Group commit of starts: concurrent start() calls share one insert statement. */
   private readonly batch: Batcher<InsertWorkflow, InsertResult>;
-  /** Enqueued starts whose insert carried their queue's admission (docs/decisions/0069): no pass is nudged for them. */
-  private readonly ridden = new WeakSet<InsertWorkflow>();
 
   constructor(private readonly deps: StarterDependencies) {
     this.batch = new Batcher(
-      (rows) => this.insertBatch(rows),
+      (rows) => deps.store.workflows.startMany(rows, deps.ownership.claims.claimer()),
       (row) => row.id,
       // gather: the starts of one turn share one insert (decision 0062); ordered: a burst larger
       // than one insert is written in order, each insert after the one before it committed
       { gather: true, ordered: true },
     );
-  }
-
-  /**
-   * A group of starts' insert. A burst into a queue not known to have a backlog takes the queue's
-   * admission with it, right behind the insert on its connection: its first runs start when the
-   * insert is answered, not a pass later (docs/decisions/0069).
-   */
-  private insertBatch(rows: InsertWorkflow[]): Promise<InsertResult[]> {
-    const { store, ownership, queues } = this.deps;
-    const claimer = ownership.claims.claimer();
-    if (!rows.some((r) => r.status === WorkflowStatus.Enqueued)) return store.workflows.startMany(rows, claimer);
-    return store.workflows.startManyRidden(rows, claimer, () => {
-      const { riders, queues: ridden } = queues.ridersForStarts(rows);
-      for (const r of rows) if (r.queue !== undefined && ridden.has(r.queue)) this.ridden.add(r);
-      return riders;
-    });
   }
 
   /**
@@ -310,10 +292,8 @@ export class Starter {
     const { ownership, runtime } = this.deps;
     // A queued run is launched by its queue's admission, here or on another engine.
     if (row.startInMs !== null) this.deps.nudgeTimersAt(this.deps.options.clock.now() + row.startInMs);
-    // Its insert's admission rider saw it (and nudges a pass if it fails): no pass for it.
-    else if (row.status === WorkflowStatus.Enqueued) {
-      if (!this.ridden.delete(row)) this.deps.queues.nudge(0, row.queue);
-    } else if (ownership.claims.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
+    else if (row.status === WorkflowStatus.Enqueued) this.deps.queues.nudge(0, row.queue);
+    else if (ownership.claims.adoptStartClaim(row.id, run.claimEpoch, run.sentAt)) {
       // Without the claim (another engine holds a row left under this id) the run is not launched
       // here: its holder or, once that expires, a reclaim scan drives it.
       const inbox = signal && run.signalId ? [{ id: run.signalId, kind: 'signal' as const, ...signal }] : [];

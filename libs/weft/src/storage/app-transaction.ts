@@ -86,7 +86,7 @@ export class CommitOutcomeUnknown extends Error {
  * ignores the flag and queues the same statements one after another: the same outcome, without
  * the saving.
  */
-export interface PipelineClient {
+interface PipelineClient {
   pipeline: boolean;
   _sentQueryQueue?: unknown[];
   _activeQuery?: unknown;
@@ -120,7 +120,7 @@ async function leavePipelineMode(client: PipelineClient): Promise<void> {
  * streams; none is sent while it is on, except by a body that starts one concurrently with its
  * first statement.
  */
-export function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): T {
+function pipelined<T extends unknown[]>(client: PipelineClient, send: () => T): T {
   const stream = client.connection?.stream;
   client.pipeline = true;
   stream?.cork?.();

@@ -69,8 +69,7 @@ export class Batcher<C, R> {
   submit(request: C): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ request, resolve, reject });
-      // A full statement has nothing to wait for: it goes now, the rest of the turn behind it.
-      if (!this.gather || this.queue.length >= this.maxBatch) return this.pump();
+      if (!this.gather) return this.pump();
       if (this.pumpAtTurnEnd) return;
       this.pumpAtTurnEnd = true;
       setImmediate(() => {

@@ -2,15 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ClientConfig, Pool, PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import { PlanGeneration } from './plan-generation.js';
-import {
-  AppTransaction,
-  beginAppTransaction,
-  pipelined,
-  type PipelineClient,
-  type TransactionIsolation,
-  type WeftStatement,
-  type WeftStatements,
-} from './app-transaction.js';
+import { AppTransaction, beginAppTransaction, type TransactionIsolation, type WeftStatements } from './app-transaction.js';
 import { guardPoolClients } from './pool-guard.js';
 
 const names = new Map<string, string>();
@@ -94,50 +86,6 @@ export class SqlClient implements Queryable {
       client.off('error', onError);
       client.release(failed); // as pool.query: a connection whose statement failed is not reused
     }
-  }
-
-  /**
-   * Statements sent one behind the other on one connection in one write (pipeline mode), each in
-   * its own implicit transaction: a statement sees what the ones before it committed, and one that
-   * fails does not fail the others. Resolves, once they are sent, with each one's rows as its own
-   * promise (the first's answer does not wait for the others'); the connection goes back to the
-   * pool once every answer is in (a burst's first start insert and the admission riding it,
-   * docs/decisions/0069). The caller handles every promise.
-   */
-  async pipeline<R = Record<string, unknown>>(statements: WeftStatement[]): Promise<Array<Promise<R[]>>> {
-    const client = await this.pool.connect();
-    let failed: Error | undefined;
-    const onError = (err: Error) => void (failed = err);
-    client.on('error', onError);
-    const release = () => {
-      client.off('error', onError);
-      client.release(failed); // as query: a connection whose statement failed is not reused
-    };
-    let sent: Array<Promise<R[]>>;
-    try {
-      this.generationOf.set(client, await this.plans.catchUp(client, this.generationOf.get(client)));
-      const pc = client as unknown as PipelineClient;
-      sent = pipelined(pc, () => statements.map((st) => client.query(this.weftStatements.config(st)))).map((p) =>
-        p.then(
-          (r) => r.rows as R[],
-          (err: unknown) => {
-            failed ??= err instanceof Error ? err : new Error(String(err));
-            throw err;
-          },
-        ),
-      );
-    } catch (err) {
-      failed ??= err instanceof Error ? err : new Error(String(err));
-      release();
-      throw err;
-    }
-    void Promise.allSettled(sent).then(() => {
-      // Every answer is in: out of pipeline mode before the pool hands the connection to anyone.
-      const pc = client as unknown as PipelineClient;
-      if ((pc._sentQueryQueue?.length ?? 0) === 0) pc.pipeline = false;
-      release();
-    });
-    return sent;
   }
 
   /** A transaction for a transactional step's body, on its own connection (app-transaction.ts); `onEnd` once it ends. */

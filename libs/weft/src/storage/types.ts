@@ -99,18 +99,6 @@ export interface AdvanceCommand {
 }
 
 /**
- * A statement sent right behind another on its connection and in the same write, in a transaction
- * of its own that sees what the first committed: the admission riding a burst's first start insert
- * (docs/decisions/0069).
- */
-export interface RidingStatement {
-  sql: string;
-  params: unknown[];
-  /** Its rows, or the error it (or the connection) failed with; called once. */
-  settle(result: { rows: Record<string, unknown>[] } | { error: unknown }): void;
-}
-
-/**
  * A queued run's end: whether it hands its slot to the queue's next workflow (`pick`), of the types
  * the engine runs, under its claim terms (null engine: no claims); `notifier` is the engine's id,
  * carried by the NOTIFY that tells the other engines a slot freed while work was left.

@@ -5,10 +5,10 @@
 // neither the tick nor another engine.
 import { detached } from '../../common/detached.js';
 import { QueueNotDeclaredError } from '../../common/errors.js';
-import { WorkflowStatus, type StartOptions, type WorkflowDefinition } from '../../common/types.js';
+import type { StartOptions, WorkflowDefinition } from '../../common/types.js';
 import type { OwnershipPolicy } from '../../ownership/policy.js';
-import type { AdmitRequest, AdmitResult } from '../../storage/repositories/queue.repository.js';
-import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest, InsertWorkflow, RidingStatement } from '../../storage/types.js';
+import type { AdmitResult } from '../../storage/repositories/queue.repository.js';
+import type { AdmittedWorkflow, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { WorkflowStore } from '../../storage/workflow-store.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import type { WorkflowRegistry } from '../registry.js';
@@ -51,12 +51,6 @@ export class QueueAdmission {
   private readonly announcedAt = new Map<string, number>();
   /** Queues whose last look (the figures or an admission) saw work waiting. */
   private readonly backlog = new Set<string>();
-  /** Queues with an admission out (a pass's call or one riding a start insert): no rider goes for them meanwhile. */
-  private readonly calling = new Set<string>();
-  /** Queues a pass skipped while an admission riding a start insert was out: a pass again once it answers. */
-  private readonly afterRider = new Set<string>();
-  /** Admissions riding start inserts that have not answered: stop() waits for them, as for a pass. */
-  private readonly riders = new Set<Promise<void>>();
   private readonly loop: TimerLoop;
   private figures: QueueFigures = {};
   private figuresAt = -Infinity;
@@ -92,9 +86,8 @@ export class QueueAdmission {
     if (this.declared.size > 0) this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    await this.loop.stop();
-    await Promise.all([...this.riders]);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** A slot may have freed or work arrived (in `queue`, when known): pass soon instead of at the next tick. */
@@ -154,63 +147,6 @@ export class QueueAdmission {
     this.launch(queue, h.to, sentAt);
   }
 
-  /**
-   * The admissions to send right behind a start insert that writes these rows (docs/decisions/0069):
-   * one per queue that gets enqueued rows due now, that this engine does not know to have a backlog
-   * (a burst into an idle queue, whose first admission would otherwise wait for the insert's answer,
-   * its starts' continuations and a pass's round trip), and that has no admission out. Not for
-   * releaseWhileWaiting queues (their pass serves woken runs first), nor under backgroundTasks
-   * 'manual'. `queues`: those that got one; their starts need no pass (the rider sees their rows).
-   */
-  ridersForStarts(rows: InsertWorkflow[]): { riders: RidingStatement[]; queues: Set<string> } {
-    const queues = new Set<string>();
-    if (!this.loop.isRunning) return { riders: [], queues };
-    for (const r of rows) {
-      if (r.status !== WorkflowStatus.Enqueued || r.startInMs !== null || r.queue === undefined || queues.has(r.queue)) continue;
-      const q = this.declared.get(r.queue);
-      if (q && !q.releaseWhileWaiting && !this.backlog.has(q.name) && !this.calling.has(q.name)) queues.add(q.name);
-    }
-    const riders: RidingStatement[] = [];
-    for (const name of queues) {
-      const rider = this.rider(this.declared.get(name)!);
-      if (rider) riders.push(rider);
-      else queues.delete(name);
-    }
-    return { riders, queues };
-  }
-
-  private rider(q: ResolvedQueue): RidingStatement | null {
-    const types = this.deps.registry.names();
-    if (types.length === 0 || !this.deps.mayAdmit()) return null;
-    const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
-    if (room.granted <= 0) {
-      room.done();
-      return null;
-    }
-    const sentAt = performance.now();
-    let answered!: () => void;
-    const answer = new Promise<void>((resolve) => (answered = resolve));
-    this.riders.add(answer);
-    this.calling.add(q.name);
-    return this.deps.store.queues.admitRiding(this.admitRequest(q, room.granted, types), (res, err) => {
-      room.done();
-      this.calling.delete(q.name);
-      if (this.afterRider.delete(q.name)) this.pending.add(q.name);
-      try {
-        if (!res) throw err;
-        this.admitted(q, room.granted, res, sentAt);
-      } catch (e) {
-        // As a pass's failure: logged, and the queue left to a pass (the starts themselves committed, or failed on their own).
-        this.deps.options.logger.warn(`Queue admission failed: ${(e as Error)?.message}`);
-        this.pending.add(q.name);
-      } finally {
-        this.riders.delete(answer);
-        answered();
-      }
-      if (this.pending.size) this.nudge();
-    });
-  }
-
   /** Another engine freed a slot of `queue` with work left (its NOTIFY): a pass here now. */
   freedElsewhere(queue: string, engineId: string): void {
     if (engineId === this.deps.engineId || !this.declared.has(queue)) return;
@@ -246,12 +182,6 @@ export class QueueAdmission {
     const first = names.length ? this.turn++ % names.length : 0;
     for (let i = 0; i < names.length; i++) {
       const q = this.declared.get(names[(first + i) % names.length])!;
-      // An admission riding a start insert is out: its answer brings the queue back to a pass (two
-      // calls would only wait for each other's lock on the queue's row).
-      if (this.calling.has(q.name)) {
-        this.afterRider.add(q.name);
-        continue;
-      }
       const room = this.deps.ownership.claims.reserve(ADMIT_BATCH);
       if (room.granted <= 0 || !this.deps.mayAdmit()) {
         room.done();
@@ -286,23 +216,12 @@ export class QueueAdmission {
   }
 
   private async admit(q: ResolvedQueue, room: number, types: string[]): Promise<number> {
-    const sentAt = performance.now();
-    this.calling.add(q.name);
-    let res: AdmitResult;
-    try {
-      res = await this.deps.store.queues.admit(this.admitRequest(q, room, types));
-    } finally {
-      this.calling.delete(q.name);
-    }
-    return this.admitted(q, room, res, sentAt);
-  }
-
-  private admitRequest(q: ResolvedQueue, room: number, types: string[]): AdmitRequest {
-    const { ownership } = this.deps;
+    const { store, ownership, options } = this.deps;
     const claimer = ownership.claims.claimer();
     // The fence a command of this engine carries under ownership 'lease' (none in the other modes).
     const leaseFence = ownership.fence.leaseFence();
-    return {
+    const sentAt = performance.now();
+    const res = await store.queues.admit({
       queue: q.name,
       max: room,
       concurrency: q.concurrency,
@@ -314,13 +233,9 @@ export class QueueAdmission {
       types,
       claimer,
       leaseFence,
-    };
-  }
-
-  /** What an admission (a pass's, or one riding a start insert) admitted: launched here; returns how many. */
-  private admitted(q: ResolvedQueue, room: number, res: AdmitResult, sentAt: number): number {
+    });
     const n = res.admitted.length;
-    if (n) this.deps.options.metrics.queueAdmissions?.(q.name, n);
+    if (n) options.metrics.queueAdmissions?.(q.name, n);
     for (const w of res.admitted) this.launch(q.name, w, sentAt);
     this.afterAdmission(q, room, res);
     return n;

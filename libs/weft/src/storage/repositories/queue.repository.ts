@@ -9,7 +9,7 @@ import { QueueEntity } from '../entities/queue.entity.js';
 import { qualify } from '../schema-name.js';
 import type { SqlClient } from '../sql-client.js';
 import type { WorkflowAttributes } from '../../common/types.js';
-import type { AdmittedWorkflow, ClaimFence, InboxMessage, RidingStatement } from '../types.js';
+import type { AdmittedWorkflow, ClaimFence, InboxMessage } from '../types.js';
 import type { ClaimTerms } from './claim.repository.js';
 import { queueNoticeSql } from '../talk-notice.js';
 import { notifyChannel } from './message.repository.js';
@@ -140,18 +140,6 @@ export class QueueRepository extends WeftRepository<QueueEntity> {
   /** @internal One admission: lock the queue, then admit what every limit allows, in one call. */
   async admit(r: AdmitRequest): Promise<AdmitResult> {
     return admitResult(await this.db.query<AdmitRow>(this.q.admit, admitParams(r)));
-  }
-
-  /**
-   * @internal The same admission as a statement that rides a start insert, on its connection right
-   * behind it (docs/decisions/0069): `done` gets its result, or its error.
-   */
-  admitRiding(r: AdmitRequest, done: (result: AdmitResult | null, error?: unknown) => void): RidingStatement {
-    return {
-      sql: this.q.admit,
-      params: admitParams(r),
-      settle: (s) => ('rows' in s ? done(admitResult(s.rows as unknown as AdmitRow[])) : done(null, s.error)),
-    };
   }
 }
 

@@ -9,7 +9,7 @@ import type { OperationRecord, WorkflowAttributes, WorkflowStatus } from '../../
 import { qualify } from '../schema-name.js';
 import type { AppTransaction } from '../app-transaction.js';
 import { jsonOrNullParam, jsonParam, type Queryable, type SqlClient } from '../sql-client.js';
-import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, RidingStatement, WorkflowRow } from '../types.js';
+import type { AdvanceCommand, AdvanceOutcome, InboxMessage, InsertWorkflow, WorkflowRow } from '../types.js';
 import { claimFreeSql, type ClaimTerms } from './claim.repository.js';
 import type { MessageRepository } from './message.repository.js';
 import { AdvanceStatements } from './advance-statements.js';
@@ -433,30 +433,14 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     return this.insertEncoded(await this.payloads.starts(ws), claimer, via);
   }
 
-  /**
-   * @internal startMany on the pool, with `ridersOf`'s statements sent right behind the insert on its
-   * connection, each in its own transaction (docs/decisions/0069). Asked for them only once the
-   * insert is sure to be sent (its payloads encoded): a rider built is a rider settled.
-   */
-  async startManyRidden(ws: InsertWorkflow[], claimer: ClaimTerms | undefined, ridersOf: () => RidingStatement[]): Promise<InsertResult[]> {
-    return this.insertEncoded(await this.payloads.starts(ws), claimer, this.db, ridersOf);
-  }
-
   /** startMany's statement, for starts whose payloads are encoded already (it asks again for some). */
-  private async insertEncoded(
-    ws: InsertWorkflow[],
-    claimer: ClaimTerms | undefined,
-    via: Queryable,
-    ridersOf?: () => RidingStatement[],
-  ): Promise<InsertResult[]> {
+  private async insertEncoded(ws: InsertWorkflow[], claimer: ClaimTerms | undefined, via: Queryable): Promise<InsertResult[]> {
     // One start without timers or a signal goes as the lone start (workflow-start-lone.ts).
     const lone = isLoneStart(ws) ? this.loneStarts.for(ws[0], claimer) : undefined;
     const off = this.clockOffset();
-    const send = (sql: string, params: unknown[]) =>
-      ridersOf ? this.insertRidden(sql, params, ridersOf()) : via.query<StartRow>(sql, params);
     const rows = lone
-      ? await send(lone.sql, lone.params)
-      : await send(this.wf.startMany, [
+      ? await via.query<StartRow>(lone.sql, lone.params)
+      : await via.query<StartRow>(this.wf.startMany, [
           JSON.stringify(
             ws.map((w) => ({
               id: w.id,
@@ -496,30 +480,6 @@ export class WorkflowRepository extends WeftRepository<WorkflowEntity> {
     const missing = ws.filter((w) => !byId.has(w.id));
     if (missing.length) (await this.insertEncoded(missing, claimer, via)).forEach((r, i) => byId.set(missing[i].id, r));
     return ws.map((w) => byId.get(w.id)!);
-  }
-
-  /**
-   * The insert, then each rider behind it in the same write (SqlClient.pipeline): the insert's rows
-   * or error are the starts', as soon as they are in; a rider's go to its own settle, whatever the
-   * insert came to.
-   */
-  private async insertRidden(sql: string, params: unknown[], riders: RidingStatement[]): Promise<StartRow[]> {
-    if (riders.length === 0) return this.db.query<StartRow>(sql, params);
-    let sent;
-    try {
-      sent = await this.client.pipeline<StartRow>([{ sql, params }, ...riders]);
-    } catch (error) {
-      // No connection (or its plans could not be brought up to date): nothing was sent.
-      for (const r of riders) r.settle({ error });
-      throw error;
-    }
-    riders.forEach((r, i) =>
-      sent[i + 1]!.then(
-        (rows) => r.settle({ rows: rows as unknown as Record<string, unknown>[] }),
-        (error: unknown) => r.settle({ error }),
-      ),
-    );
-    return sent[0]!;
   }
 
   /**
