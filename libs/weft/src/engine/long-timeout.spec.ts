@@ -1,3 +1,4 @@
+import { stat } from 'node:fs';
 import { waitFor } from '../../../../test/support/engine.js';
 import { resolveRetry } from './retry.js';
 import { runAttempts } from './run/step-runner.js';
@@ -88,8 +89,15 @@ describe('waits longer than setTimeout can hold (pure logic)', () => {
     try {
       await waitFor(() => order.length === 1, 'the first tick', 2_000, 1);
       order.length = 0;
-      setTimeout(() => order.push('timeout'), 0);
-      loop.nudgeAt(Date.now()); // a freed queue slot asking for an admission pass
+      // From an I/O callback, as a nudge from a commit's answer is: from a timer's callback, a
+      // 0 ms timeout set on a busy machine is already due before the turn ends, and runs first.
+      await new Promise<void>((done) =>
+        stat(process.cwd(), () => {
+          setTimeout(() => order.push('timeout'), 0);
+          loop.nudgeAt(Date.now()); // a freed queue slot asking for an admission pass
+          done();
+        }),
+      );
       await waitFor(() => order.length === 2, 'the tick and the timeout', 2_000, 1);
       expect(order).toEqual(['tick', 'timeout']);
     } finally {

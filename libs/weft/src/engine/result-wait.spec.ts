@@ -45,8 +45,10 @@ describe('result() on a backlog (real PostgreSQL)', () => {
     const results = handles.map((h) => h.result({ timeout: '60s' }));
     // Every waiter has had its first read and the one after its first wait: all are waiting again.
     await waitFor(() => read.ids >= 600, 'two reads of every waiter');
-    // Before: one timer per waiter (300).
-    expect(timers() - before).toBeLessThanOrEqual(3);
+    // Before: one timer per waiter (300). The process's other timers move with the machine's load
+    // (each idle client of a pool holds one, and a slow machine opens more clients): a bound
+    // well under one per waiter, not an exact count.
+    expect(timers() - before).toBeLessThan(handles.length / 10);
     expect(read.calls).toBeLessThanOrEqual(6);
     release();
     expect(await Promise.all(results)).toEqual(handles.map((_, n) => n));
