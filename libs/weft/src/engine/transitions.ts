@@ -6,6 +6,7 @@ import {
 } from '../common/errors.js';
 import type { OwnershipPolicy } from '../ownership/policy.js';
 import { TERMINAL_STATUSES, WorkflowStatus } from '../common/types.js';
+import { advanceCommand } from '../storage/advance-command.js';
 import { Batcher } from '../storage/batcher.js';
 import type { OwnTimerTake } from '../storage/repositories/timer.repository.js';
 import type { FiringRow } from '../storage/repositories/workflow-debounce.js';
@@ -406,7 +407,7 @@ export class Transitions {
       const ends = change.status !== undefined && isTerminal(change.status);
       const settled = { status: change.status ?? row.status, output: null, error: change.error?.value ?? null };
       if (ends && row.parentId) change.messages = [childNotice(row.parentId, workflowId, settled)];
-      const command = { ...change, workflowId, expectedVersion: row.version, ...judgedOn(row) };
+      const command = advanceCommand(workflowId, row.version, { ...change, ...judgedOn(row) });
       const outcome = await (tx ? this.runtime.commitCommandOn(tx.via, command, tx.onCommit) : this.runtime.commitCommand(command));
       if (!outcome.ok) {
         if (outcome.reason === 'fence') throw new WorkflowClaimUnavailableError(workflowId, null);

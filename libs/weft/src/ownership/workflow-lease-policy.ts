@@ -6,6 +6,7 @@
 // registry and the set of held workflows not driven yet.
 import { WorkflowClaimUnavailableError } from '../common/errors.js';
 import { WeftWorkflowClaimLostWarning, WeftWorkflowWakeDiscardedWarning } from '../observability/warnings.js';
+import { advanceCommand } from '../storage/advance-command.js';
 import type { AdvanceCommand, AdvanceOutcome, ClaimFence } from '../storage/types.js';
 import type { ClaimTerms } from '../storage/repositories/claim.repository.js';
 import { WorkflowClaimRegistry } from './claim-registry.js';
@@ -79,7 +80,10 @@ export class WorkflowLeasePolicy extends FencedPolicy implements OwnershipPolicy
     if (cmd.rotate) return cmd;
     // A suspend releases the claim for whoever resumes it; a terminal commit (completed) clears the
     // fence in its UPDATE and leaves the claim row as it is (docs/decisions/0011).
-    return { ...cmd, fence: this.claimFence(cmd.workflowId, runEpoch), release: cmd.status === WorkflowStatus.Suspended };
+    return advanceCommand(cmd.workflowId, cmd.expectedVersion, cmd, {
+      fence: this.claimFence(cmd.workflowId, runEpoch),
+      release: cmd.status === WorkflowStatus.Suspended,
+    });
   }
 
   claimFence(workflowId: string, runEpoch?: string): ClaimFence {

@@ -1,3 +1,4 @@
+import { advanceCommand } from '../../storage/advance-command.js';
 import { isTransientDatabaseError } from '../../storage/database-errors.js';
 import type { AdvanceCommand, AdvanceOutcome, HandoffOutcome, HandoffRequest } from '../../storage/types.js';
 import type { Queryable } from '../../storage/sql-client.js';
@@ -121,10 +122,9 @@ export class CommitPath {
     runs.forget(exec);
     logger.error(`Commit for workflow "${id}" was refused by the database (${(err as Error)?.message}); suspending it.`);
     const error = { name: 'WorkflowCommitRefused', message: (err as Error)?.message ?? String(err) };
-    void this.commitCommand(
-      { workflowId: id, expectedVersion: exec.version, status: 'suspended', error: { value: error } },
-      exec.epoch,
-    ).catch((e) => logger.warn(`Suspending "${id}" failed: ${(e as Error).message}`));
+    void this.commitCommand(advanceCommand(id, exec.version, { status: 'suspended', error: { value: error } }), exec.epoch).catch((e) =>
+      logger.warn(`Suspending "${id}" failed: ${(e as Error).message}`),
+    );
     return false;
   }
 

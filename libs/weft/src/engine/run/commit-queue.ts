@@ -1,4 +1,5 @@
 import type { OperationRecord } from '../../common/types.js';
+import { advanceCommand } from '../../storage/advance-command.js';
 import type { AdvanceCommand, AdvanceOutcome } from '../../storage/types.js';
 
 /** What a run writes in one commit: an advance without its row, version and fence. */
@@ -207,7 +208,7 @@ export class CommitQueue {
       // A riding record came before what the code queued after it; otherwise the queued came first.
       const changes = batch.map((b) => b.change);
       const merged = (stopOnThrow ? [change, ...changes] : [...changes, change]).reduce(merge, { operations: lazy } as Change);
-      const outcome = await send({ ...merged, workflowId: this.owner.workflowId, expectedVersion: this._version });
+      const outcome = await send(advanceCommand(this.owner.workflowId, this._version, merged));
       if (outcome.ok) {
         this._version = outcome.version;
         for (const b of batch) b.resolve();
@@ -240,7 +241,7 @@ export class CommitQueue {
     const owner = this.owner;
     for (let delayMs = 100; ; delayMs = Math.min(delayMs * 2, 5_000)) {
       try {
-        return await this.host.commit(owner, { ...change, workflowId: owner.workflowId, expectedVersion: this._version });
+        return await this.host.commit(owner, advanceCommand(owner.workflowId, this._version, change));
       } catch (err) {
         if (owner.isStopped() || !this.host.onCommitError(owner, err)) return null;
         await this.host.pauseBeforeRetry(delayMs * (0.5 + Math.random()));
