@@ -1,4 +1,4 @@
-import { useTestEngines } from '../../../../test/support/engine.js';
+import { useTestEngines, waitFor } from '../../../../test/support/engine.js';
 import type { WorkflowContext } from '../common/types.js';
 import type { WeftEngineOptions } from './options.js';
 
@@ -35,6 +35,21 @@ class SameChild {
     const b = await ctx.executeChild<number>('crawl-page', { round: input.round * 10 + 1 }, { workflowId: id });
     if (input.round >= 3) return [a, b];
     return ctx.continueAsNew({ round: input.round + 1 });
+  }
+}
+
+/** Two runs, each executing the same explicitly named child, which lives for a while. */
+class TwoRounds {
+  async run(ctx: WorkflowContext, input: { round: number }) {
+    const page = await ctx.executeChild<number>('slow-page', { round: input.round }, { workflowId: `${ctx.workflowId}-page` });
+    return input.round >= 2 ? page : ctx.continueAsNew({ round: 2 });
+  }
+}
+
+class SlowPage {
+  async run(ctx: WorkflowContext, input: { round: number }) {
+    await ctx.sleep(500);
+    return input.round;
   }
 }
 
@@ -90,6 +105,29 @@ describe.each(MODES)('continue-as-new closes only the ended run’s children (ow
     const e = await engine();
     const h = await e.start('same-child', { round: 1 }, { workflowId: 'same-1' });
     await expect(h.result({ timeout: '20s' })).resolves.toEqual([30, 31]);
+  });
+
+  it("the next run's child of a reused id is not read as the ended run's and cancelled", async () => {
+    const e = await engine();
+    e.register('two-rounds', TwoRounds).register('slow-page', SlowPage);
+    // The close reads which of the ended run's children are live. Held here until the next run's
+    // child of the same id is running (for at most 2 s), that read found it and cancelled it (seen
+    // in CI under load). The next run's child starts after that read now, so the hold runs out.
+    const workflows = e.store.workflows;
+    const liveChildren = workflows.liveChildren.bind(workflows);
+    const schema = opts.schema as string;
+    const secondChildRunning = async () =>
+      (
+        await env.tdb.query<{ round: number }>(
+          `SELECT (input->>'round')::int AS round FROM ${schema}.weft_workflows WHERE id = 'two-1-page' AND status = 'running'`,
+        )
+      )[0]?.round === 2;
+    workflows.liveChildren = async (parentId, among) => {
+      await waitFor(secondChildRunning, "the next run's child running", 2_000).catch(() => undefined);
+      return liveChildren(parentId, among);
+    };
+    const h = await e.start('two-rounds', { round: 1 }, { workflowId: 'two-1' });
+    await expect(h.result({ timeout: '20s' })).resolves.toBe(2);
   });
 
   it("the ended run's own child, never awaited, is cancelled; the next run's child is not", async () => {

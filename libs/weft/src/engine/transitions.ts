@@ -165,12 +165,21 @@ export class Transitions {
     return this.ownership.claims.rotatesOnTransition;
   }
 
-  /** Parent-close policy 'terminate': a workflow's live children (those `among`, if given) are cancelled when it ends. */
-  closeChildren(parentId: string, among?: string[]): void {
-    void this.store.workflows
-      .liveChildren(parentId, among)
+  /**
+   * Parent-close policy 'terminate': a workflow's live children (those `among`, if given) are
+   * cancelled when it ends. Resolves once it has read which are live (the cancels go on after it,
+   * and it never rejects): a continued run starts only then, so a child id it reuses is not read
+   * as the ended run's.
+   */
+  closeChildren(parentId: string, among?: string[]): Promise<void> {
+    const live = this.store.workflows.liveChildren(parentId, among);
+    void live
       .then((ids) => Promise.all(ids.map((id) => this.terminate(id, `Parent workflow "${parentId}" ended`).catch(() => undefined))))
       .catch((err) => this.logger.warn(`Closing children of "${parentId}" failed: ${(err as Error).message}`));
+    return live.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /**

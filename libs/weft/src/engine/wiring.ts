@@ -94,7 +94,7 @@ export function wireEngine(database: OpenedDatabase, options: WeftEngineOptions,
         queues.ended(id); // a queued run's end frees its slot: admit the next one now
         // Its singleton key is free: the oldest start waiting for it fires now (undefined: an external end, not known).
         if (endsSingleton !== false) background.wakeSingletonWaiter(id);
-        if (!children || children.length) transitions.closeChildren(id, children);
+        return !children || children.length ? transitions.closeChildren(id, children) : Promise.resolve();
       },
     },
     external: {

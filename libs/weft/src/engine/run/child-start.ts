@@ -18,8 +18,9 @@ export interface ChildHooks {
   /**
    * A workflow ended (parent-close policy): its live children among `children` are cancelled, or
    * all its live children when the ending run's are not known here (an external transition).
+   * Resolves once the live ones are read (never rejects); their cancels go on after.
    */
-  terminated(workflowId: string, children?: string[], endsSingleton?: boolean): void;
+  terminated(workflowId: string, children?: string[], endsSingleton?: boolean): Promise<void>;
 }
 
 /**
@@ -46,10 +47,11 @@ export async function startChildOf(
 ): Promise<string> {
   try {
     const headers = Object.keys(exec.headers).length ? exec.headers : null; // a child inherits its parent's (docs/interceptors.md)
+    if (exec.childrenAfter) await exec.childrenAfter; // the ended run's children are read first (continue-as-new.ts)
     const childId = await hooks.start(exec.workflowId, opts.workflowId ?? defaultChildId(exec, seq), type, input, seq, headers);
     exec.childStarted(childId);
     // Landed after its run ended (it continued as new while the start was under way): closed now.
-    if (exec.childrenClosed) hooks.terminated(exec.workflowId, [childId]);
+    if (exec.childrenClosed) void hooks.terminated(exec.workflowId, [childId]);
     return childId;
   } catch (err) {
     // Errors of the workflow's own making (bad child input): these reach its code.

@@ -7,8 +7,11 @@ export interface ContinueHost extends ExecutionHost {
   readonly closed: boolean;
   forget(exec: Execution): void;
   launch(def: WorkflowDefinition, exec: Execution): Promise<unknown>;
-  /** The run ended (metrics, parent-close policy for the children it started). */
-  runContinued(exec: Execution): void;
+  /**
+   * The run ended (metrics, parent-close policy for the children it started): resolves once the
+   * policy has read which of them are live, never rejects.
+   */
+  runContinued(exec: Execution): Promise<void>;
 }
 
 /**
@@ -36,7 +39,7 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
     committed.then(() => {
       exec.stop(true); // the ended run's step bodies still running see their signal aborted
       host.forget(exec);
-      host.runContinued(exec);
+      const closing = host.runContinued(exec);
       if (host.closed) return; // recorded: whoever runs this workflow next starts the next run
       const next = new Execution(host, {
         workflowId: exec.workflowId,
@@ -50,6 +53,9 @@ export function switchRun(host: ContinueHost, exec: Execution, input: unknown): 
         // Traced: the next run's span is a root linked to the ended run's (as a loaded run's is).
         traceContext: exec.trace?.traceparent() ?? null,
         headers: exec.headers, // the row's, which the switch leaves as they are
+        // Its children start once the ended run's live ones are read: a child id it reuses, started
+        // before that read, would be read as the ended run's and cancelled.
+        childrenAfter: closing,
       });
       // Child notices were deleted with the run: only its children could have awaited them.
       next.inbox.add(exec.inbox.messages.filter((m) => m.kind !== 'child'));

@@ -153,6 +153,8 @@ export interface ExecutionRun {
   singleton?: boolean;
   /** Its start's headers, as stored (docs/interceptors.md); null or absent when none. */
   headers?: Record<string, string> | null;
+  /** A continued run: the ended run's parent-close read, which its child starts wait for (never rejects). */
+  childrenAfter?: Promise<void>;
 }
 
 /**
@@ -220,6 +222,8 @@ export class Execution implements ReplayTarget {
   readonly parentId: string | null;
   /** Its start's headers (frozen; empty when none): what run and step hooks see, what its children inherit. */
   readonly headers: WeftHeaders;
+  /** What its child starts wait for (ExecutionRun.childrenAfter); undefined: nothing. */
+  readonly childrenAfter: Promise<void> | undefined;
   private readonly _history: Map<number, OperationRecord>;
   private readonly _progress: ReadonlyMap<number, StepProgressRow> | undefined;
   private readonly _timers: Map<number, Date>;
@@ -242,6 +246,7 @@ export class Execution implements ReplayTarget {
     this.commits = new CommitQueue(this, host, run.version);
     this.parentId = run.parentId;
     this.headers = run.headers ? Object.freeze({ ...run.headers }) : NO_HEADERS;
+    this.childrenAfter = run.childrenAfter;
     this.readOnly = run.readOnly ?? false;
     this.traceContext = run.traceContext;
     if (run.attributes) this._attributes = run.attributes;

@@ -135,24 +135,25 @@ export class RunLauncher {
     this.deps.runs.forget(exec);
     options.metrics.workflowFinished?.(exec.definition.name, change.status!);
     this.deps.settle(exec.workflowId, settled);
-    this.closeChildren(exec, exec.holdsSingleton);
+    void this.closeChildren(exec, exec.holdsSingleton);
   }
 
   /**
    * The parent-close policy for this run's own children only: after a continue-as-new the next
    * run of the same id is already starting its own.
    */
-  private closeChildren(exec: Execution, endsSingleton = false): void {
-    this.deps.children.terminated(exec.workflowId, exec.closeChildren(), endsSingleton);
+  private closeChildren(exec: Execution, endsSingleton = false): Promise<void> {
+    return this.deps.children.terminated(exec.workflowId, exec.closeChildren(), endsSingleton);
   }
 
   continueAsNew(exec: Execution, input: unknown): void {
     if (!exec.readOnly) switchRun(this.deps.host, exec, input); // a query's replay just ends there
   }
 
-  runContinued(exec: Execution): void {
+  /** Resolves once the ended run's live children are read (closeChildren): the next run starts then. */
+  runContinued(exec: Execution): Promise<void> {
     this.deps.options.metrics.workflowContinued?.(exec.definition.name);
-    this.closeChildren(exec);
+    return this.closeChildren(exec);
   }
 
   /** Replay met a different call than the history holds: suspend the workflow. */

@@ -234,8 +234,8 @@ export class Runtime implements ExecutionHost, ContinueHost {
     this.launcher.continueAsNew(exec, input);
   }
 
-  runContinued(exec: Execution): void {
-    this.launcher.runContinued(exec);
+  runContinued(exec: Execution): Promise<void> {
+    return this.launcher.runContinued(exec);
   }
 
   onNonDeterminism(exec: Execution, err: Error): void {
@@ -283,7 +283,7 @@ export class Runtime implements ExecutionHost, ContinueHost {
 
   /** A workflow ended by an external command (cancel, timeout): apply the parent-close policy. */
   terminated(workflowId: string): void {
-    this.children.terminated(workflowId);
+    void this.children.terminated(workflowId);
   }
 
   // --- messages --------------------------------------------------------------------------------------
