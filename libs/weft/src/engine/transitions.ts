@@ -168,8 +168,8 @@ export class Transitions {
   /**
    * Parent-close policy 'terminate': a workflow's live children (those `among`, if given) are
    * cancelled when it ends. Resolves once it has read which are live (the cancels go on after it,
-   * and it never rejects): a continued run starts only then, so a child id it reuses is not read
-   * as the ended run's.
+   * and it never rejects): a continued run's child starts wait for it, so a child id the run reuses
+   * is not read as the ended run's.
    */
   closeChildren(parentId: string, among?: string[]): Promise<void> {
     const live = this.store.workflows.liveChildren(parentId, among);

@@ -150,7 +150,7 @@ export class RunLauncher {
     if (!exec.readOnly) switchRun(this.deps.host, exec, input); // a query's replay just ends there
   }
 
-  /** Resolves once the ended run's live children are read (closeChildren): the next run starts then. */
+  /** Resolves once the ended run's live children are read (closeChildren): the next run's child starts wait for it. */
   runContinued(exec: Execution): Promise<void> {
     this.deps.options.metrics.workflowContinued?.(exec.definition.name);
     return this.closeChildren(exec);
