@@ -32,6 +32,7 @@ const FILTERS: Record<string, ListFilter> = {
 
 async function listTimes(engine: WeftEngine, url: string) {
   const probe = new pg.Client({ connectionString: url });
+  probe.on('error', () => undefined);
   await probe.connect();
   const out: Record<string, unknown> = {};
   try {
@@ -85,6 +86,7 @@ await withFreshDatabase(async (url) => {
   engine.register('three-noops', ThreeNoops);
   await engine.bootstrap();
   const fill = new pg.Client({ connectionString: url });
+  fill.on('error', () => undefined);
   await fill.connect();
   const t0 = performance.now();
   for (let from = 1; from <= ROWS; from += 200_000) {

@@ -37,6 +37,7 @@ async function main() {
   const only = (process.env.BENCH_ONLY ?? 'plain,fifty,parts').split(',') as Variant[];
   await withFreshDatabase(async (url, name) => {
     const setup = new pg.Client({ connectionString: url });
+    setup.on('error', () => undefined);
     await setup.connect();
     await setup.query(`ALTER DATABASE "${name}" SET track_functions = 'pl'`);
     await setup.end();
